@@ -1,0 +1,267 @@
+"""What the kit treats as *known*: type tags, their body schemas, and the
+contract facts a schema cannot carry.
+
+A vocabulary answers the reference decoder's three questions about a line
+whose ``type`` is a string: is the tag known, which legacy spellings does it
+accept, and does the body fit.  Everything else (an unrecognized tag, a
+missing ``type``) is inert by rule 3 and never reaches the vocabulary.
+
+The default vocabulary is written by us from the contract
+(``events.schema.json`` + ``vocabulary.json``).  A stella release's generated
+wire schema (``agentevent.schema.json``, a top-level ``oneOf`` over ``type``
+consts) can replace it, so a client is graded against the release it ships
+with; the aliases and archived shapes still apply to the tags it knows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from stella_conform.schemas.fit import FitCheck, FitCompiler, UnsupportedSchema
+
+
+class VocabularyError(ValueError):
+    """A schema that cannot be turned into a vocabulary; the message says why."""
+
+
+@dataclass(frozen=True)
+class Alias:
+    """A renamed field: ``field`` is the self-describing name, ``legacy`` the old one.
+
+    When both are present the self-describing name wins.
+    """
+
+    field: str
+    legacy: str
+
+
+@dataclass(frozen=True)
+class ArchivedShape:
+    """A known tag whose body lacks ``missing`` is read as unrecognized, not corrupt."""
+
+    type: str
+    missing: str
+    why: str
+
+
+@dataclass(frozen=True, eq=False)
+class Vocabulary:
+    """A versioned set of known types and how to read them."""
+
+    name: str
+    version: str
+    members: Mapping[str, Mapping[str, Any]]
+    root: Mapping[str, Any] = field(repr=False)
+    aliases: Mapping[str, Alias] = field(default_factory=dict)
+    archived: Mapping[str, ArchivedShape] = field(default_factory=dict)
+    source: str = "builtin"
+
+    @property
+    def known(self) -> frozenset[str]:
+        return frozenset(self.members)
+
+    @property
+    def ident(self) -> str:
+        """``name@version``, recorded in every report."""
+        return f"{self.name}@{self.version}"
+
+    @cached_property
+    def _fits(self) -> dict[str, FitCheck]:
+        compiler = FitCompiler(self.root)
+        out: dict[str, FitCheck] = {}
+        for tag, schema in self.members.items():
+            try:
+                out[tag] = compiler.compile(schema, f"#/oneOf[{tag}]")
+            except UnsupportedSchema as exc:
+                raise VocabularyError(f"{self.source}: {exc}") from exc
+        return out
+
+    def compile_all(self) -> None:
+        """Compile every member now, so a bad schema fails at load, not mid-run."""
+        _ = self._fits
+
+    def normalize(self, tag: str, event: Mapping[str, Any]) -> dict[str, Any]:
+        """Resolve a legacy field spelling to the self-describing one."""
+        out = dict(event)
+        alias = self.aliases.get(tag)
+        if alias is not None and alias.field not in out and alias.legacy in out:
+            out[alias.field] = out.pop(alias.legacy)
+        return out
+
+    def archived_shape(self, tag: str, event: Mapping[str, Any]) -> ArchivedShape | None:
+        shape = self.archived.get(tag)
+        if shape is not None and shape.missing not in event:
+            return shape
+        return None
+
+    def misfit(self, tag: str, normalized: Mapping[str, Any]) -> str | None:
+        """``None`` when the (normalized) body fits its schema, else the reason."""
+        return self._fits[tag](normalized, "")
+
+    def schema_for(self, tag: str) -> dict[str, Any]:
+        """A standalone JSON Schema for one member (for strict validators)."""
+        schema = dict(self.members[tag])
+        defs = self.root.get("$defs")
+        if defs:
+            schema["$defs"] = defs
+        schema.setdefault("$schema", "https://json-schema.org/draft/2020-12/schema")
+        return schema
+
+    # ------------------------------------------------------------------ loading
+
+    @classmethod
+    def default(cls) -> Vocabulary:
+        return _default()
+
+    @classmethod
+    def from_wire_schema(cls, path: str | Path, *, name: str | None = None) -> Vocabulary:
+        """Import a stella wire schema file; raises :class:`VocabularyError`."""
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise VocabularyError(f"wire schema not found: {path}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise VocabularyError(f"cannot read wire schema {path}: {exc}") from None
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise VocabularyError(f"{path}: not JSON ({exc})") from None
+        base = _default()
+        return cls.from_schema_document(
+            doc,
+            name=name or "wire",
+            version=_schema_version_label(doc, path),
+            aliases=base.aliases,
+            archived=base.archived,
+            source=str(path),
+        )
+
+    @classmethod
+    def from_schema_document(
+        cls,
+        doc: Any,
+        *,
+        name: str,
+        version: str,
+        aliases: Mapping[str, Alias] | None = None,
+        archived: Mapping[str, ArchivedShape] | None = None,
+        source: str = "<schema>",
+    ) -> Vocabulary:
+        if not isinstance(doc, dict):
+            raise VocabularyError(f"{source}: a wire schema must be a JSON object")
+        branches = doc.get("oneOf")
+        if not isinstance(branches, list) or not branches:
+            raise VocabularyError(
+                f"{source}: unsupported wire schema: expected a top-level 'oneOf' over event types"
+            )
+        dialect = doc.get("$schema")
+        if dialect is not None and "2020-12" not in str(dialect):
+            raise VocabularyError(
+                f"{source}: unsupported JSON Schema dialect {dialect!r} (need draft 2020-12)"
+            )
+        members: dict[str, Mapping[str, Any]] = {}
+        for index, branch in enumerate(branches):
+            resolved = _resolve(doc, branch, source, index)
+            tag = _type_const(resolved)
+            if tag is None:
+                raise VocabularyError(
+                    f"{source}: oneOf[{index}] does not pin 'type' to one string const"
+                )
+            if tag in members:
+                raise VocabularyError(f"{source}: type {tag!r} is declared twice")
+            members[tag] = resolved
+        known = set(members)
+        vocab = cls(
+            name=name,
+            version=version,
+            members=members,
+            root=doc,
+            aliases={k: v for k, v in (aliases or {}).items() if k in known},
+            archived={k: v for k, v in (archived or {}).items() if k in known},
+            source=source,
+        )
+        vocab.compile_all()
+        return vocab
+
+
+def _resolve(doc: Mapping[str, Any], branch: Any, source: str, index: int) -> Mapping[str, Any]:
+    seen = 0
+    while isinstance(branch, Mapping) and "$ref" in branch and len(branch) == 1:
+        ref = branch["$ref"]
+        if not isinstance(ref, str) or not ref.startswith("#/"):
+            raise VocabularyError(f"{source}: oneOf[{index}]: unsupported reference {ref!r}")
+        target: Any = doc
+        for part in ref[2:].split("/"):
+            if not isinstance(target, Mapping) or part not in target:
+                raise VocabularyError(f"{source}: oneOf[{index}]: unresolvable reference {ref!r}")
+            target = target[part]
+        branch = target
+        seen += 1
+        if seen > 32:
+            raise VocabularyError(f"{source}: oneOf[{index}]: reference loop")
+    if not isinstance(branch, Mapping):
+        raise VocabularyError(f"{source}: oneOf[{index}] is not a schema object")
+    return branch
+
+
+def _type_const(member: Mapping[str, Any]) -> str | None:
+    props = member.get("properties")
+    if not isinstance(props, Mapping):
+        return None
+    spec = props.get("type")
+    if not isinstance(spec, Mapping):
+        return None
+    if isinstance(spec.get("const"), str):
+        return str(spec["const"])
+    enum = spec.get("enum")
+    if isinstance(enum, list) and len(enum) == 1 and isinstance(enum[0], str):
+        return enum[0]
+    return None
+
+
+def _schema_version_label(doc: Mapping[str, Any], path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:12]
+    return f"{path.name}#{digest}"
+
+
+def data_path(*parts: str) -> Path:
+    """Path of a file shipped in the package's ``schemas`` folder."""
+    base = resources.files("stella_conform.schemas")
+    return Path(str(base.joinpath(*parts)))
+
+
+def load_schema(name: str) -> dict[str, Any]:
+    """One of the kit's own JSON Schemas, by file name."""
+    with open(data_path(name), encoding="utf-8") as fh:
+        loaded: dict[str, Any] = json.load(fh)
+    return loaded
+
+
+_DEFAULT: Vocabulary | None = None
+
+
+def _default() -> Vocabulary:
+    global _DEFAULT
+    if _DEFAULT is None:
+        manifest = load_schema("vocabulary.json")
+        doc = load_schema(manifest["schema"])
+        aliases = {tag: Alias(**spec) for tag, spec in manifest["aliases"].items()}
+        archived = {a["type"]: ArchivedShape(**a) for a in manifest["archived_shapes"]}
+        _DEFAULT = Vocabulary.from_schema_document(
+            doc,
+            name=manifest["name"],
+            version=manifest["version"],
+            aliases=aliases,
+            archived=archived,
+            source="builtin:" + manifest["schema"],
+        )
+    return _DEFAULT

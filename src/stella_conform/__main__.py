@@ -1,0 +1,4 @@
+from stella_conform.cli import main
+
+if __name__ == "__main__":
+    main()

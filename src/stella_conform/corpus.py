@@ -1,0 +1,175 @@
+"""The language-neutral fixture format: ``NAME.jsonl`` + ``NAME.expect.json``.
+
+Curated fixtures ship in ``stella_conform/fixtures``; generated corpora are
+written in the same format by ``stella-conform corpus export``.  The format is
+described for other languages in ``fixtures/README.md``; this module reads
+it, validates it against ``expectation.schema.json``, and compares an
+expectation with what the reference decoder reconstructs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from stella_conform.decoder import RunSummary
+from stella_conform.errors import SetupError
+from stella_conform.schemas.vocabulary import load_schema
+
+EXPECT_FORMAT = "stella-conform/expect/1"
+EXPECT_SUFFIX = ".expect.json"
+
+#: Fields of an expectation compared with the decoder's summary when present.
+COMPARED = (
+    "verdict",
+    "rejected_line",
+    "unrecognized_types",
+    "unrecognized_events",
+    "known_events",
+    "torn_final_line",
+    "final_text",
+    "texts",
+    "stages",
+    "terminator",
+    "turns_completed",
+    "tool_calls",
+    "elapsed_ms",
+)
+
+
+@dataclass(frozen=True)
+class Fixture:
+    """One case on disk."""
+
+    name: str
+    stream_path: Path
+    expect: Mapping[str, Any]
+
+    @property
+    def stream(self) -> bytes:
+        return self.stream_path.read_bytes()
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        return tuple(self.expect.get("rules", ()))
+
+
+@cache
+def _expect_validator() -> jsonschema.protocols.Validator:
+    schema = load_schema("expectation.schema.json")
+    cls = jsonschema.validators.validator_for(schema)
+    return cls(schema)
+
+
+def validate_expectation(doc: Any, where: str = "<expectation>") -> None:
+    """Raise :class:`SetupError` naming the first problem, if any."""
+    error = jsonschema.exceptions.best_match(_expect_validator().iter_errors(doc))
+    if error is not None:
+        loc = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+        raise SetupError(f"malformed expectation file {where}: at {loc}: {error.message}")
+
+
+def expectation_from(
+    summary: RunSummary,
+    *,
+    rules: Sequence[str],
+    description: str = "",
+    mutations: Sequence[str] | None = None,
+    seed: int | None = None,
+) -> dict[str, Any]:
+    """The expectation file for a stream, from the reference decoder's summary."""
+    s = summary.to_json()
+    doc: dict[str, Any] = {
+        "format": EXPECT_FORMAT,
+        "description": description,
+        "rules": list(dict.fromkeys(rules)) or ["R1"],
+        "verdict": s["verdict"],
+        "rejected_line": s["rejected_line"],
+        "reason": s["reason"],
+        "known_events": s["known_events"],
+        "unrecognized_events": s["unrecognized_events"],
+        "unrecognized_types": s["unrecognized_types"],
+        "torn_final_line": s["torn_final_line"],
+        "final_text": s["final_text"],
+        "texts": s["texts"],
+        "stages": s["stages"],
+        "terminator": s["terminator"],
+        "turns_completed": s["turns_completed"],
+        "tool_calls": s["tool_calls"],
+        "elapsed_ms": s["elapsed_ms"],
+    }
+    if mutations is not None:
+        doc["mutations"] = list(mutations)
+    if seed is not None:
+        doc["seed"] = seed
+    return doc
+
+
+def compare(expect: Mapping[str, Any], summary: RunSummary) -> list[str]:
+    """Differences between an expectation and a summary, as readable lines."""
+    actual = summary.to_json()
+    problems = []
+    for key in COMPARED:
+        if key in expect and expect[key] != actual[key]:
+            want, got = _short(expect[key]), _short(actual[key])
+            problems.append(f"{key}: expected {want}, decoder says {got}")
+    return problems
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def read_fixture(stream_path: Path) -> Fixture:
+    """Read and validate one fixture; raises :class:`SetupError` when malformed."""
+    name = stream_path.name.removesuffix(".jsonl")
+    expect_path = stream_path.with_name(name + EXPECT_SUFFIX)
+    if not stream_path.is_file():
+        raise SetupError(f"fixture stream not found: {stream_path}")
+    try:
+        doc = json.loads(expect_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SetupError(f"fixture {name}: missing expectation file {expect_path}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SetupError(f"malformed expectation file {expect_path}: {exc}") from None
+    validate_expectation(doc, str(expect_path))
+    return Fixture(name, stream_path, doc)
+
+
+def iter_fixtures(directory: Path | None = None) -> Iterator[Fixture]:
+    """Every fixture in a directory (default: the bundled corpus), by name."""
+    directory = directory or bundled_fixtures_dir()
+    if not directory.is_dir():
+        raise SetupError(f"fixture directory not found: {directory}")
+    for path in sorted(directory.glob("*.jsonl")):
+        yield read_fixture(path)
+
+
+def bundled_fixtures_dir() -> Path:
+    return Path(str(resources.files("stella_conform").joinpath("fixtures")))
+
+
+@cache
+def corpus_version(directory: Path | None = None) -> str:
+    """The bundled corpus's version string (``fixtures/CORPUS_VERSION``)."""
+    directory = directory or bundled_fixtures_dir()
+    try:
+        return (directory / "CORPUS_VERSION").read_text(encoding="utf-8").strip()
+    except OSError:
+        return "unversioned"
+
+
+def write_fixture(directory: Path, name: str, stream: bytes, expect: Mapping[str, Any]) -> None:
+    """Write one case in the fixture format (stable bytes for a given input)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / f"{name}.jsonl").write_bytes(stream)
+    text = json.dumps(expect, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+    (directory / f"{name}{EXPECT_SUFFIX}").write_text(text, encoding="utf-8")

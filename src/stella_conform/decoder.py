@@ -1,0 +1,383 @@
+"""The reference decoder: what a correct client does with any stream.
+
+This is the oracle every expected outcome in the kit comes from.  It reads
+bytes line by line (never the whole stream), gives each physical line exactly
+one :class:`LineOutcome`, and folds the outcomes into a :class:`RunSummary`
+(what a dashboard should reconstruct).
+
+Edge cases, decided once here and documented in ``docs/decoder.md``:
+
+* Lines end at ``\\n`` only.  ``\\r`` is JSON whitespace, so CRLF streams
+  parse unchanged and a line holding only ``\\r`` is blank.
+* Blank lines (JSON whitespace only) are skipped.
+* The *final* line is the last non-blank one.  If it does not parse it is
+  torn, tolerated, and everything before it stands — whether or not a
+  newline follows it.  Any other line that does not parse is a rejection.
+* A complete last line without a trailing newline is a real event.
+* Bytes that are not UTF-8 make a line non-JSON (JSON text is UTF-8), so
+  such a line is torn when final and a rejection otherwise.  The same holds
+  for a UTF-8 BOM: stella never writes one and strict JSON parsers refuse it
+  (RFC 8259 lets a parser ignore it, so fixtures mark accept as also
+  conforming).
+* ``NaN``/``Infinity`` are not JSON.  Duplicate keys: the last one wins
+  (what ``JSON.parse``, Python and Go do).
+* A line that is JSON but not an object is a rejection; an object with a
+  missing or non-string ``type`` is unrecognized, as in the contract's own
+  example.  Tags match exactly: ``Text`` and ``text `` are unrecognized.
+* After a rejection nothing more is read: a correct client has stopped.
+* Line length is unlimited.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import IO, Any
+
+from stella_conform.schemas.fit import json_type_name
+from stella_conform.schemas.vocabulary import Vocabulary
+
+_JSON_WS = b" \t\r\n"
+
+
+class Kind(StrEnum):
+    """What a correct client does with one physical line."""
+
+    KNOWN = "known"
+    UNKNOWN = "unknown"
+    BLANK = "blank"
+    TORN = "torn"
+    REJECT = "reject"
+
+
+@dataclass(frozen=True, slots=True)
+class LineOutcome:
+    """The verdict on one physical line (1-based ``line``).
+
+    ``event`` is the normalized event for a known line (aliases resolved) and
+    the object kept whole for an unknown one; ``raw`` is what was parsed.
+    """
+
+    line: int
+    kind: Kind
+    tag: str | None = None
+    event: dict[str, Any] | None = None
+    raw: Any = None
+    reason: str | None = None
+    terminated: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"line": self.line, "outcome": self.kind.value}
+        if self.tag is not None:
+            out["type"] = self.tag
+        if self.reason is not None:
+            out["reason"] = self.reason
+        if not self.terminated:
+            out["terminated"] = False
+        return out
+
+
+def iter_physical_lines(
+    source: IO[bytes] | Iterable[bytes] | bytes,
+) -> Iterator[tuple[bytes, bool]]:
+    """Yield ``(content, terminated)`` per physical line, holding one line at a time."""
+    stream: Iterable[bytes]
+    stream = io.BytesIO(source) if isinstance(source, (bytes, bytearray)) else source
+    for chunk in stream:
+        if chunk.endswith(b"\n"):
+            yield chunk[:-1], True
+        elif chunk:
+            yield chunk, False
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _parse_int(text: str) -> Any:
+    # Python refuses int() on more than 4300 digits; such a number is out of
+    # range for every field anyway, so read it as the float it overflows to.
+    return int(text) if len(text) < 4000 else float(text)
+
+
+def parse_line(content: bytes) -> tuple[Any, str | None]:
+    """Parse one line's bytes as JSON; ``(value, None)`` or ``(None, reason)``."""
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"invalid UTF-8 at byte {exc.start}"
+    try:
+        return json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int), None
+    except json.JSONDecodeError as exc:
+        return None, f"not JSON: {exc.msg} at column {exc.colno}"
+    except (ValueError, RecursionError) as exc:
+        return None, f"not JSON: {exc}"
+
+
+def classify(line: int, value: Any, vocab: Vocabulary, terminated: bool = True) -> LineOutcome:
+    """The outcome for a line that parsed as JSON."""
+    if not isinstance(value, dict):
+        return LineOutcome(
+            line,
+            Kind.REJECT,
+            raw=value,
+            terminated=terminated,
+            reason=f"line is JSON but not an object (got {json_type_name(value)})",
+        )
+    tag = value.get("type")
+    if not isinstance(tag, str):
+        why = (
+            "missing 'type'"
+            if "type" not in value
+            else (f"non-string 'type' ({json_type_name(tag)})")
+        )
+        return LineOutcome(
+            line, Kind.UNKNOWN, event=value, raw=value, reason=why, terminated=terminated
+        )
+    if tag not in vocab.members:
+        return LineOutcome(
+            line, Kind.UNKNOWN, tag=tag, event=value, raw=value, terminated=terminated
+        )
+    archived = vocab.archived_shape(tag, value)
+    if archived is not None:
+        return LineOutcome(
+            line,
+            Kind.UNKNOWN,
+            tag=tag,
+            event=value,
+            raw=value,
+            terminated=terminated,
+            reason=f"archived shape: {tag!r} without {archived.missing!r}",
+        )
+    normalized = vocab.normalize(tag, value)
+    misfit = vocab.misfit(tag, normalized)
+    if misfit is not None:
+        return LineOutcome(
+            line,
+            Kind.REJECT,
+            tag=tag,
+            raw=value,
+            terminated=terminated,
+            reason=f"known type {tag!r} with a body that does not fit: {misfit}",
+        )
+    return LineOutcome(
+        line, Kind.KNOWN, tag=tag, event=normalized, raw=value, terminated=terminated
+    )
+
+
+def decode(
+    source: IO[bytes] | Iterable[bytes] | bytes, vocab: Vocabulary | None = None
+) -> Iterator[LineOutcome]:
+    """Yield one outcome per physical line, stopping after a rejection."""
+    vocab = vocab or Vocabulary.default()
+    held: list[LineOutcome] = []  # blanks after an unparseable line, until we know it is final
+    unparsed: tuple[int, str, bool] | None = None
+    number = 0
+    for number, (content, terminated) in enumerate(iter_physical_lines(source), 1):
+        if not content.strip(_JSON_WS):
+            blank = LineOutcome(number, Kind.BLANK, terminated=terminated)
+            if unparsed is None:
+                yield blank
+            else:
+                held.append(blank)
+            continue
+        if unparsed is not None:
+            line, reason, was_terminated = unparsed
+            yield LineOutcome(
+                line,
+                Kind.REJECT,
+                reason=f"corrupt line (not the last): {reason}",
+                terminated=was_terminated,
+            )
+            return
+        value, error = parse_line(content)
+        if error is not None:
+            unparsed = (number, error, terminated)
+            continue
+        outcome = classify(number, value, vocab, terminated)
+        yield outcome
+        if outcome.kind is Kind.REJECT:
+            return
+    if unparsed is not None:
+        line, reason, was_terminated = unparsed
+        yield LineOutcome(
+            line,
+            Kind.TORN,
+            reason=f"torn final line tolerated: {reason}",
+            terminated=was_terminated,
+        )
+        yield from held
+
+
+@dataclass
+class ToolCallRecord:
+    call_id: str
+    name: str | None
+    status: str  # ok | error | open | orphan
+
+
+@dataclass
+class RunSummary:
+    """What a correct client reconstructs from the stream."""
+
+    verdict: str = "accept"
+    rejected_line: int | None = None
+    reason: str | None = None
+    lines: int = 0
+    known_events: int = 0
+    unrecognized_events: int = 0
+    unrecognized_types: list[str] = field(default_factory=list)
+    blank_lines: int = 0
+    torn_final_line: bool = False
+    texts: list[str] = field(default_factory=list)
+    preview: str | None = None
+    stages: dict[str, list[str]] = field(default_factory=lambda: {"turn": [], "run": []})
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    terminator: str | None = None
+    turns_completed: int = 0
+    events_after_terminator: int = 0
+    cost_usd: float | None = None
+    elapsed_ms: int | None = None
+
+    @property
+    def final_text(self) -> str | None:
+        return self.texts[-1] if self.texts else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict,
+            "rejected_line": self.rejected_line,
+            "reason": self.reason,
+            "lines": self.lines,
+            "known_events": self.known_events,
+            "unrecognized_events": self.unrecognized_events,
+            "unrecognized_types": list(self.unrecognized_types),
+            "blank_lines": self.blank_lines,
+            "torn_final_line": self.torn_final_line,
+            "final_text": self.final_text,
+            "texts": list(self.texts),
+            "preview": self.preview,
+            "stages": {k: list(v) for k, v in self.stages.items()},
+            "tool_calls": [
+                {"call_id": c.call_id, "name": c.name, "status": c.status} for c in self.tool_calls
+            ],
+            "terminator": self.terminator,
+            "turns_completed": self.turns_completed,
+            "events_after_terminator": self.events_after_terminator,
+            "cost_usd": self.cost_usd,
+            "elapsed_ms": self.elapsed_ms,
+        }
+
+
+class RunFold:
+    """Folds line outcomes into a :class:`RunSummary`, one outcome at a time."""
+
+    def __init__(self) -> None:
+        self.summary = RunSummary()
+        self._preview: list[str] = []
+        self._calls: dict[str, ToolCallRecord] = {}
+        self._unknown: dict[str, None] = {}
+        self._last_ts: int | None = None
+        self._last_known: str | None = None
+
+    def feed(self, outcome: LineOutcome) -> None:
+        s = self.summary
+        s.lines = max(s.lines, outcome.line)
+        kind = outcome.kind
+        if kind is Kind.BLANK:
+            s.blank_lines += 1
+            return
+        if kind is Kind.TORN:
+            s.torn_final_line = True
+            return
+        if kind is Kind.REJECT:
+            s.verdict = "reject"
+            s.rejected_line = outcome.line
+            s.reason = outcome.reason
+            return
+        event = outcome.event or {}
+        self._clock(event.get("ts"))
+        if kind is Kind.UNKNOWN:
+            s.unrecognized_events += 1
+            if outcome.tag is not None:
+                self._unknown.setdefault(outcome.tag)
+            return
+        s.known_events += 1
+        tag = outcome.tag
+        if s.terminator == "run_complete":
+            s.events_after_terminator += 1
+        self._last_known = tag
+        if tag == "text_delta":
+            self._preview.append(event["delta"])
+        elif tag == "text":
+            s.texts.append(event["text"])
+            self._preview.clear()
+        elif tag == "stage":
+            s.stages.setdefault(event["scope"], []).append(event["name"])
+        elif tag == "tool_start":
+            call = event["call"]
+            record = ToolCallRecord(call["call_id"], call["name"], "open")
+            self._calls[record.call_id] = record
+            s.tool_calls.append(record)
+        elif tag == "tool_result":
+            output = event["output"]
+            status = "ok" if "ok" in output else "error"
+            found = self._calls.get(event["call_id"])
+            if found is not None and found.status == "open":
+                found.status = status
+            else:
+                s.tool_calls.append(ToolCallRecord(event["call_id"], None, "orphan"))
+        elif tag == "turn_complete":
+            s.turns_completed += 1
+        elif tag == "run_complete" and s.terminator != "run_complete":
+            s.terminator = "run_complete"
+            s.cost_usd = event["cost_usd"]
+
+    def _clock(self, ts: Any) -> None:
+        if not isinstance(ts, int) or isinstance(ts, bool) or ts < 0:
+            return
+        s = self.summary
+        if self._last_ts is None:
+            s.elapsed_ms = 0
+        else:
+            s.elapsed_ms = (s.elapsed_ms or 0) + max(0, ts - self._last_ts)
+        self._last_ts = ts
+
+    def finish(self) -> RunSummary:
+        s = self.summary
+        s.unrecognized_types = sorted(self._unknown)
+        s.preview = "".join(self._preview) if self._preview else None
+        if s.terminator is None and self._last_known == "error":
+            s.terminator = "error"
+        return s
+
+
+@dataclass
+class Decoded:
+    outcomes: list[LineOutcome]
+    summary: RunSummary
+
+
+def decode_all(
+    source: IO[bytes] | Iterable[bytes] | bytes, vocab: Vocabulary | None = None
+) -> Decoded:
+    """Decode a whole stream, keeping the outcomes (for tests and small cases)."""
+    fold = RunFold()
+    outcomes = []
+    for outcome in decode(source, vocab):
+        fold.feed(outcome)
+        outcomes.append(outcome)
+    return Decoded(outcomes, fold.finish())
+
+
+def summarize(
+    source: IO[bytes] | Iterable[bytes] | bytes, vocab: Vocabulary | None = None
+) -> RunSummary:
+    """Decode a stream of any length in constant memory and return its summary."""
+    fold = RunFold()
+    for outcome in decode(source, vocab):
+        fold.feed(outcome)
+    return fold.finish()

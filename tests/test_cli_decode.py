@@ -1,0 +1,100 @@
+"""`stella-conform decode`, `validate` and `--version` from the installed console script."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stella_conform import __version__
+from stella_conform.corpus import bundled_fixtures_dir
+
+_BESIDE = Path(sys.executable).parent / "stella-conform"
+EXE = str(_BESIDE) if _BESIDE.exists() else shutil.which("stella-conform")
+FIX = bundled_fixtures_dir()
+
+
+def sc(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
+    assert EXE, "stella-conform console script is not installed"
+    return subprocess.run(
+        [EXE, *args],
+        input=stdin.decode() if stdin is not None else None,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_version() -> None:
+    out = sc("--version")
+    assert out.returncode == 0 and __version__ in out.stdout
+
+
+def test_decode_accepts_the_forward_compat_fixture() -> None:
+    out = sc("decode", str(FIX / "from_a_newer_stella.jsonl"))
+    assert out.returncode == 0, out.stderr
+    assert "line 3: skip (unrecognized, inert) quantum_reticulation" in out.stdout
+    assert "verdict: accept" in out.stdout
+
+
+def test_decode_rejects_and_names_the_line() -> None:
+    out = sc("decode", str(FIX / "bad_body_missing_field.jsonl"))
+    assert out.returncode == 1
+    assert "reject at line 2" in out.stdout and "missing required field 'text'" in out.stdout
+
+
+def test_decode_json_output_and_stdin() -> None:
+    data = (FIX / "torn_mid_string.jsonl").read_bytes()
+    out = sc("decode", "--json", "-", stdin=data)
+    assert out.returncode == 0
+    doc = json.loads(out.stdout)
+    assert doc["summary"]["torn_final_line"] is True
+    assert doc["lines"][-1]["outcome"] == "torn"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["decode", "/no/such/file.jsonl"], "no such file"),
+        (["decode", "/"], "is a directory"),
+        (["decode", "--wire-schema", "/no/schema.json", "-"], "wire schema not found"),
+        (["validate", "/no/such/file.jsonl"], "no such file"),
+        (["decode"], "Missing argument"),
+    ],
+)
+def test_usage_errors_are_one_line_exit_2(args: list[str], message: str) -> None:
+    out = sc(*args, stdin=b"")
+    assert out.returncode == 2
+    assert message in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_malformed_wire_schema_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"oneOf": 3}')
+    out = sc("decode", "--wire-schema", str(bad), "-", stdin=b"")
+    assert out.returncode == 2 and "unsupported wire schema" in out.stderr
+
+
+def test_validate_reports_every_problem_with_line_numbers(tmp_path: Path) -> None:
+    stream = tmp_path / "s.jsonl"
+    stream.write_text(
+        '{"type":"text"}\n{"type":"nope"}\nnot json\n{"type":"error","message":1,"retryable":true}\n'
+    )
+    out = sc("validate", str(stream))
+    assert out.returncode == 1
+    assert "line 1: known type 'text'" in out.stdout
+    assert "line 2: unrecognized (nope)" in out.stdout
+    assert "line 3: not JSON" in out.stdout
+    assert "line 4: known type 'error'" in out.stdout
+    assert "3 problem(s)" in out.stdout
+
+
+def test_validate_with_wire_schema(wire_schema: Path) -> None:
+    out = sc("validate", "--wire-schema", str(wire_schema), str(FIX / "from_a_newer_stella.jsonl"))
+    assert out.returncode == 0, out.stdout
+    assert "0 problem(s) against wire@agentevent.schema.json" in out.stdout

@@ -1,0 +1,34 @@
+"""Hypothesis strategies for stella streams: valid, forward-compatible, truncated, corrupt.
+
+Public API (all composable Hypothesis strategies):
+
+* :func:`events`, :func:`known_events` — single events of known types;
+* :func:`runs` — structurally valid runs (:class:`Run`);
+* :func:`cases`, :func:`mutated`, :func:`valid_cases` — a run with mutations applied and
+  the reference decoder's expected outcome (:class:`Case`);
+* :data:`MUTATIONS` — every mutation by stable id, with the rule it targets.
+
+See ``docs/generators.md`` for examples.
+"""
+
+from stella_conform.generators.cases import Case, cases, mutated, valid_cases
+from stella_conform.generators.events import EventStrategies, events, known_events, strategies_for
+from stella_conform.generators.mutations import MUTATIONS, REJECTING, Mutation, Stream
+from stella_conform.generators.runs import Run, runs
+
+__all__ = [
+    "MUTATIONS",
+    "REJECTING",
+    "Case",
+    "EventStrategies",
+    "Mutation",
+    "Run",
+    "Stream",
+    "cases",
+    "events",
+    "known_events",
+    "mutated",
+    "runs",
+    "strategies_for",
+    "valid_cases",
+]

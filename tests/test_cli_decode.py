@@ -83,7 +83,8 @@ def test_malformed_wire_schema_exit_2(tmp_path: Path) -> None:
 def test_validate_reports_every_problem_with_line_numbers(tmp_path: Path) -> None:
     stream = tmp_path / "s.jsonl"
     stream.write_text(
-        '{"type":"text"}\n{"type":"nope"}\nnot json\n{"type":"error","message":1,"retryable":true}\n'
+        '{"type":"text"}\n{"type":"nope"}\nnot json\n'
+        '{"type":"error","message":1,"retryable":true}\n'
     )
     out = sc("validate", str(stream))
     assert out.returncode == 1

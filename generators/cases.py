@@ -1,0 +1,118 @@
+"""Generated cases: stream bytes, the mutations applied, and the expected outcome.
+
+The expected outcome is always the reference decoder's reading of the bytes,
+never the generator's own guess; the test suite separately checks that each
+mutation has the effect it intends (e.g. a bad body is rejected at exactly the
+line it broke).
+
+Example::
+
+    from hypothesis import given
+    from stella_conform.generators import cases
+
+    @given(cases(max_mutations=2))
+    def test_my_client_agrees_with_the_oracle(case):
+        verdict = my_client.read(case.stream)
+        assert verdict == case.expected.verdict
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import strategies as st
+
+from stella_conform.corpus import expectation_from
+from stella_conform.decoder import RunSummary, summarize
+from stella_conform.generators.mutations import MUTATIONS, Stream, apply_mutations, canonical_order
+from stella_conform.generators.runs import Run, runs
+from stella_conform.schemas.vocabulary import Vocabulary
+
+#: Rules an unmutated valid run exercises.
+BASE_RULES = ("R1", "R2")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One generated input and what a correct client does with it."""
+
+    stream: bytes
+    mutations: tuple[str, ...]
+    expected: RunSummary
+    marks: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    run: Run | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def rules(self) -> list[str]:
+        rules = list(BASE_RULES)
+        for mutation_id in self.mutations:
+            rules.append(MUTATIONS[mutation_id].rule)
+        return list(dict.fromkeys(rules))
+
+    def expectation(self, *, description: str = "", seed: int | None = None) -> dict[str, Any]:
+        """The case as a fixture expectation (``NAME.expect.json``)."""
+        return expectation_from(
+            self.expected,
+            rules=self.rules,
+            description=description,
+            mutations=self.mutations,
+            seed=seed,
+        )
+
+    def __repr__(self) -> str:  # shown by Hypothesis for a falsifying example
+        muts = ", ".join(self.mutations) or "none"
+        more = "..." if len(self.stream) > 300 else ""
+        return (
+            f"Case(mutations=[{muts}], verdict={self.expected.verdict}, "
+            f"stream={self.stream[:300]!r}{more})"
+        )
+
+
+def build_case(run: Run, stream: Stream, ids: Sequence[str], vocab: Vocabulary) -> Case:
+    data = stream.to_bytes()
+    names = sorted({m for line in stream.lines for m in line.marks} | set(ids))
+    marks = {m: tuple(stream.marked(m)) for m in names}
+    return Case(data, tuple(ids), summarize(data, vocab), marks, run)
+
+
+@st.composite
+def cases(
+    draw: st.DrawFn,
+    vocab: Vocabulary | None = None,
+    *,
+    mutations: Sequence[str] | None = None,
+    always: Sequence[str] = (),
+    min_mutations: int = 0,
+    max_mutations: int = 2,
+    run_strategy: st.SearchStrategy[Run] | None = None,
+) -> Case:
+    """Valid runs with up to ``max_mutations`` mutations drawn from ``mutations``
+    (default: all), plus every mutation in ``always`` (public strategy)."""
+    vocab = vocab or Vocabulary.default()
+    pool = canonical_order(list(mutations) if mutations is not None else list(MUTATIONS))
+    fixed = canonical_order(list(always))
+    run = draw(run_strategy if run_strategy is not None else runs(vocab))
+    chosen = (
+        draw(
+            st.lists(
+                st.sampled_from(pool), min_size=min_mutations, max_size=max_mutations, unique=True
+            )
+        )
+        if pool and max_mutations
+        else []
+    )
+    ids = canonical_order([*fixed, *chosen])
+    stream = apply_mutations(draw, Stream.of(run.events), ids, vocab)
+    return build_case(run, stream, ids, vocab)
+
+
+def mutated(*ids: str, vocab: Vocabulary | None = None) -> st.SearchStrategy[Case]:
+    """Cases with exactly these mutations applied (public strategy)."""
+    return cases(vocab, always=ids, max_mutations=0)
+
+
+def valid_cases(vocab: Vocabulary | None = None) -> st.SearchStrategy[Case]:
+    """Unmutated valid runs as cases (public strategy)."""
+    return cases(vocab, max_mutations=0)

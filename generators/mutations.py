@@ -1,0 +1,715 @@
+"""Composable mutations of a valid run, each with a stable id and the rule it targets.
+
+A mutation works on a :class:`Stream` — a list of lines that are either
+objects still to be serialized or literal bytes — and marks the lines it
+touched, so a test can ask "did the decoder reject exactly the line the
+mutation broke?".  Object-level mutations run before byte-level ones
+(CRLF, the missing final newline, the torn tail), in the order of
+:data:`MUTATIONS`, so applying a set of mutations is deterministic.
+
+Mutations never decide the expected outcome: the reference decoder does
+(:mod:`cases`).  What each one *intends* is in its description and is
+asserted by the test suite.
+
+Example::
+
+    from hypothesis import given
+    from stella_conform.generators import cases
+
+    @given(cases(mutations=["torn-tail", "unknown-type"]))
+    def test_survives(case):
+        ...
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import strategies as st
+
+from stella_conform.generators.events import Event, strategies_for, tool_start
+from stella_conform.generators.runs import encode
+from stella_conform.schemas.fit import json_type_name
+from stella_conform.schemas.vocabulary import Vocabulary
+
+#: Unknown type names chosen to tempt a client into guessing.
+TEMPTING_NAMES = (
+    "text_v2",
+    "tool_result_partial",
+    "text_delta_v2",
+    "run_completed",
+    "complete",
+    "turn_done",
+    "stage_v2",
+    "tool_start_batch",
+    "error_detail",
+    "quantum_reticulation",
+    "holographic_verdict",
+    "tool_result_stream",
+    "final_text",
+)
+NEAR_MISS = {
+    "text": ("Text", "TEXT", "text ", " text", "texts"),
+    "run_complete": ("Run_Complete", "run-complete", "runComplete", "run_complete "),
+    "tool_result": ("ToolResult", "tool_results", "tool-result"),
+    "error": ("Error", "ERROR", "error "),
+    "text_delta": ("TextDelta", "text-delta", "text_delta "),
+}
+CORRUPT_LINES = (
+    b'{"type":"text","text":"unterminated',
+    b'{"type":"text",}',
+    b"not json at all",
+    b"{'type': 'text'}",
+    b'{"type":"text" "text":"x"}',
+    b"}",
+)
+
+
+@dataclass
+class Line:
+    """One line of a stream under construction."""
+
+    obj: Any = None
+    raw: bytes | None = None
+    marks: set[str] = field(default_factory=set)
+
+    def to_bytes(self) -> bytes:
+        return self.raw if self.raw is not None else encode(self.obj)
+
+    @property
+    def is_event(self) -> bool:
+        return self.raw is None and isinstance(self.obj, dict)
+
+
+@dataclass
+class Stream:
+    """A stream under construction: lines plus how they are terminated."""
+
+    lines: list[Line]
+    final_newline: bool = True
+    crlf: bool = False
+
+    @classmethod
+    def of(cls, events: list[Event]) -> Stream:
+        return cls([Line(copy.deepcopy(e)) for e in events])
+
+    def to_bytes(self) -> bytes:
+        end = b"\r\n" if self.crlf else b"\n"
+        parts = [line.to_bytes() for line in self.lines]
+        body = end.join(parts)
+        return body + end if (self.final_newline and parts) else body
+
+    def marked(self, mutation_id: str) -> list[int]:
+        """1-based line numbers the mutation touched."""
+        return [i for i, line in enumerate(self.lines, 1) if mutation_id in line.marks]
+
+    def event_indexes(self, vocab: Vocabulary, *, known: bool = True) -> list[int]:
+        return [
+            i
+            for i, line in enumerate(self.lines)
+            if line.is_event
+            and isinstance(line.obj.get("type"), str)
+            and (line.obj["type"] in vocab.known) == known
+        ]
+
+
+Apply = Callable[[st.DrawFn, Stream, Vocabulary], None]
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """A named transformation; ``rule`` is the rule or guarantee it targets."""
+
+    id: str
+    rule: str
+    description: str
+    apply: Apply
+    byte_level: bool = False
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def _insert_at(draw: st.DrawFn, stream: Stream, line: Line, *, not_last: bool = False) -> int:
+    hi = len(stream.lines) - (1 if not_last and stream.lines else 0)
+    at = draw(st.integers(0, max(0, hi)))
+    stream.lines.insert(at, line)
+    return at
+
+
+def _unknown_tag(draw: st.DrawFn, vocab: Vocabulary) -> str:
+    names = [n for n in TEMPTING_NAMES if n not in vocab.known]
+    invented = st.text("abcdefghijklmnopqrstuvwxyz_", min_size=3, max_size=12).filter(
+        lambda n: n not in vocab.known
+    )
+    return draw(st.sampled_from(names) | invented)
+
+
+def _unknown_event(draw: st.DrawFn, vocab: Vocabulary, mark: str) -> Line:
+    """An unrecognized event, often wearing the fields of a known one."""
+    tag = _unknown_tag(draw, vocab)
+    if draw(st.booleans()):
+        donor = draw(st.sampled_from(sorted(vocab.known)))
+        body = dict(draw(strategies_for(vocab).for_type(donor)))
+    else:
+        body = {"splines": ["alpha", "beta"], "nested": {"depth": 3}}
+    body.pop("type", None)
+    return Line({"type": tag, **body}, marks={mark})
+
+
+def _field_types(vocab: Vocabulary, tag: str, name: str) -> list[str] | None:
+    """JSON types a field of a known type may take, when the schema says plainly."""
+    prop = vocab.members[tag].get("properties", {}).get(name)
+    seen = 0
+    while isinstance(prop, Mapping) and "$ref" in prop and seen < 8:
+        target: Any = vocab.root
+        for part in str(prop["$ref"])[2:].split("/"):
+            target = target.get(part, {}) if isinstance(target, Mapping) else {}
+        prop = target
+        seen += 1
+    if not isinstance(prop, Mapping):
+        return None
+    if "type" in prop:
+        t = prop["type"]
+        return [t] if isinstance(t, str) else list(t)
+    if "enum" in prop or "const" in prop:
+        values = list(prop.get("enum", [prop.get("const")]))
+        return sorted({json_type_name(v) for v in values})
+    branches = prop.get("oneOf") or prop.get("anyOf")
+    if isinstance(branches, list):
+        found: set[str] = set()
+        for branch in branches:
+            if isinstance(branch, Mapping) and "const" in branch:
+                found.add(json_type_name(branch["const"]))
+            elif isinstance(branch, Mapping) and isinstance(branch.get("type"), str):
+                found.add(branch["type"])
+            else:
+                return None
+        return sorted(found)
+    return None
+
+
+WRONG_VALUES: Mapping[str, tuple[Any, ...]] = {
+    "string": (5, True, ["x"], {"text": "x"}),
+    "integer": ("5", 1.5, True, [1]),
+    "number": ("0.1", True, [0.1]),
+    "boolean": ("true", 1, None),
+    "object": ("x", 7, ["x"]),
+    "array": ("x", {"0": "x"}, 7),
+    "null": (0, "null"),
+}
+
+
+def _required_fields(vocab: Vocabulary, tag: str) -> list[str]:
+    required = [f for f in vocab.members[tag].get("required", ()) if f != "type"]
+    archived = vocab.archived.get(tag)
+    return [f for f in required if archived is None or f != archived.missing]
+
+
+def _break_event(
+    draw: st.DrawFn,
+    stream: Stream,
+    vocab: Vocabulary,
+    mark: str,
+    breaker: Callable[[st.DrawFn, Event, Vocabulary], Event | None],
+) -> None:
+    """Break one known event so its body no longer fits; insert one if none can be."""
+    candidates = stream.event_indexes(vocab)
+    order = draw(st.permutations(candidates)) if candidates else []
+    for index in order:
+        line = stream.lines[index]
+        broken = breaker(draw, copy.deepcopy(line.obj), vocab)
+        if (
+            broken is not None
+            and vocab.misfit(broken["type"], vocab.normalize(broken["type"], broken)) is not None
+            and vocab.archived_shape(broken["type"], broken) is None
+        ):
+            line.obj = broken
+            line.marks.add(mark)
+            return
+    # nothing in the run can be broken this way: add a known event and break that
+    for tag in ("tool_start", "text", *sorted(vocab.known)):
+        if tag not in vocab.known:
+            continue
+        fresh = dict(draw(strategies_for(vocab).for_type(tag)))
+        broken = breaker(draw, fresh, vocab)
+        if (
+            broken is not None
+            and vocab.misfit(tag, vocab.normalize(tag, broken)) is not None
+            and vocab.archived_shape(tag, broken) is None
+        ):
+            _insert_at(draw, stream, Line(broken, marks={mark}))
+            return
+    raise AssertionError(f"{mark}: no known type of {vocab.ident} can be broken this way")
+
+
+# ------------------------------------------------------------------ object-level
+
+
+def unknown_type(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    _insert_at(draw, stream, _unknown_event(draw, vocab, "unknown-type"))
+
+
+def unknown_in_tool_pair(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    mark = "unknown-in-tool-pair"
+    starts = [
+        i
+        for i, line in enumerate(stream.lines)
+        if line.is_event and line.obj.get("type") == "tool_start"
+    ]
+    if starts:
+        at = draw(st.sampled_from(starts)) + 1
+        stream.lines.insert(at, _unknown_event(draw, vocab, mark))
+        return
+    # no tool pair yet: add one, with the unknown event inside it
+    call = draw(tool_start(call_id="call_99"))
+    result = {
+        "type": "tool_result",
+        "call_id": "call_99",
+        "output": {"ok": {"content": ""}},
+        "duration_ms": 1,
+    }
+    at = draw(st.integers(0, max(0, len(stream.lines) - 1)))
+    stream.lines[at:at] = [Line(call), _unknown_event(draw, vocab, mark), Line(result)]
+
+
+def type_missing(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    body = draw(st.sampled_from(({"call_id": "c1", "text": "no type"}, {}, {"kind": "text"})))
+    _insert_at(draw, stream, Line(dict(body), marks={"type-missing"}))
+
+
+def type_non_string(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    value = draw(st.sampled_from((5, None, True, ["text"], {"name": "text"}, 1.5)))
+    _insert_at(draw, stream, Line({"type": value, "text": "x"}, marks={"type-non-string"}))
+
+
+def type_near_miss(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    options = [
+        (t, v)
+        for t, vs in NEAR_MISS.items()
+        if t in vocab.known
+        for v in vs
+        if v not in vocab.known
+    ]
+    tag, variant = draw(st.sampled_from(options))
+    body = dict(draw(strategies_for(vocab).for_type(tag)))
+    body["type"] = variant
+    _insert_at(draw, stream, Line(body, marks={"type-near-miss"}))
+
+
+def _pick_known(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> Line | None:
+    indexes = stream.event_indexes(vocab)
+    return stream.lines[draw(st.sampled_from(indexes))] if indexes else None
+
+
+_EXTRA_NAMES = st.sampled_from(("confidence", "lang", "trace_id", "x_vendor", "_meta", "v2"))
+_EXTRA_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 5),
+    st.text(max_size=5),
+    st.just({"nested": {"deep": [1, 2, {"k": "v"}]}}),
+    st.just([]),
+)
+
+
+def extra_fields(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    line = _pick_known(draw, stream, vocab)
+    if line is None:
+        return
+    for name in draw(st.lists(_EXTRA_NAMES, min_size=1, max_size=3, unique=True)):
+        line.obj.setdefault(name, draw(_EXTRA_VALUES))
+    line.marks.add("extra-fields")
+
+
+def _nested_objects(value: Any, depth: int = 0) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    if isinstance(value, dict):
+        if depth > 0:
+            found.append(value)
+        for child in value.values():
+            found.extend(_nested_objects(child, depth + 1))
+    elif isinstance(value, list):
+        for child in value:
+            found.extend(_nested_objects(child, depth + 1))
+    return found
+
+
+def extra_fields_nested(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    indexes = [i for i in stream.event_indexes(vocab) if _nested_objects(stream.lines[i].obj)]
+    if indexes:
+        line = stream.lines[draw(st.sampled_from(indexes))]
+    else:  # nothing nested in this run: add a tool_start, whose call is an object
+        line = Line(dict(draw(tool_start(call_id="call_98"))))
+        _insert_at(draw, stream, line)
+    targets = _nested_objects(line.obj)
+    target = targets[draw(st.integers(0, len(targets) - 1))]
+    target.setdefault(draw(_EXTRA_NAMES), draw(_EXTRA_VALUES))
+    line.marks.add("extra-fields-nested")
+
+
+def extra_fields_borrowed(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    line = _pick_known(draw, stream, vocab)
+    if line is None:
+        return
+    tag = line.obj["type"]
+    own = set(vocab.members[tag].get("properties", {}))
+    alias = vocab.aliases.get(tag)
+    if alias is not None:
+        own |= {alias.field, alias.legacy}
+    donors = sorted(t for t in vocab.known if t != tag)
+    donor = dict(draw(strategies_for(vocab).for_type(draw(st.sampled_from(donors)))))
+    borrowed = [k for k in donor if k not in own and k not in ("type", "ts")]
+    for name in borrowed[: draw(st.integers(1, 3))]:
+        line.obj[name] = donor[name]
+    line.marks.add("extra-fields-borrowed")
+
+
+def _huge(size: int) -> Apply:
+    def apply(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+        line = _pick_known(draw, stream, vocab)
+        if line is None:
+            return
+        line.obj["attachment"] = "x" * (size + draw(st.integers(0, 64)))
+        line.marks.add(f"long-line-{'1m' if size > 1_000_000 else '64k'}")
+
+    return apply
+
+
+def legacy_alias(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    indexes = [
+        i for i in stream.event_indexes(vocab) if stream.lines[i].obj["type"] in vocab.aliases
+    ]
+    if not indexes:
+        tag = draw(st.sampled_from(sorted(vocab.aliases))) if vocab.aliases else None
+        if tag is None:
+            return
+        line = Line(dict(draw(strategies_for(vocab).for_type(tag))))
+        _insert_at(draw, stream, line)
+    else:
+        line = stream.lines[draw(st.sampled_from(indexes))]
+    alias = vocab.aliases[line.obj["type"]]
+    if draw(st.booleans()):
+        line.obj[alias.legacy] = line.obj.pop(alias.field)  # legacy spelling only
+    else:
+        line.obj[alias.legacy] = "IGNORED: the self-describing name wins"  # both present
+    line.marks.add("legacy-alias")
+
+
+def ts_removed(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    for line in stream.lines:
+        if line.is_event and "ts" in line.obj:
+            del line.obj["ts"]
+            line.marks.add("ts-removed")
+
+
+def ts_backwards(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    clock = draw(st.integers(1_700_000_000_000, 1_800_000_000_000))
+    for line in stream.lines:
+        if line.is_event:
+            clock = max(0, clock + draw(st.integers(-10_000, 2_000)))
+            line.obj["ts"] = clock
+            line.marks.add("ts-backwards")
+
+
+def ts_extreme(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    for index in stream.event_indexes(vocab):
+        line = stream.lines[index]
+        line.obj["ts"] = draw(st.sampled_from((0, 1, 2**53 + 1, 2**63, 2**64 - 1)))
+        line.marks.add("ts-extreme")
+
+
+def _missing(draw: st.DrawFn, event: Event, vocab: Vocabulary) -> Event | None:
+    fields = _required_fields(vocab, event["type"])
+    if not fields:
+        return None
+    name = draw(st.sampled_from(fields))
+    event.pop(name, None)
+    alias = vocab.aliases.get(event["type"])
+    if alias is not None and name == alias.field:
+        event.pop(alias.legacy, None)
+    return event
+
+
+def _wrong_type(draw: st.DrawFn, event: Event, vocab: Vocabulary) -> Event | None:
+    tag = event["type"]
+    options: list[tuple[str, Any]] = []
+    for name in _required_fields(vocab, tag):
+        types = _field_types(vocab, tag, name)
+        if types:
+            bad = [
+                v
+                for t in types
+                for v in WRONG_VALUES.get(t, ())
+                if json_type_name(v) not in types
+                and not (json_type_name(v) == "integer" and "number" in types)
+            ]
+            options.extend((name, v) for v in bad)
+    if not options:
+        return None
+    name, value = draw(st.sampled_from(options))
+    event[name] = copy.deepcopy(value)
+    return event
+
+
+def _null(draw: st.DrawFn, event: Event, vocab: Vocabulary) -> Event | None:
+    tag = event["type"]
+    fields = [
+        f
+        for f in _required_fields(vocab, tag)
+        if "null" not in (_field_types(vocab, tag, f) or ["null"])
+    ]
+    if not fields:
+        return None
+    event[draw(st.sampled_from(fields))] = None
+    return event
+
+
+def _wrong_nesting(draw: st.DrawFn, event: Event, vocab: Vocabulary) -> Event | None:
+    tag = event["type"]
+    objects = [
+        f
+        for f in _required_fields(vocab, tag)
+        if _field_types(vocab, tag, f) == ["object"] and isinstance(event.get(f), dict)
+    ]
+    if not objects:
+        return None
+    name = draw(st.sampled_from(objects))
+    inner = event[name]
+    choice = draw(st.integers(0, 2))
+    if choice == 0:
+        event[name] = [inner]  # wrapped one level too deep
+    elif choice == 1:
+        event[name] = encode(inner).decode()  # serialized twice: a string
+    else:
+        event.update(inner)  # flattened one level too shallow
+        del event[name]
+    return event
+
+
+def _breaker(fn: Callable[[st.DrawFn, Event, Vocabulary], Event | None], mark: str) -> Apply:
+    def apply(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+        _break_event(draw, stream, vocab, mark, fn)
+
+    return apply
+
+
+def non_json_line(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    raw = draw(st.sampled_from(CORRUPT_LINES))
+    _insert_at(draw, stream, Line(raw=raw, marks={"non-json-line"}), not_last=True)
+
+
+def not_object_line(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    raw = draw(st.sampled_from((b"[1,2,3]", b'"text"', b"42", b"null", b"true")))
+    _insert_at(draw, stream, Line(raw=raw, marks={"not-object-line"}), not_last=True)
+
+
+# ------------------------------------------------------------------ byte-level
+
+
+def blank_lines(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    for _ in range(draw(st.integers(1, 3))):
+        raw = draw(st.sampled_from((b"", b"   ", b"\t", b" \t ")))
+        _insert_at(draw, stream, Line(raw=raw, marks={"blank-lines"}))
+
+
+def crlf(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    stream.crlf = True
+
+
+def no_trailing_newline(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    stream.final_newline = False
+
+
+TORN_KINDS = ("anywhere", "mid-key", "mid-string", "mid-escape", "mid-utf8")
+
+
+def _inside_strings(data: bytes, openers: tuple[bytes, ...]) -> list[int]:
+    """Cut points strictly inside the strings that follow an opener (a key or a value)."""
+    spots: list[int] = []
+    for i in range(len(data) - 1):
+        if data[i : i + 2] in openers:
+            j = i + 2
+            while j < len(data) and data[j : j + 1] != b'"':
+                j += 2 if data[j : j + 1] == b"\\" else 1
+            spots.extend(range(i + 2, min(j, len(data)) + 1))
+    return spots
+
+
+def torn_tail(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    """Cut the last line short, as a process killed mid-write leaves it."""
+    events = [i for i, line in enumerate(stream.lines) if line.is_event]
+    if not events:
+        return
+    index = events[-1]
+    del stream.lines[index + 1 :]  # the torn line is the last line
+    line = stream.lines[index]
+    obj = dict(line.obj)
+    kind = draw(st.sampled_from(TORN_KINDS))
+    if kind == "mid-escape":
+        obj["note"] = 'say "hi"\n'
+    elif kind == "mid-utf8":
+        obj["note"] = "café ☃"
+    data = encode(obj)
+    if kind == "mid-key":
+        spots = _inside_strings(data, (b'{"', b',"'))
+    elif kind == "mid-string":
+        spots = _inside_strings(data, (b':"',))
+    elif kind == "mid-escape":
+        spots = [i + 1 for i in range(len(data)) if data[i : i + 1] == b"\\"]
+    elif kind == "mid-utf8":
+        spots = [i for i in range(1, len(data)) if 0x80 <= data[i] < 0xC0]
+    else:
+        spots = list(range(1, len(data)))
+    spots = [s for s in spots if 1 <= s < len(data)] or list(range(1, len(data)))
+    cut = draw(st.sampled_from(spots))
+    line.raw = data[:cut]
+    line.marks.update(("torn-tail", f"torn-tail:{kind}"))
+    stream.final_newline = False
+
+
+def _registry() -> dict[str, Mutation]:
+    items = [
+        Mutation(
+            "unknown-type",
+            "R3",
+            "an unrecognized type, named to tempt guessing or "
+            "wearing a known type's fields, inserted anywhere",
+            unknown_type,
+        ),
+        Mutation(
+            "unknown-in-tool-pair",
+            "R3",
+            "an unrecognized type between a tool_start and its tool_result",
+            unknown_in_tool_pair,
+        ),
+        Mutation("type-missing", "R3", "an object with no type", type_missing),
+        Mutation("type-non-string", "R3", "a type that is not a string", type_non_string),
+        Mutation(
+            "type-near-miss",
+            "R2",
+            "a case or spelling variant of a known type name with that type's body: unrecognized",
+            type_near_miss,
+        ),
+        Mutation("extra-fields", "R5", "unknown top-level fields on a known event", extra_fields),
+        Mutation(
+            "extra-fields-nested",
+            "R5",
+            "an unknown field inside a nested object of a known event",
+            extra_fields_nested,
+        ),
+        Mutation(
+            "extra-fields-borrowed",
+            "R5",
+            "fields borrowed from other known types",
+            extra_fields_borrowed,
+        ),
+        Mutation(
+            "long-line-64k",
+            "R1",
+            "a known event over 64 KiB (a large unknown field)",
+            _huge(65 * 1024),
+        ),
+        Mutation(
+            "long-line-1m",
+            "R1",
+            "a known event over 1 MiB (a large unknown field)",
+            _huge(1024 * 1024 + 1),
+        ),
+        Mutation(
+            "legacy-alias",
+            "aliases",
+            "a legacy field spelling, alone or beside the self-describing one",
+            legacy_alias,
+        ),
+        Mutation("ts-removed", "ts", "every ts removed", ts_removed),
+        Mutation("ts-backwards", "ts", "ts on every line, sometimes going backwards", ts_backwards),
+        Mutation(
+            "ts-extreme", "ts", "ts at the edges of its range (0, 2^53+1, 2^64-1)", ts_extreme
+        ),
+        Mutation(
+            "bad-body-missing-field",
+            "R4",
+            "a known event missing a required field",
+            _breaker(_missing, "bad-body-missing-field"),
+        ),
+        Mutation(
+            "bad-body-wrong-type",
+            "R4",
+            "a required field of the wrong JSON type",
+            _breaker(_wrong_type, "bad-body-wrong-type"),
+        ),
+        Mutation(
+            "bad-body-null",
+            "R4",
+            "null in a required field that does not allow it",
+            _breaker(_null, "bad-body-null"),
+        ),
+        Mutation(
+            "bad-body-wrong-nesting",
+            "R4",
+            "a nested object wrapped, stringified or flattened",
+            _breaker(_wrong_nesting, "bad-body-wrong-nesting"),
+        ),
+        Mutation(
+            "non-json-line", "R4", "a corrupt (non-JSON) line that is not the last", non_json_line
+        ),
+        Mutation(
+            "not-object-line", "R4", "a JSON value that is not an object, not last", not_object_line
+        ),
+        Mutation(
+            "blank-lines", "R1", "blank and whitespace-only lines", blank_lines, byte_level=True
+        ),
+        Mutation("crlf", "R1", "CRLF line endings", crlf, byte_level=True),
+        Mutation(
+            "no-trailing-newline",
+            "R6",
+            "a complete last line without its newline",
+            no_trailing_newline,
+            byte_level=True,
+        ),
+        Mutation(
+            "torn-tail",
+            "R6",
+            "the last line cut short (mid-key, mid-string, "
+            "mid-escape, inside a UTF-8 character, or anywhere)",
+            torn_tail,
+            byte_level=True,
+        ),
+    ]
+    return {m.id: m for m in items}
+
+
+MUTATIONS: Mapping[str, Mutation] = _registry()
+
+#: Mutations after which a correct client must reject the stream.
+REJECTING = frozenset(
+    {
+        "bad-body-missing-field",
+        "bad-body-wrong-type",
+        "bad-body-null",
+        "bad-body-wrong-nesting",
+        "non-json-line",
+        "not-object-line",
+    }
+)
+
+
+def canonical_order(ids: list[str] | tuple[str, ...]) -> list[str]:
+    """Mutation ids in application order (object-level first, torn tail last)."""
+    order = list(MUTATIONS)
+    unknown = [i for i in ids if i not in MUTATIONS]
+    if unknown:
+        raise ValueError(f"unknown mutation id(s): {', '.join(unknown)}")
+    return sorted(dict.fromkeys(ids), key=order.index)
+
+
+def apply_mutations(
+    draw: st.DrawFn, stream: Stream, ids: list[str] | tuple[str, ...], vocab: Vocabulary
+) -> Stream:
+    for mutation_id in canonical_order(ids):
+        MUTATIONS[mutation_id].apply(draw, stream, vocab)
+    return stream

@@ -1,0 +1,378 @@
+"""Properties of the public strategies: fidelity, intent, shrinking, determinism."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from hypothesis import HealthCheck, find, given, settings
+from hypothesis import strategies as st
+
+from stella_conform.decoder import Kind, decode, summarize
+from stella_conform.generators import (
+    MUTATIONS,
+    REJECTING,
+    Case,
+    cases,
+    events,
+    known_events,
+    mutated,
+    runs,
+    strategies_for,
+)
+from stella_conform.generators.events import EventStrategies
+from stella_conform.generators.export import draw_cases
+from stella_conform.schemas.vocabulary import Vocabulary
+
+DEFAULT = Vocabulary.default()
+SETTINGS = settings(
+    max_examples=60,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+@cache
+def validator(vocab: Vocabulary, tag: str) -> Any:
+    return jsonschema.Draft202012Validator(vocab.schema_for(tag))
+
+
+def assert_schema_valid(vocab: Vocabulary, event: dict[str, Any]) -> None:
+    errors = list(validator(vocab, event["type"]).iter_errors(event))
+    assert not errors, (event, [e.message for e in errors])
+
+
+@SETTINGS
+@given(runs())
+def test_valid_runs_are_schema_valid_default(run: Any) -> None:
+    for event in run.events:
+        assert_schema_valid(DEFAULT, event)
+    assert summarize(run.to_bytes()).verdict == "accept"
+
+
+def test_valid_runs_are_schema_valid_imported(wire_schema: Path) -> None:
+    vocab = Vocabulary.from_wire_schema(wire_schema)
+
+    @SETTINGS
+    @given(runs(vocab))
+    def check(run: Any) -> None:
+        for event in run.events:
+            assert_schema_valid(vocab, event)
+        assert summarize(run.to_bytes(), vocab).verdict == "accept"
+
+    check()
+
+
+def test_every_imported_type_is_generated_schema_valid(wire_schema: Path) -> None:
+    vocab = Vocabulary.from_wire_schema(wire_schema)
+    gen = EventStrategies(vocab)
+
+    @settings(SETTINGS, max_examples=15)
+    @given(st.data())
+    def check(data: st.DataObject) -> None:
+        for tag in sorted(vocab.known):
+            event = data.draw(gen.for_type(tag), label=tag)
+            assert event["type"] == tag and next(iter(event)) == "type"
+            assert_schema_valid(vocab, event)
+            assert vocab.misfit(tag, event) is None  # the fit compiler agrees
+
+    check()
+    assert not gen.report.fallbacks, gen.report.describe()
+    assert set(gen.report.sources.values()) == {"hand-written", "schema-driven"}
+
+
+@SETTINGS
+@given(known_events())
+def test_fit_compiler_agrees_with_jsonschema_on_valid_events(event: dict[str, Any]) -> None:
+    assert DEFAULT.misfit(event["type"], event) is None
+    assert_schema_valid(DEFAULT, event)
+
+
+@pytest.mark.parametrize("mutation_id", sorted(REJECTING - {"non-json-line", "not-object-line"}))
+def test_fit_compiler_agrees_with_jsonschema_on_broken_events(mutation_id: str) -> None:
+    """Where a mutation breaks a body, strict JSON Schema validation also fails it."""
+
+    @SETTINGS
+    @given(mutated(mutation_id))
+    def check(case: Case) -> None:
+        (line_no,) = case.marks[mutation_id]
+        line = case.stream.split(b"\n")[line_no - 1]
+        (outcome,) = decode(line)
+        assert outcome.kind is Kind.REJECT
+        raw = outcome.raw
+        errors = list(
+            validator(DEFAULT, raw["type"]).iter_errors(DEFAULT.normalize(raw["type"], raw))
+        )
+        assert errors, raw
+
+    check()
+
+
+def base_summary(case: Case) -> dict[str, Any]:
+    assert case.run is not None
+    return summarize(case.run.to_bytes()).to_json()
+
+
+def same_except(a: dict[str, Any], b: dict[str, Any], *keys: str) -> None:
+    for key in a:
+        if key not in keys:
+            assert a[key] == b[key], key
+
+
+def outcome_at(case: Case, line: int) -> Kind:
+    return next(o.kind for o in decode(case.stream) if o.line == line)
+
+
+INTENT: dict[str, Callable[[Case, dict[str, Any], dict[str, Any]], None]] = {}
+
+
+def intent(
+    *ids: str,
+) -> Callable[
+    [Callable[[Case, dict[str, Any], dict[str, Any]], None]],
+    Callable[[Case, dict[str, Any], dict[str, Any]], None],
+]:
+    def register(fn: Callable[[Case, dict[str, Any], dict[str, Any]], None]) -> Any:
+        for mutation_id in ids:
+            INTENT[mutation_id] = fn
+        return fn
+
+    return register
+
+
+@intent("unknown-type", "unknown-in-tool-pair", "type-missing", "type-non-string", "type-near-miss")
+def _inert(case: Case, base: dict[str, Any], got: dict[str, Any]) -> None:
+    (mid,) = case.mutations
+    (line,) = case.marks[mid]
+    assert outcome_at(case, line) is Kind.UNKNOWN
+    assert got["unrecognized_events"] == base["unrecognized_events"] + 1
+    same_except(
+        base,
+        got,
+        "unrecognized_events",
+        "unrecognized_types",
+        "lines",
+        "tool_calls",
+        "known_events",
+    )
+    if mid == "unknown-in-tool-pair":
+        before = case.stream.split(b"\n")[line - 2]
+        assert b'"tool_start"' in before
+
+
+@intent(
+    "extra-fields",
+    "extra-fields-nested",
+    "extra-fields-borrowed",
+    "legacy-alias",
+    "long-line-64k",
+    "long-line-1m",
+    "crlf",
+    "no-trailing-newline",
+)
+def _changes_nothing(case: Case, base: dict[str, Any], got: dict[str, Any]) -> None:
+    (mid,) = case.mutations
+    assert got["verdict"] == "accept"
+    for line in case.marks[mid]:
+        assert outcome_at(case, line) is Kind.KNOWN
+    if mid == "legacy-alias":  # may add a text event when the run has none
+        same_except(base, got, "lines", "known_events", "texts", "final_text", "preview")
+    elif mid == "extra-fields-nested":  # may add a tool_start when nothing is nested
+        same_except(base, got, "lines", "known_events", "tool_calls")
+    else:
+        same_except(base, got)
+    if mid.startswith("long-line"):
+        size = 65 * 1024 if mid.endswith("64k") else 1024 * 1024
+        assert max(len(x) for x in case.stream.split(b"\n")) > size
+
+
+@intent("blank-lines")
+def _blank(case: Case, base: dict[str, Any], got: dict[str, Any]) -> None:
+    assert got["blank_lines"] == len(case.marks["blank-lines"]) > 0
+    same_except(base, got, "lines", "blank_lines")
+
+
+@intent("ts-removed")
+def _ts_removed(case: Case, base: dict[str, Any], got: dict[str, Any]) -> None:
+    assert got["elapsed_ms"] is None and b'"ts"' not in case.stream
+    same_except(base, got, "elapsed_ms")
+
+
+@intent("ts-backwards", "ts-extreme")
+def _ts_odd(case: Case, base: dict[str, Any], got: dict[str, Any]) -> None:
+    assert got["verdict"] == "accept" and got["elapsed_ms"] is not None
+    assert got["elapsed_ms"] >= 0
+    same_except(base, got, "elapsed_ms")
+
+
+@intent(*sorted(REJECTING))
+def _rejected_at_the_broken_line(case: Case, base: dict[str, Any], got: dict[str, Any]) -> None:
+    (mid,) = case.mutations
+    (line,) = case.marks[mid]
+    assert got["verdict"] == "reject" and got["rejected_line"] == line
+
+
+@intent("torn-tail")
+def _torn(case: Case, base: dict[str, Any], got: dict[str, Any]) -> None:
+    assert got["verdict"] == "accept" and got["torn_final_line"] is True
+    assert not case.stream.endswith(b"\n")
+    assert got["known_events"] + got["unrecognized_events"] == (
+        base["known_events"] + base["unrecognized_events"] - 1
+    )
+
+
+def test_every_mutation_has_a_stated_intent() -> None:
+    assert set(INTENT) == set(MUTATIONS)
+
+
+@pytest.mark.parametrize("mutation_id", sorted(MUTATIONS))
+def test_mutation_has_its_intended_effect(mutation_id: str) -> None:
+    check_intent = INTENT[mutation_id]
+    examples = 10 if mutation_id == "long-line-1m" else 40
+
+    @settings(SETTINGS, max_examples=examples)
+    @given(mutated(mutation_id))
+    def check(case: Case) -> None:
+        got = summarize(case.stream).to_json()
+        assert case.expected.to_json() == got  # the case's expectation is the decoder's
+        check_intent(case, base_summary(case), got)
+
+    check()
+
+
+def _inside_last_string(torn: bytes, opener: bytes) -> bool:
+    at = max(torn.rfind(o) for o in (opener,) if o) if opener else -1
+    return at >= 0 and b'"' not in torn[at + len(opener) :]
+
+
+TORN_SHAPES: dict[str, Callable[[bytes], bool]] = {
+    "mid-key": lambda t: _inside_last_string(t, b'{"') or _inside_last_string(t, b',"'),
+    "mid-string": lambda t: _inside_last_string(t, b':"'),
+    "mid-escape": lambda t: t.endswith(b"\\"),
+    "mid-utf8": lambda t: t.decode("utf-8", "replace").endswith("\ufffd"),
+    "anywhere": lambda t: len(t) > 0,
+}
+
+
+def test_torn_tail_hits_every_kind_of_offset() -> None:
+    seen: set[str] = set()
+
+    @settings(SETTINGS, max_examples=150)
+    @given(mutated("torn-tail"))
+    def check(case: Case) -> None:
+        (line,) = case.marks["torn-tail"]
+        torn = case.stream.split(b"\n")[line - 1]
+        (kind,) = [m.split(":")[1] for m in case.marks if m.startswith("torn-tail:")]
+        assert TORN_SHAPES[kind](torn), (kind, torn)
+        seen.add(kind)
+
+    check()
+    assert seen == set(TORN_SHAPES)
+
+
+@SETTINGS
+@given(cases(max_mutations=3))
+def test_any_combination_decodes_to_its_expectation(case: Case) -> None:
+    assert summarize(case.stream).to_json() == case.expected.to_json()
+
+
+def test_shrinks_an_unknown_type_failure_to_three_lines() -> None:
+    def client_crashes(case: Case) -> bool:  # a client that dies on any unrecognized type
+        return any(o.kind is Kind.UNKNOWN for o in decode(case.stream))
+
+    minimal = find(
+        cases(),
+        client_crashes,
+        settings=settings(database=None, max_examples=500, derandomize=True),
+    )
+    assert minimal.stream.count(b"\n") <= 3, minimal.stream
+
+
+def test_shrinks_a_torn_tail_failure_to_a_short_line() -> None:
+    def client_chokes(case: Case) -> bool:  # a client that fails on a torn final line
+        return case.expected.torn_final_line
+
+    minimal = find(
+        cases(), client_chokes, settings=settings(database=None, max_examples=500, derandomize=True)
+    )
+    torn = minimal.stream.rsplit(b"\n", 1)[-1]
+    assert 0 < len(torn) <= 16, minimal.stream
+
+
+def test_same_seed_same_bytes_different_seed_different() -> None:
+    a = draw_cases(25, seed=11)
+    b = draw_cases(25, seed=11)
+    c = draw_cases(25, seed=12)
+    assert [x.stream for x in a] == [x.stream for x in b]
+    assert [x.mutations for x in a] == [x.mutations for x in b]
+    assert [x.stream for x in a] != [x.stream for x in c]
+
+
+def test_events_strategy_rejects_unknown_types() -> None:
+    with pytest.raises(ValueError, match="not a known type"):
+        events("quantum_reticulation")
+
+
+def test_unhandled_schema_member_falls_back_and_is_reported() -> None:
+    doc = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "oneOf": [
+            {
+                "type": "object",
+                "required": ["type", "id"],
+                "properties": {
+                    "type": {"const": "weird"},
+                    "id": {"type": "string", "pattern": "^[a-z]+$"},
+                },
+            },
+            {
+                "type": "object",
+                "required": ["type", "n"],
+                "properties": {
+                    "type": {"const": "fine"},
+                    "n": {"type": "integer", "minimum": 3, "maximum": 5},
+                },
+            },
+        ],
+    }
+    vocab = Vocabulary.from_schema_document(doc, name="t", version="1")
+    gen = EventStrategies(vocab)
+    gen.for_type("weird")
+    assert "weird" in gen.report.fallbacks and "pattern" in gen.report.fallbacks["weird"]
+
+    @settings(SETTINGS, max_examples=20)
+    @given(gen.for_type("fine"))
+    def check(event: dict[str, Any]) -> None:
+        assert event["type"] == "fine" and 3 <= event["n"] <= 5
+
+    check()
+
+
+def test_hypothesis_jsonschema_engine_is_probed_not_trusted() -> None:
+    """Opt-in from_schema either works for real or is reported and replaced."""
+    doc = {
+        "oneOf": [
+            {"type": "object", "required": ["type"], "properties": {"type": {"const": "only_here"}}}
+        ]
+    }
+    vocab = Vocabulary.from_schema_document(doc, name="t", version="1")
+    gen = EventStrategies(vocab, engine="hypothesis-jsonschema")
+
+    @settings(SETTINGS, max_examples=5)
+    @given(gen.for_type("only_here"))
+    def check(event: dict[str, Any]) -> None:
+        assert event["type"] == "only_here"
+
+    check()
+    source = gen.report.sources["only_here"]
+    if source != "hypothesis-jsonschema":
+        assert "hypothesis-jsonschema" in gen.report.fallbacks["only_here"]
+
+
+def test_strategies_are_cached_per_vocabulary() -> None:
+    assert strategies_for(DEFAULT) is strategies_for(DEFAULT)

@@ -57,6 +57,10 @@ def machine() -> str:
 
 def table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> str:
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    line = lambda r: "| " + " | ".join(str(c).ljust(w) for c, w in zip(r, widths)) + " |"  # noqa: E731
+
+    def line(row: tuple[str, ...]) -> str:
+        cells = (str(c).ljust(w) for c, w in zip(row, widths, strict=True))
+        return "| " + " | ".join(cells) + " |"
+
     sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
     return "\n".join([line(header), sep, *[line(r) for r in rows]])

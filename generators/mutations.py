@@ -52,9 +52,9 @@ TEMPTING_NAMES = (
     "final_text",
 )
 NEAR_MISS = {
-    "text": ("Text", "TEXT", "text ", " text", "texts"),
+    "text": ("Text", "TEXT", "text ", " text"),
     "run_complete": ("Run_Complete", "run-complete", "runComplete", "run_complete "),
-    "tool_result": ("ToolResult", "tool_results", "tool-result"),
+    "tool_result": ("ToolResult", "tool-result"),
     "error": ("Error", "ERROR", "error "),
     "text_delta": ("TextDelta", "text-delta", "text_delta "),
 }
@@ -151,7 +151,11 @@ def _unknown_tag(draw: st.DrawFn, vocab: Vocabulary) -> str:
 def _unknown_event(draw: st.DrawFn, vocab: Vocabulary, mark: str) -> Line:
     """An unrecognized event, often wearing the fields of a known one."""
     tag = _unknown_tag(draw, vocab)
-    if draw(st.booleans()):
+    # the most tempting unknown type wears the body of the known type it is named after
+    namesakes = sorted((t for t in vocab.known if tag.startswith(t + "_")), key=len)
+    if namesakes and draw(st.integers(0, 3)) > 0:
+        body = dict(draw(strategies_for(vocab).for_type(namesakes[-1])))
+    elif draw(st.booleans()):
         donor = draw(st.sampled_from(sorted(vocab.known)))
         body = dict(draw(strategies_for(vocab).for_type(donor)))
     else:
@@ -369,12 +373,19 @@ def extra_fields_borrowed(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) ->
 
 
 def _huge(size: int) -> Apply:
+    """A long line made of a *known* field (a preview delta), so no unknown field is involved."""
+
     def apply(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
-        line = _pick_known(draw, stream, vocab)
-        if line is None:
+        mark = f"long-line-{'1m' if size > 1_000_000 else '64k'}"
+        filler = "long preview " * ((size + draw(st.integers(0, 64))) // 13 + 1)
+        if "text_delta" in vocab.known:
+            line = Line({"type": "text_delta", "delta": filler}, marks={mark})
+            _insert_at(draw, stream, line, not_last=True)
             return
-        line.obj["attachment"] = "x" * (size + draw(st.integers(0, 64)))
-        line.marks.add(f"long-line-{'1m' if size > 1_000_000 else '64k'}")
+        target = _pick_known(draw, stream, vocab)
+        if target is not None:
+            target.obj["attachment"] = filler
+            target.marks.add(mark)
 
     return apply
 

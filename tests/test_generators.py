@@ -186,9 +186,16 @@ def _changes_nothing(case: Case, base: dict[str, Any], got: dict[str, Any]) -> N
         same_except(base, got, "lines", "known_events", "tool_calls")
     else:
         same_except(base, got)
-    if mid.startswith("long-line"):
-        size = 65 * 1024 if mid.endswith("64k") else 1024 * 1024
-        assert max(len(x) for x in case.stream.split(b"\n")) > size
+
+
+@intent("long-line-64k", "long-line-1m")
+def _long(case: Case, base: dict[str, Any], got: dict[str, Any]) -> None:
+    (mid,) = case.mutations
+    (line,) = case.marks[mid]
+    size = 65 * 1024 if mid.endswith("64k") else 1024 * 1024
+    assert len(case.stream.split(b"\n")[line - 1]) > size
+    assert outcome_at(case, line) is Kind.KNOWN and got["verdict"] == "accept"
+    same_except(base, got, "lines", "known_events", "preview")
 
 
 @intent("blank-lines")

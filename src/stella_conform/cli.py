@@ -248,3 +248,337 @@ def corpus_check(directory: Path, wire_schema: Path | None) -> None:
         raise SetupError(f"no fixtures (*.jsonl) in {directory}")
     click.echo(f"{checked} fixture(s), {failed} disagreement(s)")
     sys.exit(1 if failed else 0)
+
+
+# ---------------------------------------------------------------------- grading
+
+MODE_CHOICE = click.Choice(["exit", "report", "persistent"])
+
+
+def client_options(func: F) -> F:
+    func = click.option(
+        "--mode",
+        type=MODE_CHOICE,
+        default="exit",
+        show_default=True,
+        help="exit: exit status only (any client); report/persistent: the "
+        "adapter protocol (docs/adapter-protocol.md).",
+    )(func)
+    func = click.option(
+        "--timeout",
+        type=click.FloatRange(min=0.1),
+        default=10.0,
+        show_default=True,
+        help="Seconds a client may take for one case.",
+    )(func)
+    func = click.option(
+        "--line-timeout",
+        type=click.FloatRange(min=0.05),
+        default=5.0,
+        show_default=True,
+        help="Report mode: seconds to acknowledge one line (lockstep).",
+    )(func)
+    return func
+
+
+def make_client(command: tuple[str, ...], mode: str, timeout: float, line_timeout: float) -> Any:
+    from stella_conform.conformance.runner import Client, resolve_client
+
+    argv = resolve_client(command)
+    return Client(argv=argv, mode=mode, timeout=timeout, line_timeout=line_timeout)  # type: ignore[arg-type]
+
+
+def _default_jobs() -> int:
+    import os
+
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+@main.command(context_settings={"allow_interspersed_args": False})
+@client_options
+@click.option(
+    "--profile",
+    "profiles",
+    multiple=True,
+    default=("reader",),
+    show_default=True,
+    help="Check profile to grade (repeatable).",
+)
+@click.option(
+    "--examples",
+    type=click.IntRange(min=0),
+    default=25,
+    show_default=True,
+    help="Generated cases per check (0: fixtures only).",
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=_default_jobs,
+    show_default="CPUs, at most 4",
+    help="Checks graded in parallel.",
+)
+@click.option("--only", multiple=True, metavar="GLOB", help="Only checks matching (repeatable).")
+@click.option("--skip", multiple=True, metavar="GLOB", help="Skip checks matching (repeatable).")
+@click.option(
+    "--known-failures",
+    type=click.Path(path_type=Path),
+    default=None,
+    help='TOML file: [known-failures] "CHECK-ID" = "reason".',
+)
+@click.option("--json", "json_path", type=click.Path(path_type=Path), default=None)
+@click.option("--junit-xml", "junit_path", type=click.Path(path_type=Path), default=None)
+@click.option(
+    "--markdown",
+    "markdown_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Markdown summary (e.g. $GITHUB_STEP_SUMMARY).",
+)
+@click.option(
+    "--failures-dir",
+    type=click.Path(path_type=Path),
+    default=Path(".stella-conform/failures"),
+    show_default=True,
+)
+@click.option(
+    "--no-database", is_flag=True, help="Do not read or write the Hypothesis example database."
+)
+@click.option("--verbose", "-v", is_flag=True)
+@wire_schema_option
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def run(
+    command: tuple[str, ...],
+    mode: str,
+    timeout: float,
+    line_timeout: float,
+    profiles: tuple[str, ...],
+    examples: int,
+    seed: int,
+    jobs: int,
+    only: tuple[str, ...],
+    skip: tuple[str, ...],
+    known_failures: Path | None,
+    json_path: Path | None,
+    junit_path: Path | None,
+    markdown_path: Path | None,
+    failures_dir: Path,
+    no_database: bool,
+    verbose: bool,
+    wire_schema: Path | None,
+) -> None:
+    """Grade a client: stella-conform run [OPTIONS] -- CMD [ARGS...]
+
+    Exit 0 when every MUST check passes (or is a listed known failure), 1 when a check
+    fails or errors, 2 for usage and set-up errors.
+    """
+    from stella_conform.conformance.checks import PROFILES, select, unmatched_globs
+    from stella_conform.conformance.report import (
+        Report,
+        check_writable,
+        load_known_failures,
+        write_outputs,
+    )
+    from stella_conform.conformance.suite import SuiteConfig, run_suite
+
+    unknown_profiles = [p for p in profiles if p not in PROFILES]
+    if unknown_profiles:
+        raise SetupError(f"unknown profile {unknown_profiles[0]!r} (known: {', '.join(PROFILES)})")
+    bad = unmatched_globs([*only, *skip])
+    if bad:
+        raise SetupError(
+            f"--only/--skip {bad[0]!r} matches no check id (see stella-conform checks)"
+        )
+    known = load_known_failures(known_failures) if known_failures else {}
+    check_writable([json_path, junit_path, markdown_path])
+    client = make_client(command, mode, timeout, line_timeout)
+    vocab = load_vocabulary(wire_schema)
+    checks = select(profiles, only, skip)
+    if not checks:
+        raise SetupError("no checks selected")
+    config = SuiteConfig(
+        client=client,
+        examples=examples,
+        seed=seed,
+        failures_dir=failures_dir,
+        database_dir=None if no_database else Path(".stella-conform/hypothesis"),
+        wire_schema=str(wire_schema) if wire_schema else None,
+    )
+    tty = sys.stderr.isatty()
+
+    def progress(done: int, total: int, result: Any) -> None:
+        if tty:
+            click.echo(
+                f"\r\033[K[{done}/{total}] {result.id}: {result.outcome}",
+                err=True,
+                nl=done == total,
+            )
+        elif verbose:
+            click.echo(f"[{done}/{total}] {result.id}: {result.outcome}", err=True)
+
+    if tty:
+        click.echo(
+            f"grading {len(checks)} check(s) in {mode} mode with {jobs} worker(s)...", err=True
+        )
+    results = run_suite(checks, config, jobs=jobs, progress=progress)
+    report = Report(config, results, vocab.ident, known)
+    write_outputs(report, json_path=json_path, junit_path=junit_path, markdown_path=markdown_path)
+    click.echo(report.terminal(verbose))
+    sys.exit(report.exit_code)
+
+
+@main.command(context_settings={"allow_interspersed_args": False})
+@client_options
+@wire_schema_option
+@click.argument("case", type=click.Path(path_type=Path))
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def replay(
+    case: Path,
+    command: tuple[str, ...],
+    mode: str,
+    timeout: float,
+    line_timeout: float,
+    wire_schema: Path | None,
+) -> None:
+    """Re-run one saved case: stella-conform replay CASE.jsonl -- CMD [ARGS...]
+
+    Shows what the client did against what a correct client does. Exit 0 when the
+    client's verdict is right, 1 when not.
+    """
+    from stella_conform.conformance.grader import GradedCase
+    from stella_conform.conformance.runner import run_once
+
+    if not case.is_file():
+        raise SetupError(f"no such case file: {case}")
+    client = make_client(command, mode, timeout, line_timeout)
+    vocab = load_vocabulary(wire_schema)
+    graded = GradedCase(case.name, case.read_bytes(), "saved", vocab=vocab)
+    obs = run_once(client, graded.stream)
+    click.echo(f"stream ({len(graded.stream)} bytes):")
+    click.echo(show_stream(graded.stream))
+    click.echo("")
+    click.echo(f"{'line':>5}  {'correct client':<28} client")
+    for outcome in graded.outcomes:
+        seen = obs.lines.get(outcome.line)
+        right = outcome.kind.value + (f" {outcome.tag}" if outcome.tag else "")
+        got = (
+            (seen["outcome"] + (f" {seen.get('type')}" if seen.get("type") else ""))
+            if seen
+            else ("-" if mode == "exit" else "(no observation)")
+        )
+        click.echo(f"{outcome.line:>5}  {right:<28} {got}")
+    expected = graded.expected
+    want = (
+        "accept" if expected.verdict == "accept" else (f"reject at line {expected.rejected_line}")
+    )
+    click.echo(f"\nexpected: {want}")
+    click.echo(f"client:   {obs.describe()}")
+    if obs.stderr_tail.strip():
+        click.echo(f"client stderr (tail): {obs.stderr_tail.strip()[-400:]}")
+    sys.exit(0 if obs.ok and obs.verdict == expected.verdict else 1)
+
+
+def show_stream(stream: bytes, limit: int = 40, width: int = 160) -> str:
+    """The stream with visible line ends: ⏎ for LF, ␍ for CR, ∅ for a missing final newline."""
+    from stella_conform.conformance.runner import split_lines
+
+    out = []
+    lines = split_lines(stream)
+    for number, line in enumerate(lines[:limit], 1):
+        body = line.rstrip(b"\n")
+        text = body.decode("utf-8", "backslashreplace").replace("\r", "␍")
+        if len(text) > width:
+            text = text[:width] + f"… ({len(body)} bytes)"
+        end = "⏎" if line.endswith(b"\n") else "∅ (no final newline)"
+        out.append(f"{number:>5} | {text}{end}")
+    if len(lines) > limit:
+        out.append(f"      … {len(lines) - limit} more line(s)")
+    return "\n".join(out)
+
+
+@main.command(context_settings={"allow_interspersed_args": False})
+@client_options
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def smoke(command: tuple[str, ...], mode: str, timeout: float, line_timeout: float) -> None:
+    """Check the adapter itself before grading: stella-conform smoke -- CMD [ARGS...]
+
+    Tells "the adapter is broken" apart from "the client is non-conformant".
+    """
+    from stella_conform.conformance.runner import run_once
+    from stella_conform.corpus import bundled_fixtures_dir
+
+    client = make_client(command, mode, timeout, line_timeout)
+    fixtures = bundled_fixtures_dir()
+    valid = run_once(client, (fixtures / "minimal_run.jsonl").read_bytes())
+    corrupt = run_once(client, (fixtures / "bad_body_missing_field.jsonl").read_bytes())
+    steps = [
+        (
+            "answers at all (no crash, no timeout)",
+            valid.status not in ("crash", "timeout"),
+            valid.describe(),
+        ),
+    ]
+    if mode != "exit":
+        hello = valid.hello or {}
+        name = (hello.get("client") or {}).get("name", "?")
+        steps.append(
+            (
+                "speaks valid protocol (hello, observations, summary)",
+                valid.status == "ok",
+                f"hello from {name!r}" if valid.ok else valid.describe(),
+            )
+        )
+    steps.append(
+        (
+            "accepts a trivially valid stream",
+            valid.ok and valid.verdict == "accept",
+            valid.describe(),
+        )
+    )
+    steps.append(
+        (
+            "rejects a trivially corrupt stream",
+            corrupt.ok and corrupt.verdict == "reject",
+            corrupt.describe(),
+        )
+    )
+    for label, ok, detail in steps:
+        click.echo(f"{'ok  ' if ok else 'FAIL'} {label}: {detail}")
+    failed = [s for s in steps if not s[1]]
+    if failed:
+        click.echo("the adapter is broken: fix it before grading the client", err=True)
+    sys.exit(1 if failed else 0)
+
+
+@main.command("checks")
+@click.option("--json", "as_json", is_flag=True)
+def list_checks(as_json: bool) -> None:
+    """List every check: id, tier, modes that can grade it, and what it asks."""
+    from stella_conform.conformance.checks import CATALOGUE
+
+    if as_json:
+        click.echo(
+            json.dumps(
+                [
+                    {
+                        "id": c.id,
+                        "name": c.name,
+                        "rule": c.rule,
+                        "profile": c.profile,
+                        "tier": c.tier,
+                        "modes": sorted(c.modes),
+                        "fixtures": list(c.fixtures),
+                        "mutations": list(c.mutations),
+                        "why": c.why,
+                    }
+                    for c in CATALOGUE
+                ],
+                indent=2,
+            )
+        )
+        return
+    for c in CATALOGUE:
+        modes = "all modes" if len(c.modes) == 3 else "/".join(sorted(c.modes))
+        click.echo(f"{c.id:<32} {c.tier:<6} {modes:<18} {c.name}")

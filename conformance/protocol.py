@@ -1,0 +1,69 @@
+"""Parse and validate what a client writes in report and persistent modes.
+
+Every byte a client writes is untrusted.  :func:`parse_message` turns one
+stdout line into a checked message or raises :class:`ProtocolError` whose text
+names the offending output, so the runner can report "the adapter is broken"
+without the kit itself failing.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+from stella_conform.schemas.fit import FitCheck, FitCompiler
+from stella_conform.schemas.vocabulary import load_schema
+
+PROTOCOL_VERSION = 1
+MODE_ENV = "STELLA_CONFORM_MODE"
+PROTOCOL_ENV = "STELLA_CONFORM_PROTOCOL"
+CLIENT_KINDS = ("hello", "line", "pending", "summary")
+
+
+class ProtocolError(Exception):
+    """The client broke the adapter protocol; the message says how."""
+
+
+def excerpt(raw: bytes, limit: int = 120) -> str:
+    text = raw[:limit].decode("utf-8", "backslashreplace")
+    return repr(text + ("…" if len(raw) > limit else ""))
+
+
+@cache
+def _checks() -> dict[str, FitCheck]:
+    doc = load_schema("protocol.schema.json")
+    compiler = FitCompiler(doc)
+    return {
+        "hello": compiler.compile({"$ref": "#/$defs/Hello"}),
+        "line": compiler.compile({"$ref": "#/$defs/Line"}),
+        "pending": compiler.compile({"$ref": "#/$defs/Pending"}),
+        "summary": compiler.compile({"$ref": "#/$defs/Summary"}),
+    }
+
+
+def parse_message(raw: bytes, *, expect: tuple[str, ...] = CLIENT_KINDS) -> dict[str, Any]:
+    """One client message, validated; raises :class:`ProtocolError`."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ProtocolError(f"output is not UTF-8 (byte {exc.start}): {excerpt(raw)}") from None
+    try:
+        message = json.loads(text)
+    except (json.JSONDecodeError, RecursionError, ValueError):
+        raise ProtocolError(f"output line is not JSON: {excerpt(raw)}") from None
+    if not isinstance(message, dict):
+        raise ProtocolError(f"output line is not a JSON object: {excerpt(raw)}")
+    kind = message.get("kind")
+    if kind not in _checks():
+        raise ProtocolError(f"unknown message kind {kind!r}: {excerpt(raw)}")
+    if kind not in expect:
+        raise ProtocolError(f"expected {' or '.join(expect)}, got {kind}: {excerpt(raw)}")
+    problem = _checks()[kind](message, "")
+    if problem is not None:
+        raise ProtocolError(f"malformed {kind} message ({problem}): {excerpt(raw)}")
+    if kind == "hello" and message["protocol"] != PROTOCOL_VERSION:
+        raise ProtocolError(
+            f"client speaks protocol {message['protocol']}, this kit speaks {PROTOCOL_VERSION}"
+        )
+    return message

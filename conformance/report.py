@@ -1,0 +1,240 @@
+"""Reports in the forms people and CI read: terminal, JSON, JUnit XML, Markdown."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import tomllib
+import xml.etree.ElementTree as ET
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from stella_conform._version import __version__
+from stella_conform.conformance.checks import BY_ID, unmatched_globs
+from stella_conform.conformance.suite import CheckResult, SuiteConfig
+from stella_conform.corpus import corpus_version
+from stella_conform.errors import SetupError
+
+OUTCOMES = ("pass", "fail", "warn", "error", "skip")
+REPORT_FORMAT = "stella-conform/report/1"
+
+
+def load_known_failures(path: Path) -> dict[str, str]:
+    """``[known-failures]`` table of check id -> reason; :class:`SetupError` when malformed."""
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SetupError(f"known-failures file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SetupError(f"cannot read known-failures file {path}: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SetupError(f"malformed known-failures file {path}: {exc}") from None
+    table = doc.get("known-failures")
+    if not isinstance(table, dict) or set(doc) - {"known-failures"}:
+        raise SetupError(
+            f"malformed known-failures file {path}: expected one [known-failures] table of "
+            '"CHECK-ID" = "reason"'
+        )
+    out: dict[str, str] = {}
+    for check_id, reason in table.items():
+        if not isinstance(reason, str) or not reason.strip():
+            raise SetupError(f"malformed known-failures file {path}: {check_id!r} needs a reason")
+        if unmatched_globs([check_id]) or check_id not in BY_ID:
+            raise SetupError(f"known-failures file {path}: unknown check id {check_id!r}")
+        out[check_id] = reason
+    return out
+
+
+@dataclass
+class Report:
+    config: SuiteConfig
+    results: list[CheckResult]
+    vocabulary: str
+    known_failures: Mapping[str, str] = field(default_factory=dict)
+    date: str = field(
+        default_factory=lambda: _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    )
+
+    def __post_init__(self) -> None:
+        for result in self.results:
+            reason = self.known_failures.get(result.id)
+            if reason is not None and result.outcome in ("fail", "warn", "error"):
+                result.known_failure = reason
+
+    @property
+    def now_passing(self) -> list[str]:
+        """Known failures that passed: the list can shrink."""
+        return [r.id for r in self.results if r.id in self.known_failures and r.outcome == "pass"]
+
+    @property
+    def blocking(self) -> list[CheckResult]:
+        return [
+            r for r in self.results if r.outcome in ("fail", "error") and r.known_failure is None
+        ]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.blocking else 0
+
+    def counts(self) -> dict[str, int]:
+        counted = Counter(r.outcome for r in self.results)
+        return {o: counted.get(o, 0) for o in OUTCOMES}
+
+    def to_json(self) -> dict[str, Any]:
+        client = self.config.client
+        return {
+            "format": REPORT_FORMAT,
+            "kit": {"name": "stella-conform", "version": __version__},
+            "corpus_version": corpus_version(),
+            "vocabulary": self.vocabulary,
+            "seed": self.config.seed,
+            "examples": self.config.examples,
+            "date": self.date,
+            "client": {"command": list(client.argv), "mode": client.mode},
+            "summary": self.counts(),
+            "exit_code": self.exit_code,
+            "known_failures_now_passing": self.now_passing,
+            "checks": [r.to_json() for r in self.results],
+        }
+
+    # ------------------------------------------------------------------ renderers
+
+    def terminal(self, verbose: bool = False) -> str:
+        width = max(len(r.id) for r in self.results) if self.results else 10
+        lines = []
+        for r in self.results:
+            mark = r.outcome.upper()
+            if r.known_failure:
+                mark += " (known)"
+            lines.append(f"{mark:<13} {r.id:<{width}}  {r.message}")
+            if r.outcome in ("fail", "warn", "error") and (verbose or not r.known_failure):
+                for failure in r.failures[:1]:
+                    lines.extend(_failure_lines(failure))
+        counts = self.counts()
+        lines.append("")
+        lines.append(", ".join(f"{n} {o}" for o, n in counts.items() if n) or "no checks")
+        for check_id in self.now_passing:
+            lines.append(f"known failure now passes, remove it from the list: {check_id}")
+        return "\n".join(lines)
+
+    def markdown(self) -> str:
+        client = self.config.client
+        out = [
+            "## stella-conform",
+            "",
+            f"`{' '.join(client.argv)}` ({client.mode} mode), vocabulary `{self.vocabulary}`, "
+            f"corpus `{corpus_version()}`, seed {self.config.seed}, "
+            f"stella-conform {__version__}, {self.date}",
+            "",
+            "| check | outcome | details |",
+            "| --- | --- | --- |",
+        ]
+        icons = {
+            "pass": "✅ pass",
+            "fail": "❌ fail",
+            "warn": "⚠️ warn",
+            "error": "💥 error",
+            "skip": "⏭️ skip",
+        }
+        for r in self.results:
+            outcome = icons[r.outcome] + (" (known)" if r.known_failure else "")
+            detail = r.message.replace("|", "\\|").replace("\n", " ")
+            if r.failures and r.failures[0].replay:
+                detail += f"<br>replay: `{r.failures[0].replay}`"
+            out.append(f"| `{r.id}` | {outcome} | {detail} |")
+        counts = self.counts()
+        out.append("")
+        out.append("**" + ", ".join(f"{n} {o}" for o, n in counts.items() if n) + "**")
+        for check_id in self.now_passing:
+            out.append(f"\nKnown failure now passes, remove it from the list: `{check_id}`")
+        return "\n".join(out) + "\n"
+
+    def junit(self) -> str:
+        counts = self.counts()
+        suite = ET.Element(
+            "testsuite",
+            name="stella-conform",
+            tests=str(len(self.results)),
+            failures=str(counts["fail"] + counts["warn"]),
+            errors=str(counts["error"]),
+            skipped=str(counts["skip"]),
+            timestamp=self.date,
+        )
+        for r in self.results:
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                classname=f"stella_conform.{r.rule}",
+                name=r.id,
+                time=f"{r.seconds:.3f}",
+            )
+            body = "\n".join(line for f in r.failures[:3] for line in _failure_lines(f))
+            if r.outcome in ("fail", "warn"):
+                el = ET.SubElement(
+                    case,
+                    "failure",
+                    message=r.message,
+                    type="known-failure" if r.known_failure else r.tier,
+                )
+                el.text = body
+            elif r.outcome == "error":
+                el = ET.SubElement(case, "error", message=r.message)
+                el.text = body
+            elif r.outcome == "skip":
+                ET.SubElement(case, "skipped", message=r.message)
+        ET.indent(suite)
+        return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _failure_lines(failure: Any) -> list[str]:
+    out = [
+        f"    case: {failure.case} ({failure.source})"
+        + (f", mutations: {', '.join(failure.mutations)}" if failure.mutations else "")
+    ]
+    out.append(f"    expected: {json.dumps(failure.expected, ensure_ascii=False)[:300]}")
+    observed = failure.observed
+    seen = observed.get("verdict") or observed.get("status")
+    detail = f" ({observed['detail']})" if observed.get("detail") else ""
+    out.append(f"    client:   {seen}{detail}")
+    if failure.saved:
+        out.append(f"    saved:    {failure.saved}")
+    if failure.replay:
+        out.append(f"    replay:   {failure.replay}")
+    return out
+
+
+def write_outputs(
+    report: Report, *, json_path: Path | None, junit_path: Path | None, markdown_path: Path | None
+) -> None:
+    def as_json() -> str:
+        return json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n"
+
+    renderers: list[tuple[Path | None, Callable[[], str]]] = [
+        (json_path, as_json), (junit_path, report.junit), (markdown_path, report.markdown),
+    ]
+    for path, text in renderers:
+        if path is None:
+            continue
+        try:
+            path.write_text(text(), encoding="utf-8")
+        except OSError as exc:
+            raise SetupError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def check_writable(paths: Sequence[Path | None]) -> None:
+    """Fail before running anything if an output path cannot be written."""
+    for path in paths:
+        if path is None:
+            continue
+        parent = path.parent if str(path.parent) else Path(".")
+        if path.is_dir():
+            raise SetupError(f"output path is a directory: {path}")
+        if not parent.is_dir():
+            raise SetupError(f"output directory does not exist: {parent}")
+        import os
+
+        if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+            raise SetupError(f"output path is not writable: {path}")

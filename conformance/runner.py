@@ -1,0 +1,447 @@
+"""Feed one case to a client and record what it did, in any of the three modes.
+
+The runner observes; it never judges (that is :mod:`grader`).  Whatever the
+client does — answer, reject, crash, hang, babble — the result is an
+:class:`Observation`, and the client's processes are gone when it returns.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from stella_conform.conformance.process import ClientProcess, Exit, LineTooLong
+from stella_conform.conformance.protocol import (
+    MODE_ENV,
+    PROTOCOL_ENV,
+    PROTOCOL_VERSION,
+    ProtocolError,
+    excerpt,
+    parse_message,
+)
+from stella_conform.errors import SetupError
+
+Mode = Literal["exit", "report", "persistent"]
+MODES: tuple[Mode, ...] = ("exit", "report", "persistent")
+STREAM_PLACEHOLDER = "{stream}"
+Status = Literal["ok", "timeout", "crash", "protocol-error"]
+
+
+@dataclass(frozen=True)
+class Client:
+    """How to launch the client under test."""
+
+    argv: tuple[str, ...]
+    mode: Mode = "exit"
+    timeout: float = 10.0
+    line_timeout: float = 5.0
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+
+    @property
+    def uses_placeholder(self) -> bool:
+        return any(STREAM_PLACEHOLDER in a for a in self.argv)
+
+    def environment(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(self.env)
+        env[MODE_ENV] = self.mode
+        env[PROTOCOL_ENV] = str(PROTOCOL_VERSION)
+        return env
+
+
+def resolve_client(argv: Sequence[str]) -> tuple[str, ...]:
+    """Check the command can be executed at all; raise :class:`SetupError` if not."""
+    if not argv or not argv[0]:
+        raise SetupError("no client command given after '--'")
+    program = argv[0]
+    if os.sep in program:
+        path = Path(program)
+        if not path.exists():
+            raise SetupError(f"client not found: {program}")
+        if path.is_dir():
+            raise SetupError(f"client is a directory: {program}")
+        if not os.access(path, os.X_OK):
+            raise SetupError(f"client is not executable: {program}")
+    elif shutil.which(program) is None:
+        raise SetupError(f"client not found on PATH: {program}")
+    return tuple(argv)
+
+
+@dataclass
+class Observation:
+    """What the client did with one case."""
+
+    status: Status = "ok"
+    detail: str = ""
+    verdict: str | None = None
+    exit: Exit | None = None
+    lines: dict[int, dict[str, Any]] = field(default_factory=dict)
+    summary: dict[str, Any] | None = None
+    hello: dict[str, Any] | None = None
+    stalled_at: int | None = None
+    stderr_bytes: int = 0
+    stderr_lines: int = 0
+    stderr_tail: str = ""
+    stdout_bytes: int = 0
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def rejected_line(self) -> int | None:
+        if self.summary is not None and self.summary.get("rejected_line") is not None:
+            return int(self.summary["rejected_line"])
+        rejects = [n for n, o in self.lines.items() if o.get("outcome") == "reject"]
+        return min(rejects) if rejects else None
+
+    def describe(self) -> str:
+        if self.status != "ok":
+            return f"{self.status}: {self.detail}"
+        text = f"{self.verdict}"
+        if self.verdict == "reject" and self.rejected_line is not None:
+            text += f" at line {self.rejected_line}"
+        if self.stalled_at is not None:
+            text += f" (stalled on line {self.stalled_at})"
+        return text
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "detail": self.detail or None,
+            "verdict": self.verdict,
+            "exit": self.exit.describe() if self.exit else None,
+            "rejected_line": self.rejected_line,
+            "stalled_at": self.stalled_at,
+            "summary": self.summary,
+            "stderr_bytes": self.stderr_bytes,
+            "seconds": round(self.seconds, 4),
+        }
+
+
+def split_lines(stream: bytes) -> list[bytes]:
+    """Physical lines (split at LF only), each with its own terminator."""
+    out, start = [], 0
+    while start < len(stream):
+        nl = stream.find(b"\n", start)
+        if nl < 0:
+            out.append(stream[start:])
+            break
+        out.append(stream[start : nl + 1])
+        start = nl + 1
+    return out
+
+
+@contextlib.contextmanager
+def _stream_file(client: Client, stream: bytes) -> Iterator[tuple[list[str], bool]]:
+    """argv with ``{stream}`` replaced by a private temp file, removed afterwards."""
+    if not client.uses_placeholder:
+        yield list(client.argv), True
+        return
+    directory = tempfile.mkdtemp(prefix="stella-conform-")  # mode 0700
+    path = os.path.join(directory, "stream.jsonl")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(stream)
+        yield [a.replace(STREAM_PLACEHOLDER, path) for a in client.argv], False
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _start(client: Client, argv: list[str]) -> ClientProcess:
+    try:
+        return ClientProcess(argv, env=client.environment(), cwd=client.cwd)
+    except FileNotFoundError:
+        raise SetupError(f"client not found: {argv[0]}") from None
+    except PermissionError:
+        raise SetupError(f"client is not executable: {argv[0]}") from None
+    except OSError as exc:
+        raise SetupError(f"cannot start client {argv[0]}: {exc.strerror or exc}") from None
+
+
+def _finish(obs: Observation, proc: ClientProcess) -> Observation:
+    obs.stderr_bytes = proc.stderr.total
+    kept = bytes(proc.stderr.kept)
+    obs.stderr_lines = kept.count(b"\n") + (1 if kept and not kept.endswith(b"\n") else 0)
+    obs.stderr_tail = proc.stderr_text(400)
+    obs.stdout_bytes = proc.stdout.total
+    obs.seconds = proc.elapsed
+    return obs
+
+
+def _exit_verdict(obs: Observation, ended: Exit) -> None:
+    obs.exit = ended
+    if ended.timed_out:
+        obs.status, obs.detail = "timeout", "no exit within the timeout"
+    elif ended.signal is not None:
+        obs.status, obs.detail = "crash", ended.describe()
+    elif ended.returncode == 0:
+        obs.verdict = "accept"
+    elif ended.returncode == 1:
+        obs.verdict = "reject"
+    else:
+        obs.status = "crash"
+        obs.detail = f"{ended.describe()} (only 0 = accept and 1 = reject are verdicts)"
+
+
+def run_exit(client: Client, stream: bytes) -> Observation:
+    """Exit-code mode: the stream on stdin (or as a file); the verdict is the exit status."""
+    obs = Observation()
+    with _stream_file(client, stream) as (argv, via_stdin):
+        proc = _start(client, argv)
+        try:
+            if via_stdin:
+                proc.send(stream, then_close=True)
+            else:
+                proc.close_stdin()
+            _exit_verdict(obs, proc.wait(time.monotonic() + client.timeout))
+        finally:
+            proc.kill()
+    return _finish(obs, proc)
+
+
+class _Reader:
+    """Reads validated messages from a client, enforcing the report-mode rules."""
+
+    def __init__(
+        self, proc: ClientProcess, obs: Observation, written: list[int], case_id: str | None = None
+    ) -> None:
+        self.proc = proc
+        self.obs = obs
+        self.written = written  # lines written so far, as a one-item list
+        self.case_id = case_id
+        self.pending: set[int] = set()
+
+    def next(self, deadline: float) -> dict[str, Any] | None:
+        try:
+            raw = self.proc.next_line(deadline)
+        except LineTooLong as exc:
+            raise ProtocolError(str(exc)) from None
+        if raw is None:
+            return None
+        message = parse_message(raw)
+        if self.case_id is not None and message["kind"] != "hello":
+            got = message.get("id")
+            if got != self.case_id:
+                raise ProtocolError(
+                    f"answer for case {got!r} while case {self.case_id!r} is running: "
+                    f"{excerpt(raw)}"
+                )
+        self.record(message, raw)
+        return message
+
+    def record(self, message: dict[str, Any], raw: bytes) -> None:
+        kind = message["kind"]
+        if kind == "hello":
+            raise ProtocolError(f"a second hello: {excerpt(raw)}")
+        if self.obs.summary is not None:
+            raise ProtocolError(f"{kind} after the summary: {excerpt(raw)}")
+        if kind in ("line", "pending"):
+            n = message["line"]
+            if n > self.written[0]:
+                raise ProtocolError(
+                    f"{kind} for line {n}, but only {self.written[0]} line(s) were written: "
+                    f"{excerpt(raw)}"
+                )
+            if kind == "pending":
+                self.pending.add(n)
+                return
+            if n in self.obs.lines:
+                raise ProtocolError(f"a second observation for line {n}: {excerpt(raw)}")
+            self.obs.lines[n] = message
+            self.pending.discard(n)
+        elif kind == "summary":
+            if self.written[0] > 0 and not self.obs.lines and not self.pending:
+                raise ProtocolError(f"summary before any observation: {excerpt(raw)}")
+            self.obs.summary = message
+            self.obs.verdict = message["verdict"]
+
+
+def _expect_hello(reader: _Reader, deadline: float) -> dict[str, Any]:
+    try:
+        raw = reader.proc.next_line(deadline)
+    except LineTooLong as exc:
+        raise ProtocolError(str(exc)) from None
+    if raw is None:
+        if reader.proc.stdout_closed:
+            raise ProtocolError("no hello: the client closed stdout without writing one")
+        raise ProtocolError("no hello within the timeout")
+    return parse_message(raw, expect=("hello",))
+
+
+def run_report(client: Client, stream: bytes) -> Observation:
+    """Report mode, lockstep: line k+1 is written only after line k is acknowledged."""
+    obs = Observation()
+    lines = split_lines(stream)
+    proc = _start(client, list(client.argv))
+    try:
+        deadline = time.monotonic() + client.timeout
+        written = [0]
+        reader = _Reader(proc, obs, written)
+        try:
+            obs.hello = _expect_hello(reader, deadline)
+            lockstep = True
+            for index, line in enumerate(lines, 1):
+                last = index == len(lines)
+                proc.send(line, then_close=last)
+                written[0] = index
+                if not lockstep or last:
+                    continue
+                if not _await_ack(reader, index, deadline, client.line_timeout):
+                    if obs.verdict is not None or proc.stdout_closed:
+                        break  # the client finished (e.g. rejected) before reading on
+                    obs.stalled_at = index
+                    lockstep = False  # grade the rest anyway, without lockstep
+                if obs.summary is not None or any(
+                    o.get("outcome") == "reject" for o in obs.lines.values()
+                ):
+                    break
+            proc.close_stdin()
+            while obs.summary is None:
+                message = reader.next(deadline)
+                if message is None:
+                    break
+        except ProtocolError as exc:
+            obs.status, obs.detail = "protocol-error", str(exc)
+            proc.kill()
+            return _finish(obs, proc)
+        ended = proc.wait(deadline)
+        _settle_report(obs, ended)
+    finally:
+        proc.kill()
+    return _finish(obs, proc)
+
+
+def _await_ack(reader: _Reader, line: int, deadline: float, line_timeout: float) -> bool:
+    """Wait until line ``line`` is observed or pending; False on a stall or early end."""
+    until = min(deadline, time.monotonic() + line_timeout)
+    while line not in reader.obs.lines and line not in reader.pending:
+        if reader.obs.summary is not None:
+            return True
+        message = reader.next(until)
+        if message is None:
+            return False
+    return True
+
+
+def _settle_report(obs: Observation, ended: Exit) -> None:
+    obs.exit = ended
+    if ended.timed_out:
+        obs.status, obs.detail = "timeout", "no summary and exit within the timeout"
+        return
+    if ended.signal is not None:
+        obs.status, obs.detail = "crash", ended.describe()
+        return
+    if ended.returncode not in (0, 1):
+        obs.status = "crash"
+        obs.detail = f"{ended.describe()} (only 0 = accept and 1 = reject are verdicts)"
+        return
+    exit_verdict = "accept" if ended.returncode == 0 else "reject"
+    if obs.summary is None:
+        obs.status = "protocol-error"
+        obs.detail = f"no summary before {ended.describe()}"
+        return
+    if obs.verdict != exit_verdict:
+        obs.status = "protocol-error"
+        obs.detail = f"summary says {obs.verdict} but the client exited with {ended.describe()}"
+
+
+class PersistentSession:
+    """One client process for many cases, restarted (and re-handshaken) after a crash."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.proc: ClientProcess | None = None
+        self.hello: dict[str, Any] | None = None
+        self.counter = 0
+        self.restarts = 0
+
+    def _ensure(self, deadline: float) -> ClientProcess:
+        if self.proc is not None and self.proc.proc.poll() is None:
+            return self.proc
+        if self.proc is not None:
+            self.proc.kill()
+            self.restarts += 1
+        self.proc = _start(self.client, list(self.client.argv))
+        scratch = Observation()
+        self.hello = _expect_hello(_Reader(self.proc, scratch, [0]), deadline)
+        return self.proc
+
+    def run(self, stream: bytes) -> Observation:
+        obs = Observation()
+        self.counter += 1
+        case_id = f"case-{self.counter}"
+        deadline = time.monotonic() + self.client.timeout
+        lines = split_lines(stream)
+        try:
+            proc = self._ensure(deadline)
+            obs.hello = self.hello
+            written = [len(lines)]
+            reader = _Reader(proc, obs, written, case_id=case_id)
+            message = {
+                "kind": "case",
+                "id": case_id,
+                "stream": base64.b64encode(stream).decode("ascii"),
+            }
+            proc.send(json.dumps(message).encode() + b"\n")
+            while obs.summary is None:
+                if reader.next(deadline) is None:
+                    break
+            if obs.summary is None:
+                if proc.proc.poll() is not None or proc.stdout_closed:
+                    ended = proc.wait(deadline)
+                    obs.status, obs.detail = "crash", f"{ended.describe()} in the middle of a case"
+                    obs.exit = ended
+                else:
+                    obs.status, obs.detail = "timeout", "no summary within the timeout"
+                self._discard()
+        except ProtocolError as exc:
+            obs.status, obs.detail = "protocol-error", str(exc)
+            self._discard()
+        if self.proc is not None:
+            _finish(obs, self.proc)
+        return obs
+
+    def _discard(self) -> None:
+        """Throw the process away: its state can no longer be trusted."""
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc = None
+            self.restarts += 1
+
+    def close(self) -> None:
+        if self.proc is None:
+            return
+        with contextlib.suppress(Exception):
+            self.proc.send(b'{"kind":"shutdown"}\n', then_close=True)
+            self.proc.wait(time.monotonic() + 2)
+        self.proc.kill()
+        self.proc = None
+
+    def __enter__(self) -> PersistentSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def run_once(client: Client, stream: bytes) -> Observation:
+    """Run one case in a fresh process (exit or report mode)."""
+    if client.mode == "report":
+        return run_report(client, stream)
+    if client.mode == "exit":
+        return run_exit(client, stream)
+    with PersistentSession(client) as session:
+        return session.run(stream)

@@ -1,0 +1,330 @@
+"""Grade one client on a set of checks: fixtures first, then generated cases.
+
+Each check runs its curated fixtures, then a Hypothesis property over
+generated cases that carry only that check's mutations.  A failing generated
+case is shrunk by Hypothesis (within a budget of client runs, since every
+shrink step starts the client again), saved in the fixture format, and
+reported with the command that replays it.  Checks run in parallel worker
+processes with ``-j``; each check's cases are drawn from its own seed, so
+results do not depend on ``-j``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import warnings
+import zlib
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
+from hypothesis.errors import Flaky, HypothesisException
+
+from stella_conform.conformance.checks import Check
+from stella_conform.conformance.grader import (
+    Context,
+    GradedCase,
+    Judgment,
+    combine,
+    expected_text,
+    judge,
+)
+from stella_conform.conformance.runner import Client, Observation, PersistentSession, run_once
+from stella_conform.corpus import bundled_fixtures_dir, expectation_from, write_fixture
+from stella_conform.generators.cases import Case, cases
+from stella_conform.schemas.vocabulary import Vocabulary
+
+#: Client runs a shrink may spend after the first failure of a check.
+SHRINK_BUDGET = 150
+
+
+@dataclass
+class CaseFailure:
+    """One failing case, as reported."""
+
+    case: str
+    source: str
+    message: str
+    expected: dict[str, Any]
+    observed: dict[str, Any]
+    saved: str | None = None
+    replay: str | None = None
+    mutations: tuple[str, ...] = ()
+
+
+@dataclass
+class CheckResult:
+    id: str
+    name: str
+    rule: str
+    tier: str
+    outcome: str
+    message: str
+    cases: int = 0
+    failures: list[CaseFailure] = field(default_factory=list)
+    known_failure: str | None = None
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "rule": self.rule,
+            "tier": self.tier,
+            "outcome": self.outcome,
+            "message": self.message,
+            "cases": self.cases,
+            "known_failure": self.known_failure,
+            "seconds": round(self.seconds, 3),
+            "failures": [f.__dict__ | {"mutations": list(f.mutations)} for f in self.failures],
+        }
+
+
+@dataclass(frozen=True)
+class SuiteConfig:
+    client: Client
+    examples: int = 25
+    seed: int = 0
+    failures_dir: Path = Path(".stella-conform/failures")
+    database_dir: Path | None = Path(".stella-conform/hypothesis")
+    wire_schema: str | None = None
+    fixtures_dir: Path | None = None
+
+    def vocabulary(self) -> Vocabulary:
+        if self.wire_schema is None:
+            return Vocabulary.default()
+        return Vocabulary.from_wire_schema(self.wire_schema)
+
+
+def check_seed(seed: int, check_id: str) -> int:
+    """A per-check seed, stable across runs and independent of ``-j``."""
+    return seed * 1_000_003 + zlib.crc32(check_id.encode())
+
+
+def replay_command(path: str, client: Client) -> str:
+    parts = ["stella-conform", "replay", path, "--mode", client.mode, "--", *client.argv]
+    return shlex.join(parts)
+
+
+class _Runner:
+    """Runs cases for one check in one worker, reusing a persistent client if asked."""
+
+    def __init__(self, config: SuiteConfig) -> None:
+        self.config = config
+        self.session = (
+            PersistentSession(config.client) if config.client.mode == "persistent" else None
+        )
+        self.calls = 0
+
+    def run(self, stream: bytes) -> Observation:
+        self.calls += 1
+        if self.session is not None:
+            return self.session.run(stream)
+        return run_once(self.config.client, stream)
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+
+
+def _fixture_case(name: str, vocab: Vocabulary, directory: Path) -> GradedCase:
+    import json
+
+    stream = (directory / f"{name}.jsonl").read_bytes()
+    expect = json.loads((directory / f"{name}.expect.json").read_text(encoding="utf-8"))
+    return GradedCase(
+        name,
+        stream,
+        "fixture",
+        also_conforming=tuple(expect.get("also_conforming", ())),
+        vocab=vocab,
+    )
+
+
+def _save(config: SuiteConfig, check: Check, case: GradedCase) -> tuple[str, str]:
+    digest = hashlib.sha256(case.stream).hexdigest()[:10]
+    name = f"{check.id}-{digest}"
+    directory = config.failures_dir
+    expect = expectation_from(
+        case.expected,
+        rules=[check.rule],
+        mutations=case.mutations,
+        description=f"counterexample for {check.id} ({check.name})",
+        seed=config.seed,
+    )
+    write_fixture(directory, name, case.stream, expect)
+    path = str(directory / f"{name}.jsonl")
+    return path, replay_command(path, config.client)
+
+
+def _failure(case: GradedCase, j: Judgment, obs: Observation) -> CaseFailure:
+    return CaseFailure(
+        case=case.name,
+        source=case.source,
+        message=j.message,
+        expected=expected_text(case.expected),
+        observed=obs.to_json(),
+        mutations=case.mutations,
+    )
+
+
+def run_check(check: Check, config: SuiteConfig) -> CheckResult:
+    """Grade one check (called in a worker process, or inline for ``-j 1``)."""
+    import time
+
+    started = time.monotonic()
+    vocab = config.vocabulary()
+    result = CheckResult(check.id, check.name, check.rule, check.tier, "skip", "")
+    if not check.grades_in(config.client.mode):
+        result.message = check.skip_reason(config.client.mode)
+        return result
+    runner = _Runner(config)
+    judgments: list[Judgment] = []
+    try:
+        ctx = Context()
+        fixtures_dir = config.fixtures_dir or bundled_fixtures_dir()
+        if check.judge == "quiet":
+            baseline = runner.run(_fixture_case("minimal_run", vocab, fixtures_dir).stream)
+            ctx.baseline_stderr_lines = baseline.stderr_lines
+        for name in check.fixtures:
+            case = _fixture_case(name, vocab, fixtures_dir)
+            obs = runner.run(case.stream)
+            j = judge(check, case, obs, ctx)
+            judgments.append(j)
+            result.cases += 1
+            if j.verdict in ("fail", "error") and len(result.failures) < 5:
+                failure = _failure(case, j, obs)
+                failure.saved = str(fixtures_dir / f"{name}.jsonl")
+                failure.replay = replay_command(failure.saved, config.client)
+                result.failures.append(failure)
+        if (check.mutations or check.valid_runs) and config.examples > 0:
+            judgments.extend(_generated(check, config, vocab, runner, ctx, result))
+    finally:
+        runner.close()
+    result.outcome, result.message = combine(check, judgments)
+    result.seconds = time.monotonic() - started
+    return result
+
+
+class _CheckFailed(AssertionError):
+    pass
+
+
+def _generated(
+    check: Check,
+    config: SuiteConfig,
+    vocab: Vocabulary,
+    runner: _Runner,
+    ctx: Context,
+    result: CheckResult,
+) -> list[Judgment]:
+    if check.mutations and check.valid_runs:
+        strategy = cases(vocab, mutations=check.mutations, min_mutations=0, max_mutations=2)
+    elif check.mutations:
+        strategy = cases(vocab, mutations=check.mutations, min_mutations=1, max_mutations=2)
+    else:
+        strategy = cases(vocab, max_mutations=0)
+    judgments: list[Judgment] = []
+    last_failure: list[tuple[GradedCase, Judgment, Observation]] = []
+    budget = {"after_first_failure": 0}
+
+    def graded(case: Case) -> GradedCase:
+        return GradedCase("generated", case.stream, "generated", case.mutations, vocab=vocab)
+
+    database: ExampleDatabase | None = None
+    if config.database_dir is not None:
+        database = DirectoryBasedExampleDatabase(str(config.database_dir))
+
+    @hypothesis_seed(check_seed(config.seed, check.id))
+    @settings(
+        max_examples=config.examples,
+        database=database,
+        deadline=None,
+        derandomize=False,
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+        print_blob=False,
+    )
+    @given(strategy)
+    def property_(case: Case) -> None:
+        if last_failure:
+            budget["after_first_failure"] += 1
+            if budget["after_first_failure"] > SHRINK_BUDGET:
+                # Out of shrink budget: every new candidate "passes", so Hypothesis settles
+                # on the smallest failure found so far; that one still fails when replayed.
+                best = min(last_failure, key=lambda f: (len(f[0].stream), f[0].stream))
+                if case.stream == best[0].stream:
+                    last_failure.append(best)
+                    raise _CheckFailed(best[1].message)
+                return
+        g = graded(case)
+        obs = runner.run(g.stream)
+        j = judge(check, g, obs, ctx)
+        if j.verdict in ("fail", "error"):
+            last_failure.append((g, j, obs))
+            raise _CheckFailed(j.message)
+        judgments.append(j)
+
+    # A stable database key per (check, client) so a failure replays first next run.
+    key = f"{check.id}|{shlex.join(config.client.argv)}|{config.client.mode}".encode()
+    property_.hypothesis.inner_test._hypothesis_internal_add_digest = key  # type: ignore[attr-defined]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            property_()
+    except _CheckFailed:
+        pass
+    except Flaky as exc:
+        judgments.append(Judgment("error", f"the client is not deterministic: {exc}"))
+        return judgments
+    except HypothesisException as exc:
+        judgments.append(Judgment("error", f"generation failed: {type(exc).__name__}: {exc}"))
+        return judgments
+    result.cases += config.examples
+    if last_failure:
+        case, j, obs = last_failure[-1]  # the last failure seen is the shrunk one
+        judgments.append(j)
+        failure = _failure(case, j, obs)
+        failure.saved, failure.replay = _save(config, check, case)
+        result.failures.insert(0, failure)
+    return judgments
+
+
+ProgressFn = Callable[[int, int, CheckResult], None]
+
+
+def run_suite(
+    checks: Sequence[Check],
+    config: SuiteConfig,
+    *,
+    jobs: int = 1,
+    progress: ProgressFn | None = None,
+) -> list[CheckResult]:
+    """Grade every check; results in catalogue order."""
+    results: dict[str, CheckResult] = {}
+    total = len(checks)
+    if jobs <= 1 or total <= 1:
+        for check in checks:
+            results[check.id] = run_check(check, config)
+            if progress:
+                progress(len(results), total, results[check.id])
+    else:
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+            futures = {pool.submit(run_check, check, config): check for check in checks}
+            for future in as_completed(futures):
+                check = futures[future]
+                results[check.id] = future.result()
+                if progress:
+                    progress(len(results), total, results[check.id])
+    return [results[c.id] for c in checks]

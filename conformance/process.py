@@ -269,6 +269,11 @@ class ClientProcess:
             if remaining <= 0:
                 self.kill()
                 return Exit(None, timed_out=True)
+            if self._stdout_eof and self._stderr_eof and not self.writes_pending:
+                # nothing left to move: block on the exit itself instead of polling
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.proc.wait(timeout=remaining)
+                continue
             self.pump(min(remaining, 0.05))
         # The main process is gone: drain what is already written, briefly, then
         # kill the group so a grandchild holding the pipes cannot keep us waiting.

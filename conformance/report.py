@@ -197,8 +197,13 @@ def _failure_lines(failure: Any) -> list[str]:
     out.append(f"    expected: {json.dumps(failure.expected, ensure_ascii=False)[:300]}")
     observed = failure.observed
     seen = observed.get("verdict") or observed.get("status")
+    if seen == "reject" and observed.get("rejected_line") is not None:
+        seen += f" at line {observed['rejected_line']}"
     detail = f" ({observed['detail']})" if observed.get("detail") else ""
     out.append(f"    client:   {seen}{detail}")
+    if failure.stream is not None:
+        out.append("    stream:")
+        out.extend("    " + line for line in show_stream(failure.stream, limit=8).splitlines())
     if failure.saved:
         out.append(f"    saved:    {failure.saved}")
     if failure.replay:
@@ -213,7 +218,9 @@ def write_outputs(
         return json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n"
 
     renderers: list[tuple[Path | None, Callable[[], str]]] = [
-        (json_path, as_json), (junit_path, report.junit), (markdown_path, report.markdown),
+        (json_path, as_json),
+        (junit_path, report.junit),
+        (markdown_path, report.markdown),
     ]
     for path, text in renderers:
         if path is None:
@@ -238,3 +245,23 @@ def check_writable(paths: Sequence[Path | None]) -> None:
 
         if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
             raise SetupError(f"output path is not writable: {path}")
+
+
+def show_stream(stream: bytes, limit: int = 40, width: int = 160) -> str:
+    """The stream with visible line ends: ⏎ for LF, ␍ for CR, ∅ for a missing final newline."""
+    from stella_conform.conformance.runner import split_lines
+
+    out = []
+    lines = split_lines(stream)
+    for number, line in enumerate(lines[:limit], 1):
+        body = line.rstrip(b"\n")
+        text = body.decode("utf-8", "backslashreplace").replace("\r", "␍")
+        if len(text) > width:
+            text = text[:width] + f"… ({len(body)} bytes)"
+        end = "⏎" if line.endswith(b"\n") else "∅ (no final newline)"
+        out.append(f"{number:>5} | {text}{end}")
+    if len(lines) > limit:
+        out.append(f"      … {len(lines) - limit} more line(s)")
+    if not lines:
+        out.append("      (empty stream)")
+    return "\n".join(out)

@@ -57,6 +57,12 @@ class CaseFailure:
     saved: str | None = None
     replay: str | None = None
     mutations: tuple[str, ...] = ()
+    stream: bytes | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = {k: v for k, v in self.__dict__.items() if k != "stream"}
+        out["mutations"] = list(self.mutations)
+        return out
 
 
 @dataclass
@@ -83,7 +89,7 @@ class CheckResult:
             "cases": self.cases,
             "known_failure": self.known_failure,
             "seconds": round(self.seconds, 3),
-            "failures": [f.__dict__ | {"mutations": list(f.mutations)} for f in self.failures],
+            "failures": [f.to_json() for f in self.failures],
         }
 
 
@@ -172,6 +178,7 @@ def _failure(case: GradedCase, j: Judgment, obs: Observation) -> CaseFailure:
         expected=expected_text(case.expected),
         observed=obs.to_json(),
         mutations=case.mutations,
+        stream=case.stream if len(case.stream) <= 4096 else None,
     )
 
 
@@ -209,6 +216,8 @@ def run_check(check: Check, config: SuiteConfig) -> CheckResult:
     finally:
         runner.close()
     result.outcome, result.message = combine(check, judgments)
+    if result.outcome in ("fail", "warn", "error") and result.failures:
+        result.message = result.failures[0].message  # the shrunk case, shown first
     result.seconds = time.monotonic() - started
     return result
 

@@ -294,7 +294,7 @@ def _default_jobs() -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
-@main.command(context_settings={"allow_interspersed_args": False})
+@main.command()
 @client_options
 @click.option(
     "--profile",
@@ -429,7 +429,7 @@ def run(
     sys.exit(report.exit_code)
 
 
-@main.command(context_settings={"allow_interspersed_args": False})
+@main.command()
 @client_options
 @wire_schema_option
 @click.argument("case", type=click.Path(path_type=Path))
@@ -448,6 +448,7 @@ def replay(
     client's verdict is right, 1 when not.
     """
     from stella_conform.conformance.grader import GradedCase
+    from stella_conform.conformance.report import show_stream
     from stella_conform.conformance.runner import run_once
 
     if not case.is_file():
@@ -480,25 +481,7 @@ def replay(
     sys.exit(0 if obs.ok and obs.verdict == expected.verdict else 1)
 
 
-def show_stream(stream: bytes, limit: int = 40, width: int = 160) -> str:
-    """The stream with visible line ends: ⏎ for LF, ␍ for CR, ∅ for a missing final newline."""
-    from stella_conform.conformance.runner import split_lines
-
-    out = []
-    lines = split_lines(stream)
-    for number, line in enumerate(lines[:limit], 1):
-        body = line.rstrip(b"\n")
-        text = body.decode("utf-8", "backslashreplace").replace("\r", "␍")
-        if len(text) > width:
-            text = text[:width] + f"… ({len(body)} bytes)"
-        end = "⏎" if line.endswith(b"\n") else "∅ (no final newline)"
-        out.append(f"{number:>5} | {text}{end}")
-    if len(lines) > limit:
-        out.append(f"      … {len(lines) - limit} more line(s)")
-    return "\n".join(out)
-
-
-@main.command(context_settings={"allow_interspersed_args": False})
+@main.command()
 @client_options
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def smoke(command: tuple[str, ...], mode: str, timeout: float, line_timeout: float) -> None:

@@ -113,7 +113,8 @@ def test_report_mode_pending_then_torn_and_reject() -> None:
 
 def test_lockstep_catches_a_buffering_client(tmp_path: Path) -> None:
     body = """
-    print(json.dumps({"kind": "hello", "protocol": 1, "client": {"name": "b"}, "profiles": []}), flush=True)
+    hello = {"kind": "hello", "protocol": 1, "client": {"name": "b"}, "profiles": []}
+    print(json.dumps(hello), flush=True)
     data = sys.stdin.buffer.read().split(b"\\n")
     for i, _ in enumerate([d for d in data if d], 1):
         print(json.dumps({"kind": "line", "line": i, "outcome": "known"}), flush=True)

@@ -6,7 +6,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
-from stella_reader import Adapter, Reader, Rejected, main  # noqa: E402,F401
+from stella_reader import Adapter, Reader, Rejected, main  # noqa: F401
 
 
 class BrokenReader(Reader):

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Breaks the alias guarantee: reads only today's field names, so text carrying delta is an error."""
+"""Breaks the alias guarantee: knows only today's field names (text carrying delta fails)."""
 
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
-from stella_reader import Adapter, Reader, Rejected, main  # noqa: E402,F401
+from stella_reader import Adapter, Reader, Rejected, main  # noqa: F401
 
 
 class BrokenReader(Reader):

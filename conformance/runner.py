@@ -14,7 +14,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -46,6 +46,8 @@ class Client:
     line_timeout: float = 5.0
     env: Mapping[str, str] = field(default_factory=dict)
     cwd: str | None = None
+    #: An in-process Python parser instead of a command (see ``inprocess.py``).
+    function: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def uses_placeholder(self) -> bool:
@@ -438,7 +440,11 @@ class PersistentSession:
 
 
 def run_once(client: Client, stream: bytes) -> Observation:
-    """Run one case in a fresh process (exit or report mode)."""
+    """Run one case in a fresh process (exit or report mode), or in-process."""
+    if client.function is not None:
+        from stella_conform.conformance.inprocess import run_inprocess
+
+        return run_inprocess(client.function, stream)
     if client.mode == "report":
         return run_report(client, stream)
     if client.mode == "exit":

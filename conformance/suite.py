@@ -102,6 +102,9 @@ class SuiteConfig:
     database_dir: Path | None = Path(".stella-conform/hypothesis")
     wire_schema: str | None = None
     fixtures_dir: Path | None = None
+    #: An example database to use instead of ``database_dir`` (the pytest plugin passes
+    #: Hypothesis's configured one, e.g. a GitHub-artifact database shared by CI).
+    database: Any = None
 
     def vocabulary(self) -> Vocabulary:
         if self.wire_schema is None:
@@ -124,9 +127,8 @@ class _Runner:
 
     def __init__(self, config: SuiteConfig) -> None:
         self.config = config
-        self.session = (
-            PersistentSession(config.client) if config.client.mode == "persistent" else None
-        )
+        persistent = config.client.mode == "persistent" and config.client.function is None
+        self.session = PersistentSession(config.client) if persistent else None
         self.calls = 0
 
     def run(self, stream: bytes) -> Observation:
@@ -247,8 +249,8 @@ def _generated(
     def graded(case: Case) -> GradedCase:
         return GradedCase("generated", case.stream, "generated", case.mutations, vocab=vocab)
 
-    database: ExampleDatabase | None = None
-    if config.database_dir is not None:
+    database: ExampleDatabase | None = config.database
+    if database is None and config.database_dir is not None:
         database = DirectoryBasedExampleDatabase(str(config.database_dir))
 
     @hypothesis_seed(check_seed(config.seed, check.id))
@@ -283,7 +285,10 @@ def _generated(
         judgments.append(j)
 
     # A stable database key per (check, client) so a failure replays first next run.
-    key = f"{check.id}|{shlex.join(config.client.argv)}|{config.client.mode}".encode()
+    fn = config.client.function
+    who = f"{fn.__module__}.{fn.__qualname__}" if fn is not None else shlex.join(config.client.argv)
+    key = f"{check.id}|{who}|{config.client.mode}".encode()
+
     property_.hypothesis.inner_test._hypothesis_internal_add_digest = key  # type: ignore[attr-defined]
     try:
         with warnings.catch_warnings():

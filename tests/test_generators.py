@@ -252,14 +252,28 @@ def test_mutation_has_its_intended_effect(mutation_id: str) -> None:
     check()
 
 
-def _inside_last_string(torn: bytes, opener: bytes) -> bool:
-    at = max(torn.rfind(o) for o in (opener,) if o) if opener else -1
-    return at >= 0 and b'"' not in torn[at + len(opener) :]
+def _open_string(torn: bytes) -> str | None:
+    """'key' or 'value' when the torn line ends inside a string, else None."""
+    inside, escaped, role, last = False, False, None, b""
+    for byte in torn:
+        ch = bytes([byte])
+        if inside:
+            if escaped:
+                escaped = False
+            elif ch == b"\\":
+                escaped = True
+            elif ch == b'"':
+                inside = False
+        elif ch == b'"':
+            inside, role = True, ("value" if last == b":" else "key")
+        elif ch not in b" \t":
+            last = ch
+    return role if inside else None
 
 
 TORN_SHAPES: dict[str, Callable[[bytes], bool]] = {
-    "mid-key": lambda t: _inside_last_string(t, b'{"') or _inside_last_string(t, b',"'),
-    "mid-string": lambda t: _inside_last_string(t, b':"'),
+    "mid-key": lambda t: _open_string(t) == "key",
+    "mid-string": lambda t: _open_string(t) == "value",
     "mid-escape": lambda t: t.endswith(b"\\"),
     "mid-utf8": lambda t: t.decode("utf-8", "replace").endswith("\ufffd"),
     "anywhere": lambda t: len(t) > 0,

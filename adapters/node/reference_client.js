@@ -253,4 +253,8 @@ function main() {
   process.stdin.on("end", () => process.exit(0));
 }
 
-main();
+if (require.main === module) {
+  main();
+} else {
+  module.exports = { Reader, LineSplitter };
+}

@@ -1,0 +1,298 @@
+"""pytest plugin: stella conformance checks as test items in a client's own suite.
+
+Registered through the ``pytest11`` entry point but inert unless asked for: with no
+``--stella-client`` (or ``stella_client`` ini value) it adds no items and runs no code.
+
+Subprocess clients::
+
+    pytest --stella-client "python3 my_client.py" --stella-mode persistent
+
+collects one item per check (``stella-conform::R3.unknown-type-inert``), so ``-k R3``,
+``--lf``, JUnit XML and IDE test trees show rules.
+
+In-process Python parsers::
+
+    from stella_conform.pytest_plugin import conformance_tests
+    test_my_parser = conformance_tests(my_parser.read)
+
+makes a test parametrized by check id in that module (see docs/pytest-plugin.md).
+"""
+
+from __future__ import annotations
+
+import shlex
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+STELLA_OPTIONS = (
+    ("client", None, "command of the client to grade (enables the stella-conform items)"),
+    ("mode", "exit", "adapter protocol mode: exit, report or persistent"),
+    ("profile", "reader", "check profile(s), comma separated"),
+    ("examples", None, "generated cases per check (default 25, or the Hypothesis profile's)"),
+    ("seed", None, "seed for generated cases (default: --hypothesis-seed, else 0)"),
+    ("known-failures", None, "TOML file of checks expected to fail, with reasons"),
+    ("timeout", "10", "seconds per case"),
+    ("wire-schema", None, "a stella release's agentevent.schema.json"),
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("stella-conform", "stella client conformance (stella-conform)")
+    for name, default, help_text in STELLA_OPTIONS:
+        dest = "stella_" + name.replace("-", "_")
+        group.addoption(f"--stella-{name}", dest=dest, default=None, help=help_text)
+        parser.addini(dest, help=help_text, default=default)
+
+
+def _option(config: pytest.Config, name: str) -> Any:
+    dest = "stella_" + name.replace("-", "_")
+    value = config.getoption(dest, default=None)
+    if value is None:
+        value = config.getini(dest)
+    return value or None
+
+
+def _active(config: pytest.Config) -> bool:
+    return _option(config, "client") is not None
+
+
+def _examples(config: pytest.Config) -> int:
+    explicit = _option(config, "examples")
+    if explicit is not None:
+        return int(explicit)
+    if config.getoption("hypothesis_profile", default=None):
+        from hypothesis import settings
+
+        return int(settings().max_examples)  # the profile the user chose
+    return 25
+
+
+def _seed(config: pytest.Config) -> int:
+    explicit = _option(config, "seed")
+    if explicit is not None:
+        return int(explicit)
+    hyp = config.getoption("hypothesis_seed", default=None)
+    return int(hyp) if hyp is not None else 0
+
+
+def _database() -> Any:
+    from hypothesis import settings
+
+    return settings().database  # honours a profile's database (e.g. GitHub artifacts)
+
+
+def build_config(config: pytest.Config, client: Any) -> Any:
+    from stella_conform.conformance.suite import SuiteConfig
+
+    rootdir = Path(str(config.rootpath))
+    wire = _option(config, "wire-schema")
+    return SuiteConfig(
+        client=client,
+        examples=_examples(config),
+        seed=_seed(config),
+        failures_dir=rootdir / ".stella-conform" / "failures",
+        database_dir=None,
+        database=_database(),
+        wire_schema=str(wire) if wire else None,
+    )
+
+
+def _known(config: pytest.Config) -> dict[str, str]:
+    from stella_conform.conformance.report import load_known_failures
+    from stella_conform.errors import SetupError
+
+    path = _option(config, "known-failures")
+    if path is None:
+        return {}
+    try:
+        return load_known_failures(Path(path))
+    except SetupError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def _checks(config: pytest.Config) -> list[Any]:
+    from stella_conform.conformance.checks import PROFILES, select
+
+    profiles = [p.strip() for p in str(_option(config, "profile") or "reader").split(",")]
+    unknown = [p for p in profiles if p not in PROFILES]
+    if unknown:
+        raise pytest.UsageError(f"--stella-profile: unknown profile {unknown[0]!r}")
+    return select(profiles)
+
+
+class StellaCheckFailure(Exception):
+    """A check failed or errored; the text is the full, readable explanation."""
+
+
+def explain(result: Any, seed: int) -> str:
+    """A failure message: the minimal stream, what the client did against what was expected."""
+    from stella_conform.conformance.report import _failure_lines
+
+    lines = [f"{result.id} ({result.name}): {result.outcome.upper()}", result.message, ""]
+    for failure in result.failures[:2]:
+        lines.extend(
+            line[4:] if line.startswith("    ") else line for line in _failure_lines(failure)
+        )
+        lines.append("")
+    lines.append(f"seed: {seed} (re-run with --stella-seed {seed})")
+    return "\n".join(lines)
+
+
+def run_as_test(check: Any, suite_config: Any, known: dict[str, str]) -> None:
+    """Run one check and turn its outcome into pytest's: pass, fail, skip, xfail, warning."""
+    from stella_conform.conformance.suite import run_check
+
+    result = run_check(check, suite_config)
+    reason = known.get(check.id)
+    if result.outcome == "skip":
+        pytest.skip(result.message)
+    if reason is not None:
+        if result.outcome in ("fail", "warn", "error"):
+            pytest.xfail(f"known failure: {reason}")
+        pytest.fail(
+            f"{check.id} is listed as a known failure ({reason}) but now passes: "
+            "remove it from the list",
+            pytrace=False,
+        )
+    if result.outcome == "warn":
+        warnings.warn(f"{check.id} (SHOULD): {result.message}", UserWarning, stacklevel=1)
+        return
+    if result.outcome in ("fail", "error"):
+        raise StellaCheckFailure(explain(result, suite_config.seed))
+
+
+class StellaCheckItem(pytest.Item):
+    """One check of the catalogue, graded against the configured client."""
+
+    def __init__(self, *, check: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.check = check
+        self.add_marker(pytest.mark.stella)
+
+    def runtest(self) -> None:
+        cfg = self.config
+        client = cfg.stash[_CLIENT_KEY]
+        run_as_test(self.check, build_config(cfg, client), cfg.stash[_KNOWN_KEY])
+
+    def repr_failure(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
+    ) -> str | Any:
+        if isinstance(excinfo.value, StellaCheckFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self) -> tuple[Path | str, int | None, str]:
+        return self.path, None, f"stella-conform: {self.check.id} ({self.check.name})"
+
+
+class StellaCollector(pytest.Collector):
+    def collect(self) -> Iterator[StellaCheckItem]:
+        for check in self.config.stash[_CHECKS_KEY]:
+            yield StellaCheckItem.from_parent(self, name=check.id, check=check)
+
+
+_CLIENT_KEY = pytest.StashKey[Any]()
+_CHECKS_KEY = pytest.StashKey[list[Any]]()
+_KNOWN_KEY = pytest.StashKey[dict[str, str]]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "stella: a stella-conform conformance check")
+    if not _active(config):
+        return
+    from stella_conform.conformance.runner import Client, resolve_client
+    from stella_conform.errors import SetupError
+
+    try:
+        argv = resolve_client(shlex.split(str(_option(config, "client"))))
+    except SetupError as exc:
+        raise pytest.UsageError(f"--stella-client: {exc}") from None
+    mode = str(_option(config, "mode") or "exit")
+    if mode not in ("exit", "report", "persistent"):
+        raise pytest.UsageError(f"--stella-mode: unknown mode {mode!r}")
+    config.stash[_CLIENT_KEY] = Client(
+        argv=argv,
+        mode=mode,  # type: ignore[arg-type]
+        timeout=float(_option(config, "timeout") or 10),
+    )
+    config.stash[_CHECKS_KEY] = _checks(config)
+    config.stash[_KNOWN_KEY] = _known(config)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """Add the check items before -k, -m, --lf and xdist see the collection."""
+    if not _active(config) or _CHECKS_KEY not in config.stash:
+        return
+    collector = StellaCollector.from_parent(session, name="stella-conform", nodeid="stella-conform")
+    items.extend(collector.collect())
+
+
+# ---------------------------------------------------------------------- in-process API
+
+
+def conformance_tests(
+    parser: Callable[..., Any],
+    *,
+    profiles: Sequence[str] = ("reader",),
+    examples: int | None = None,
+    seed: int | None = None,
+    known_failures: dict[str, str] | None = None,
+    only: Sequence[str] = (),
+) -> Callable[..., None]:
+    """A test function, parametrized by check id, grading an in-process Python parser.
+
+    ``parser(lines)`` or ``parser(lines, report)``: see :mod:`stella_conform.conformance.inprocess`.
+    Assign the result to a ``test_*`` name in a test module.
+    """
+    from stella_conform.conformance.checks import select
+    from stella_conform.conformance.inprocess import wants_report
+    from stella_conform.conformance.runner import Client
+
+    checks = select(profiles, only)
+    mode = "report" if wants_report(parser) else "exit"
+    client = Client(argv=(), mode=mode, function=parser)  # type: ignore[arg-type]
+    known = dict(known_failures or {})
+
+    @pytest.mark.stella
+    @pytest.mark.parametrize("stella_check", checks, ids=[c.id for c in checks])
+    def test_stella_conformance(stella_check: Any, request: pytest.FixtureRequest) -> None:
+        suite = build_config(request.config, client)
+        overrides = {}
+        if examples is not None and _option(request.config, "examples") is None:
+            overrides["examples"] = examples
+        if seed is not None and _option(request.config, "seed") is None:
+            overrides["seed"] = seed
+        if overrides:
+            import dataclasses
+
+            suite = dataclasses.replace(suite, **overrides)
+        run_as_test(stella_check, suite, known)
+
+    test: Callable[..., None] = test_stella_conformance
+    return test
+
+
+# ---------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture
+def stella_cases() -> Any:
+    """The kit's ``cases`` strategy, for your own ``@given`` tests."""
+    from stella_conform.generators import cases
+
+    return cases
+
+
+@pytest.fixture
+def stella_vocabulary() -> Any:
+    """The default vocabulary (known types, body schemas, aliases)."""
+    from stella_conform.schemas.vocabulary import Vocabulary
+
+    return Vocabulary.default()

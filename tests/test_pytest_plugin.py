@@ -1,0 +1,192 @@
+"""The pytest plugin, exercised through pytester in fresh pytest processes."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ADAPTERS, PY_REFERENCE, REPO
+
+from stella_conform.conformance.checks import CATALOGUE
+
+pytest_plugins = ["pytester"]
+TARGETS = json.loads((ADAPTERS / "broken" / "targets.json").read_text())["clients"]
+QUICK = ["--stella-examples", "3", "-p", "no:cacheprovider", "-p", "no:randomly"]
+
+
+def client_arg(*argv: str) -> str:
+    return shlex.join(argv)
+
+
+def stella_ids(result: pytest.RunResult, outcome: str) -> set[str]:
+    ids = set()
+    for line in result.outlines:
+        if line.startswith(outcome + " ") and "::" in line:
+            node = line.split(" ", 1)[1].split(" - ")[0]
+            ids.add(node.split("::")[-1].strip("[]").split("[")[-1].rstrip("]"))
+    return ids
+
+
+def test_inert_without_a_client(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_plain():\n    assert True\n")
+    result = pytester.runpytest_subprocess("-q")
+    result.assert_outcomes(passed=1)
+    assert "stella-conform" not in result.stdout.str()
+
+
+def test_reference_client_passes_one_item_per_check(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess(
+        "--stella-client", client_arg(*PY_REFERENCE), "--stella-mode", "persistent", "-rA", *QUICK
+    )
+    graded = sum(1 for c in CATALOGUE if c.grades_in("persistent"))
+    result.assert_outcomes(passed=graded, skipped=len(CATALOGUE) - graded)
+    assert "PASSED stella-conform::R3.unknown-type-inert" in result.stdout.str()
+
+
+def test_broken_client_fails_exactly_the_targeted_items(pytester: pytest.Pytester) -> None:
+    client = str(ADAPTERS / "broken" / "fails_on_torn_final_line.py")
+    result = pytester.runpytest_subprocess(
+        "--stella-client",
+        client_arg(sys.executable, client),
+        "--stella-mode",
+        "persistent",
+        "-rA",
+        *QUICK,
+    )
+    failed = {
+        line.split("::")[1].split(" ")[0]
+        for line in result.outlines
+        if line.startswith("FAILED stella-conform::")
+    }
+    assert failed == set(TARGETS["fails_on_torn_final_line.py"])
+    text = result.stdout.str()
+    # the failure reads like a good pytest failure: stream with visible line ends, seed, replay
+    assert "∅ (no final newline)" in text and "seed: 0" in text and "replay:" in text
+
+
+def test_k_selects_rules_and_junit_names_checks(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    junit = tmp_path / "junit.xml"
+    result = pytester.runpytest_subprocess(
+        "--stella-client",
+        client_arg(*PY_REFERENCE),
+        "--stella-mode",
+        "persistent",
+        "-k",
+        "R6",
+        f"--junitxml={junit}",
+        *QUICK,
+    )
+    result.assert_outcomes(passed=3)
+    assert 'name="R6.torn-final-line"' in junit.read_text()
+
+
+def test_known_failures_become_xfail(pytester: pytest.Pytester) -> None:
+    known = pytester.path / "known.toml"
+    known.write_text('[known-failures]\n"R6.torn-final-line" = "tracked in #7"\n')
+    client = str(ADAPTERS / "broken" / "fails_on_torn_final_line.py")
+    result = pytester.runpytest_subprocess(
+        "--stella-client",
+        client_arg(sys.executable, client),
+        "--stella-mode",
+        "persistent",
+        "--stella-known-failures",
+        str(known),
+        "-k",
+        "R6",
+        *QUICK,
+    )
+    result.assert_outcomes(passed=2, xfailed=1)
+
+
+def test_ini_configuration(pytester: pytest.Pytester) -> None:
+    pytester.makeini(
+        f"[pytest]\nstella_client = {client_arg(*PY_REFERENCE)}\n"
+        "stella_mode = persistent\nstella_examples = 2\n"
+    )
+    result = pytester.runpytest_subprocess("-k", "R5", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+
+
+def test_bad_client_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess("--stella-client", "/no/such/client")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "client not found" in result.stderr.str()
+
+
+def test_under_xdist_same_verdicts(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    client = str(ADAPTERS / "broken" / "rejects_unknown_fields.py")
+    args = [
+        "--stella-client",
+        client_arg(sys.executable, client),
+        "--stella-mode",
+        "persistent",
+        *QUICK,
+    ]
+    serial = pytester.runpytest_subprocess(*args)
+    parallel = pytester.runpytest_subprocess(*args, "-n", "2")
+    assert serial.parseoutcomes() == {k: v for k, v in parallel.parseoutcomes().items()}
+    assert serial.parseoutcomes()["failed"] == 1
+
+
+@pytest.mark.skipif(not shutil.which("node"), reason="no node")
+def test_node_example_repository(pytester: pytest.Pytester) -> None:
+    example = REPO / "examples" / "node-client"
+    pytester.path.joinpath("tail.js").write_text(
+        example.joinpath("tail.js")
+        .read_text()
+        .replace(
+            '"../../adapters/node/reference_client.js"',
+            json.dumps(str(ADAPTERS / "node" / "reference_client.js")),
+        )
+    )
+    pytester.path.joinpath("pytest.ini").write_text(example.joinpath("pytest.ini").read_text())
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    graded = sum(1 for c in CATALOGUE if c.grades_in("exit"))
+    result.assert_outcomes(passed=graded, skipped=len(CATALOGUE) - graded)
+
+
+def test_in_process_api_example_repository(pytester: pytest.Pytester) -> None:
+    example = REPO / "examples" / "python-client"
+    for name in ("mini_stella.py", "test_conformance.py"):
+        pytester.path.joinpath(name).write_text(
+            example.joinpath(name)
+            .read_text()
+            .replace(
+                'os.path.join(HERE, "..", "..", "adapters", "python")',
+                repr(str(ADAPTERS / "python")),
+            )
+        )
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    # every check is graded in-process (report-like), plus the example's own unit test
+    result.assert_outcomes(passed=len(CATALOGUE) + 1)
+
+
+def test_in_process_broken_parser_fails_its_rule(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_parser=f"""
+import sys
+sys.path.insert(0, {str(ADAPTERS / "python")!r})
+from stella_reader import Reader
+from stella_conform.pytest_plugin import conformance_tests
+
+def parse(lines):
+    reader = Reader()
+    for n, raw in enumerate(lines, 1):
+        reader.push(n, raw.rstrip(b"\\n"))
+        if reader.unrecognized_events:
+            raise ValueError("unknown event type")  # the rule-3 bug
+        if reader.rejected:
+            raise ValueError(reader.rejected[1])
+    reader.finish()
+
+test_parse = conformance_tests(parse, examples=3, only=["R3.unknown-type-inert", "R5.*"])
+"""
+    )
+    result = pytester.runpytest_subprocess("-rA", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    assert "FAILED test_parser.py::test_parse[R3.unknown-type-inert]" in result.stdout.str()

@@ -71,11 +71,13 @@ class ClientProcess:
         line_cap: int = STDOUT_LINE_CAP,
         stderr_keep: int = STDERR_KEEP,
         keep_stdout: int = 0,
+        collect_lines: bool = True,
     ) -> None:
         self.argv = list(argv)
         self.line_cap = line_cap
         self.stderr_keep = stderr_keep
         self.keep_stdout = keep_stdout
+        self.collect_lines = collect_lines  # exit mode reads stdout only to drain it
         self.stderr = StreamStats()
         self.stdout = StreamStats()
         self._lines: deque[bytes] = deque()
@@ -204,6 +206,8 @@ class ClientProcess:
         self.stdout.total += len(data)
         if len(self.stdout.kept) < self.keep_stdout:
             self.stdout.kept.extend(data[: self.keep_stdout - len(self.stdout.kept)])
+        if not self.collect_lines:
+            return
         start = 0
         while True:
             nl = data.find(b"\n", start)

@@ -162,9 +162,11 @@ def _stream_file(client: Client, stream: bytes) -> Iterator[tuple[list[str], boo
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def _start(client: Client, argv: list[str]) -> ClientProcess:
+def _start(client: Client, argv: list[str], *, collect_lines: bool = True) -> ClientProcess:
     try:
-        return ClientProcess(argv, env=client.environment(), cwd=client.cwd)
+        return ClientProcess(
+            argv, env=client.environment(), cwd=client.cwd, collect_lines=collect_lines
+        )
     except FileNotFoundError:
         raise SetupError(f"client not found: {argv[0]}") from None
     except PermissionError:
@@ -202,7 +204,7 @@ def run_exit(client: Client, stream: bytes) -> Observation:
     """Exit-code mode: the stream on stdin (or as a file); the verdict is the exit status."""
     obs = Observation()
     with _stream_file(client, stream) as (argv, via_stdin):
-        proc = _start(client, argv)
+        proc = _start(client, argv, collect_lines=False)
         try:
             if via_stdin:
                 proc.send(stream, then_close=True)

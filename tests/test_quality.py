@@ -24,12 +24,23 @@ def tool(name: str) -> str:
 
 
 def test_ruff_clean() -> None:
-    out = subprocess.run([tool("ruff"), "check", "--no-cache", "."], cwd=REPO,
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [tool("ruff"), "check", "--no-cache", "."],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
 
 
 def test_mypy_clean() -> None:
-    out = subprocess.run(["bash", "scripts/typecheck"], cwd=REPO, capture_output=True, text=True,
-                         timeout=600, env={"MYPY": tool("mypy"), "PATH": "/usr/bin:/bin"})
+    out = subprocess.run(
+        ["bash", "scripts/typecheck"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={"MYPY": tool("mypy"), "PATH": "/usr/bin:/bin"},
+    )
     assert out.returncode == 0, out.stdout + out.stderr

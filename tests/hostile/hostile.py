@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""A client that misbehaves on purpose, as told by its first argument.
+
+    hostile.py BEHAVIOUR [ARG]
+
+Used by tests/test_hostile.py; every behaviour is one thing a real client has done.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+HELLO = {"kind": "hello", "protocol": 1, "client": {"name": "hostile"}, "profiles": ["reader"]}
+
+
+def out(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def flood(total_mib):
+    chunk = b"x" * (1024 * 1024 - 1) + b"\n"
+    for i in range(total_mib):
+        os.write(1 if i % 2 == 0 else 2, chunk)
+
+
+def main():
+    what = sys.argv[1]
+    arg = sys.argv[2] if len(sys.argv) > 2 else None
+    if what == "hang-no-read":
+        time.sleep(3600)
+    elif what == "read-never-exit":
+        sys.stdin.buffer.read()
+        time.sleep(3600)
+    elif what == "trickle":
+        for _ in range(3600):
+            os.write(1, b"{")
+            time.sleep(1)
+    elif what == "exit-at-once":
+        sys.exit(0)
+    elif what == "flood":
+        sys.stdin.buffer.read()
+        flood(int(arg or 1024))
+        sys.exit(0)
+    elif what == "signal":
+        sys.stdin.buffer.read()
+        os.kill(os.getpid(), getattr(signal, arg))
+    elif what == "exit":
+        sys.stdin.buffer.read()
+        sys.exit(int(arg))
+    elif what == "grandchild":
+        # a grandchild that outlives us and keeps stdout/stderr open
+        subprocess.Popen(["sleep", arg or "987.654"])
+        sys.stdin.buffer.read()
+        sys.exit(0)
+    elif what == "report-huge-line":
+        out(HELLO)
+        sys.stdout.buffer.write(b"x" * (100 * 1024 * 1024) + b"\n")
+        sys.stdout.flush()
+        sys.stdin.buffer.read()
+    elif what == "persistent-too-many":
+        out(HELLO)
+        for raw in sys.stdin:
+            msg = json.loads(raw)
+            if msg["kind"] == "case":
+                for _ in range(2):
+                    out({"kind": "summary", "id": msg["id"], "verdict": "accept"})
+    elif what == "persistent-too-few":
+        out(HELLO)
+        for raw in sys.stdin:
+            pass  # never answers
+    elif what == "persistent-late":
+        out(HELLO)
+        for raw in sys.stdin:
+            msg = json.loads(raw)
+            time.sleep(float(arg or 3))
+            out({"kind": "summary", "id": msg.get("id"), "verdict": "accept"})
+    else:
+        raise SystemExit(f"unknown behaviour {what}")
+
+
+if __name__ == "__main__":
+    main()

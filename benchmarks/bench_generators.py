@@ -21,7 +21,7 @@ import jsonschema
 from _harness import draw_for, machine, table
 from hypothesis import strategies as st
 
-from stella_conform.generators import known_events, runs
+from stella_conform.generators import cases, known_events, runs
 from stella_conform.schemas.vocabulary import Vocabulary
 
 BATCH = 50
@@ -91,6 +91,16 @@ def main() -> int:
             "kit runs() (events inside runs)",
             f"{len(run_events) / secs:,.0f}",
             f"{validity(schema_vocab, run_events):.1%}",
+        )
+    )
+
+    drawn_cases, secs = draw_for(cases(schema_vocab, max_mutations=2), args.examples)
+    mutated = sum(1 for c in drawn_cases if c.mutations)
+    rows.append(
+        (
+            f"kit cases() ({mutated} of {len(drawn_cases)} mutated), cases/s",
+            f"{len(drawn_cases) / secs:,.0f}",
+            "n/a (mutated on purpose)",
         )
     )
 

@@ -315,16 +315,30 @@ def _all(checks: list[FitCheck]) -> FitCheck:
     return check
 
 
+#: Python classes per JSON type; ``bool`` is excluded from the numbers separately.
+_CLASSES: Mapping[str, tuple[type, ...]] = {
+    "null": (type(None),),
+    "boolean": (bool,),
+    "integer": (int,),
+    "number": (int, float),
+    "string": (str,),
+    "array": (list,),
+    "object": (dict,),
+}
+
+
 def _type_check(spec: Any, at: str) -> FitCheck:
     names = [spec] if isinstance(spec, str) else list(spec)
     for name in names:
         _is_type(None, name)  # raises for an unknown type name
     wanted = " or ".join(names)
+    classes = tuple({c for n in names for c in _CLASSES[n]})
+    bool_ok = "boolean" in names
 
     def check(value: Any, path: str) -> str | None:
-        for name in names:
-            if _is_type(value, name):
-                return None
+        # fast path: one isinstance; bool is an int in Python but not a JSON number
+        if isinstance(value, classes) and (bool_ok or value.__class__ is not bool):
+            return None
         return f"{_where(path)} must be {wanted}, got {json_type_name(value)}"
 
     return check
@@ -335,6 +349,15 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _const_check(expected: Any) -> FitCheck:
+    if isinstance(expected, str):  # the common case: a type tag or an enum branch
+
+        def check_str(value: Any, path: str) -> str | None:
+            if value.__class__ is str and value == expected:
+                return None
+            return f"{_where(path)} must be {expected!r}"
+
+        return check_str
+
     def check(value: Any, path: str) -> str | None:
         return None if _same(value, expected) else f"{_where(path)} must be {expected!r}"
 
@@ -342,6 +365,16 @@ def _const_check(expected: Any) -> FitCheck:
 
 
 def _enum_check(options: list[Any], at: str) -> FitCheck:
+    if all(isinstance(o, str) for o in options):
+        allowed = frozenset(options)
+
+        def check_str(value: Any, path: str) -> str | None:
+            if value.__class__ is str and value in allowed:
+                return None
+            return f"{_where(path)} must be one of {options!r}, got {value!r}"
+
+        return check_str
+
     def check(value: Any, path: str) -> str | None:
         if any(_same(value, option) for option in options):
             return None

@@ -88,10 +88,11 @@ class Vocabulary:
 
     def normalize(self, tag: str, event: Mapping[str, Any]) -> dict[str, Any]:
         """Resolve a legacy field spelling to the self-describing one."""
-        out = dict(event)
         alias = self.aliases.get(tag)
-        if alias is not None and alias.field not in out and alias.legacy in out:
-            out[alias.field] = out.pop(alias.legacy)
+        if alias is None or alias.field in event or alias.legacy not in event:
+            return dict(event) if not isinstance(event, dict) else event  # nothing to rename
+        out = dict(event)
+        out[alias.field] = out.pop(alias.legacy)
         return out
 
     def archived_shape(self, tag: str, event: Mapping[str, Any]) -> ArchivedShape | None:

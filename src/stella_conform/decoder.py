@@ -103,6 +103,13 @@ def _parse_int(text: str) -> Any:
     return int(text) if len(text) < 4000 else float(text)
 
 
+# One decoder, built once: json.loads(..., **kwargs) builds a new one per call.
+# parse_int stays the C default (a Python callback per integer costs a third of the
+# decoder's time); the rare integer too long for int() is retried with _BIG_INTS.
+_JSON = json.JSONDecoder(parse_constant=_reject_constant)
+_BIG_INTS = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
+
+
 def parse_line(content: bytes) -> tuple[Any, str | None]:
     """Parse one line's bytes as JSON; ``(value, None)`` or ``(None, reason)``."""
     try:
@@ -110,10 +117,17 @@ def parse_line(content: bytes) -> tuple[Any, str | None]:
     except UnicodeDecodeError as exc:
         return None, f"invalid UTF-8 at byte {exc.start}"
     try:
-        return json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int), None
+        return _JSON.decode(text), None
     except json.JSONDecodeError as exc:
         return None, f"not JSON: {exc.msg} at column {exc.colno}"
-    except (ValueError, RecursionError) as exc:
+    except ValueError as exc:
+        if "digits" in str(exc):  # an integer longer than int() accepts
+            try:
+                return _BIG_INTS.decode(text), None
+            except (ValueError, RecursionError) as again:
+                return None, f"not JSON: {again}"
+        return None, f"not JSON: {exc}"
+    except RecursionError as exc:
         return None, f"not JSON: {exc}"
 
 

@@ -70,7 +70,7 @@ def main():
                     out({"kind": "summary", "id": msg["id"], "verdict": "accept"})
     elif what == "persistent-too-few":
         out(HELLO)
-        for raw in sys.stdin:
+        for _raw in sys.stdin:
             pass  # never answers
     elif what == "persistent-late":
         out(HELLO)

@@ -372,6 +372,14 @@ def extra_fields_borrowed(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) ->
     line.marks.add("extra-fields-borrowed")
 
 
+def extra_field_huge(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    line = _pick_known(draw, stream, vocab)
+    if line is None:
+        return
+    line.obj["attachment"] = "x" * (65 * 1024 + draw(st.integers(0, 64)))
+    line.marks.add("extra-field-huge")
+
+
 def _huge(size: int) -> Apply:
     """A long line made of a *known* field (a preview delta), so no unknown field is involved."""
 
@@ -617,6 +625,12 @@ def _registry() -> dict[str, Mutation]:
             "R5",
             "fields borrowed from other known types",
             extra_fields_borrowed,
+        ),
+        Mutation(
+            "extra-field-huge",
+            "R5",
+            "an unknown field with a value over 64 KiB on a known event",
+            extra_field_huge,
         ),
         Mutation(
             "long-line-64k",

@@ -166,6 +166,7 @@ def _inert(case: Case, base: dict[str, Any], got: dict[str, Any]) -> None:
 
 
 @intent(
+    "extra-field-huge",
     "extra-fields",
     "extra-fields-nested",
     "extra-fields-borrowed",

@@ -141,47 +141,30 @@ MEMORY_DRIVER = textwrap.dedent("""
 """)
 
 
-@pytest.mark.slow
-def test_flood_of_1_gib_keeps_memory_bounded_and_is_classified() -> None:
+def kit_under_flood(mode: str, *behaviour: str) -> tuple[str, str, int, int]:
+    """Run one case in a fresh kit process; its status, verdict, bytes read, peak MiB."""
     out = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            MEMORY_DRIVER,
-            "exit",
-            sys.executable,
-            str(HOSTILE),
-            "flood",
-            "1024",
-        ],
+        [sys.executable, "-c", MEMORY_DRIVER, mode, sys.executable, str(HOSTILE), *behaviour],
         capture_output=True,
         text=True,
         timeout=300,
     )
     status, verdict, written, peak_mib = out.stdout.split()
+    return status, verdict, int(written), int(peak_mib)
+
+
+@pytest.mark.slow
+def test_flood_of_1_gib_keeps_memory_bounded_and_is_classified() -> None:
+    status, verdict, written, peak_mib = kit_under_flood("exit", "flood", "1024")
     assert (status, verdict) == ("ok", "accept")
-    assert int(written) >= 1024 * 1024 * 1024
-    assert int(peak_mib) < MEMORY_CAP_MIB, f"kit peaked at {peak_mib} MiB"
+    assert written >= 1024 * 1024 * 1024
+    assert peak_mib < MEMORY_CAP_MIB, f"kit peaked at {peak_mib} MiB"
 
 
 def test_100_mib_report_line_keeps_memory_bounded() -> None:
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            MEMORY_DRIVER,
-            "report",
-            sys.executable,
-            str(HOSTILE),
-            "report-huge-line",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    status, _verdict, _written, peak_mib = out.stdout.split()
+    status, _verdict, _written, peak_mib = kit_under_flood("report", "report-huge-line")
     assert status == "protocol-error"
-    assert int(peak_mib) < MEMORY_CAP_MIB, f"kit peaked at {peak_mib} MiB"
+    assert peak_mib < MEMORY_CAP_MIB, f"kit peaked at {peak_mib} MiB"
 
 
 def test_a_hostile_client_gives_errors_and_the_run_goes_on(tmp_path: Path) -> None:

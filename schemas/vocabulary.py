@@ -23,6 +23,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from stella_conform.schemas.fastfit import FastCompiler, Fits
 from stella_conform.schemas.fit import FitCheck, FitCompiler, UnsupportedSchema
 
 
@@ -82,9 +83,21 @@ class Vocabulary:
                 raise VocabularyError(f"{self.source}: {exc}") from exc
         return out
 
+    @cached_property
+    def _fast(self) -> dict[str, Fits]:
+        try:
+            return FastCompiler(self.root).compile_many(self.members)
+        except UnsupportedSchema as exc:
+            raise VocabularyError(f"{self.source}: {exc}") from exc
+
     def compile_all(self) -> None:
         """Compile every member now, so a bad schema fails at load, not mid-run."""
         _ = self._fits
+        _ = self._fast
+
+    def fits(self, tag: str, normalized: Mapping[str, Any]) -> bool:
+        """The fast yes/no form of :meth:`misfit` (the decoder's hot path)."""
+        return self._fast[tag](normalized)
 
     def normalize(self, tag: str, event: Mapping[str, Any]) -> dict[str, Any]:
         """Resolve a legacy field spelling to the self-describing one."""

@@ -146,3 +146,59 @@ def test_fit_rejects_remote_refs() -> None:
 def test_schema_files_ship_in_the_package() -> None:
     for name in [*OWN_SCHEMAS, "vocabulary.json"]:
         assert data_path(name).is_file()
+
+
+def _agree(vocab: Vocabulary, event: dict) -> None:  # type: ignore[type-arg]
+    tag = event.get("type")
+    if not isinstance(tag, str) or tag not in vocab.known:
+        return
+    normalized = vocab.normalize(tag, event)
+    assert vocab.fits(tag, normalized) == (vocab.misfit(tag, normalized) is None), event
+
+
+def test_fast_and_explaining_fit_agree_on_generated_cases() -> None:
+    """The decoder's fast yes/no path and the reason-giving path never disagree."""
+    from hypothesis import HealthCheck, given, settings
+
+    from stella_conform.decoder import parse_line
+    from stella_conform.generators import cases
+
+    vocab = Vocabulary.default()
+
+    @settings(
+        max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
+    @given(cases(max_mutations=3))
+    def check(case) -> None:  # type: ignore[no-untyped-def]
+        for line in case.stream.split(b"\n"):
+            value, error = parse_line(line)
+            if error is None and isinstance(value, dict):
+                _agree(vocab, value)
+
+    check()
+
+
+def test_fast_and_explaining_fit_agree_on_the_wire_schema(wire_schema: Path) -> None:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from stella_conform.generators.events import EventStrategies
+    from stella_conform.generators.mutations import WRONG_VALUES
+
+    vocab = Vocabulary.from_wire_schema(wire_schema)
+    gen = EventStrategies(vocab)
+
+    @settings(
+        max_examples=20, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
+    @given(st.data())
+    def check(data: st.DataObject) -> None:
+        for tag in sorted(vocab.known):
+            event = dict(data.draw(gen.for_type(tag)))
+            _agree(vocab, event)
+            for key in [k for k in event if k != "type"]:
+                for bad in (None, *WRONG_VALUES["string"][:2], *WRONG_VALUES["integer"][:2]):
+                    _agree(vocab, {**event, key: bad})
+                _agree(vocab, {k: v for k, v in event.items() if k != key})
+
+    check()

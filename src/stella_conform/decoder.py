@@ -167,7 +167,7 @@ def classify(line: int, value: Any, vocab: Vocabulary, terminated: bool = True) 
             reason=f"archived shape: {tag!r} without {archived.missing!r}",
         )
     normalized = vocab.normalize(tag, value)
-    misfit = vocab.misfit(tag, normalized)
+    misfit = None if vocab.fits(tag, normalized) else vocab.misfit(tag, normalized)
     if misfit is not None:
         return LineOutcome(
             line,

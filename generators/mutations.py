@@ -348,7 +348,7 @@ def extra_fields_nested(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> N
         line = stream.lines[draw(st.sampled_from(indexes))]
     else:  # nothing nested in this run: add a tool_start, whose call is an object
         line = Line(dict(draw(tool_start(call_id="call_98"))))
-        _insert_at(draw, stream, line)
+        _insert_at(draw, stream, line, not_last=True)
     targets = _nested_objects(line.obj)
     target = targets[draw(st.integers(0, len(targets) - 1))]
     target.setdefault(draw(_EXTRA_NAMES), draw(_EXTRA_VALUES))
@@ -407,7 +407,7 @@ def legacy_alias(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
         if tag is None:
             return
         line = Line(dict(draw(strategies_for(vocab).for_type(tag))))
-        _insert_at(draw, stream, line)
+        _insert_at(draw, stream, line, not_last=True)
     else:
         line = stream.lines[draw(st.sampled_from(indexes))]
     alias = vocab.aliases[line.obj["type"]]

@@ -95,6 +95,18 @@ class Vocabulary:
         _ = self._fits
         _ = self._fast
 
+    @cached_property
+    def dispatch(self) -> dict[str, tuple[Fits, Alias | None, str | None]]:
+        """Per known tag: the fast fit, its alias, the key whose absence is an archived shape."""
+        return {
+            tag: (
+                self._fast[tag],
+                self.aliases.get(tag),
+                self.archived[tag].missing if tag in self.archived else None,
+            )
+            for tag in self.members
+        }
+
     def fits(self, tag: str, normalized: Mapping[str, Any]) -> bool:
         """The fast yes/no form of :meth:`misfit` (the decoder's hot path)."""
         return self._fast[tag](normalized)

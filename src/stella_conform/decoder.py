@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -41,6 +42,7 @@ from stella_conform.schemas.fit import json_type_name
 from stella_conform.schemas.vocabulary import Vocabulary
 
 _JSON_WS = b" \t\r\n"
+_BLANK = re.compile(rb"[ \t\r\n]*")
 
 
 class Kind(StrEnum):
@@ -110,6 +112,19 @@ _JSON = json.JSONDecoder(parse_constant=_reject_constant)
 _BIG_INTS = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
 
 
+_WS = re.compile(r"[ \t\n\r]*")
+_SCAN_ONCE: Any = _JSON.scan_once  # type: ignore[attr-defined]  # the C scanner
+
+
+def _scan(text: str) -> Any:
+    """What ``JSONDecoder.decode`` does, minus two Python calls: the decoder's hot path."""
+    start = _WS.match(text).end()  # type: ignore[union-attr]
+    value, end = _SCAN_ONCE(text, start)
+    if _WS.match(text, end).end() != len(text):  # type: ignore[union-attr]
+        raise ValueError("extra data")
+    return value
+
+
 def parse_line(content: bytes) -> tuple[Any, str | None]:
     """Parse one line's bytes as JSON; ``(value, None)`` or ``(None, reason)``."""
     try:
@@ -151,10 +166,14 @@ def classify(line: int, value: Any, vocab: Vocabulary, terminated: bool = True) 
         return LineOutcome(
             line, Kind.UNKNOWN, event=value, raw=value, reason=why, terminated=terminated
         )
-    if tag not in vocab.members:
-        return LineOutcome(
-            line, Kind.UNKNOWN, tag=tag, event=value, raw=value, terminated=terminated
-        )
+    entry = vocab.dispatch.get(tag)
+    if entry is None:
+        return LineOutcome(line, Kind.UNKNOWN, tag, value, value, None, terminated)
+    fast, alias, missing = entry
+    plain = alias is None or alias.field in value or alias.legacy not in value
+    if plain and (missing is None or missing in value) and fast(value):
+        # the hot path: no legacy spelling, no archived shape, and the body fits
+        return LineOutcome(line, Kind.KNOWN, tag, value, value, None, terminated)
     archived = vocab.archived_shape(tag, value)
     if archived is not None:
         return LineOutcome(
@@ -190,8 +209,17 @@ def decode(
     held: list[LineOutcome] = []  # blanks after an unparseable line, until we know it is final
     unparsed: tuple[int, str, bool] | None = None
     number = 0
-    for number, (content, terminated) in enumerate(iter_physical_lines(source), 1):
-        if not content.strip(_JSON_WS):
+    stream: Iterable[bytes]
+    stream = io.BytesIO(source) if isinstance(source, (bytes, bytearray)) else source
+    blank_line = _BLANK.fullmatch
+    scan = _scan
+    for content in stream:
+        if not content:
+            continue
+        number += 1
+        # JSON allows the trailing newline as whitespace: parse the chunk as it came
+        terminated = content.endswith(b"\n")
+        if blank_line(content):
             blank = LineOutcome(number, Kind.BLANK, terminated=terminated)
             if unparsed is None:
                 yield blank
@@ -207,10 +235,13 @@ def decode(
                 terminated=was_terminated,
             )
             return
-        value, error = parse_line(content)
-        if error is not None:
-            unparsed = (number, error, terminated)
-            continue
+        try:  # the common case inline; parse_line explains any failure
+            value = scan(content.decode("utf-8"))
+        except Exception:
+            value, error = parse_line(content)
+            if error is not None:
+                unparsed = (number, error, terminated)
+                continue
         outcome = classify(number, value, vocab, terminated)
         yield outcome
         if outcome.kind is Kind.REJECT:
@@ -299,8 +330,12 @@ class RunFold:
 
     def feed(self, outcome: LineOutcome) -> None:
         s = self.summary
-        s.lines = max(s.lines, outcome.line)
+        if outcome.line > s.lines:
+            s.lines = outcome.line
         kind = outcome.kind
+        if kind is Kind.KNOWN:
+            self._known(outcome)
+            return
         if kind is Kind.BLANK:
             s.blank_lines += 1
             return
@@ -314,11 +349,16 @@ class RunFold:
             return
         event = outcome.event or {}
         self._clock(event.get("ts"))
-        if kind is Kind.UNKNOWN:
-            s.unrecognized_events += 1
-            if outcome.tag is not None:
-                self._unknown.setdefault(outcome.tag)
-            return
+        s.unrecognized_events += 1
+        if outcome.tag is not None:
+            self._unknown.setdefault(outcome.tag)
+
+    def _known(self, outcome: LineOutcome) -> None:
+        s = self.summary
+        event = outcome.event or {}
+        ts = event.get("ts")
+        if ts is not None:
+            self._clock(ts)
         s.known_events += 1
         tag = outcome.tag
         if s.terminator == "run_complete":

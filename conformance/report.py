@@ -54,6 +54,7 @@ class Report:
     results: list[CheckResult]
     vocabulary: str
     known_failures: Mapping[str, str] = field(default_factory=dict)
+    shard: str | None = None
     date: str = field(
         default_factory=lambda: _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     )
@@ -98,6 +99,7 @@ class Report:
             "exit_code": self.exit_code,
             "known_failures_now_passing": self.now_passing,
             "checks": [r.to_json() for r in self.results],
+            **({"shard": self.shard} if self.shard else {}),
         }
 
     # ------------------------------------------------------------------ renderers

@@ -288,6 +288,18 @@ def make_client(command: tuple[str, ...], mode: str, timeout: float, line_timeou
     return Client(argv=argv, mode=mode, timeout=timeout, line_timeout=line_timeout)  # type: ignore[arg-type]
 
 
+def shard_checks(checks: list[Any], spec: str) -> list[Any]:
+    """Checks of shard I of N (1-based): every N-th, starting at the I-th, in catalogue order."""
+    try:
+        index_text, total_text = spec.split("/")
+        index, total = int(index_text), int(total_text)
+    except ValueError:
+        raise SetupError(f"--shard must be I/N, e.g. 1/3 (got {spec!r})") from None
+    if total < 1 or not 1 <= index <= total:
+        raise SetupError(f"--shard {spec}: I must be between 1 and N")
+    return [c for position, c in enumerate(checks) if position % total == index - 1]
+
+
 def _default_jobs() -> int:
     import os
 
@@ -346,6 +358,13 @@ def _default_jobs() -> int:
 @click.option(
     "--no-database", is_flag=True, help="Do not read or write the Hypothesis example database."
 )
+@click.option(
+    "--shard",
+    default=None,
+    metavar="I/N",
+    help="Grade only shard I of N (checks split deterministically; merge the JSON "
+    "reports with 'stella-conform report merge').",
+)
 @click.option("--verbose", "-v", is_flag=True)
 @wire_schema_option
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
@@ -366,6 +385,7 @@ def run(
     markdown_path: Path | None,
     failures_dir: Path,
     no_database: bool,
+    shard: str | None,
     verbose: bool,
     wire_schema: Path | None,
 ) -> None:
@@ -396,6 +416,8 @@ def run(
     client = make_client(command, mode, timeout, line_timeout)
     vocab = load_vocabulary(wire_schema)
     checks = select(profiles, only, skip)
+    if shard is not None:
+        checks = shard_checks(checks, shard)
     if not checks:
         raise SetupError("no checks selected")
     config = SuiteConfig(
@@ -423,7 +445,7 @@ def run(
             f"grading {len(checks)} check(s) in {mode} mode with {jobs} worker(s)...", err=True
         )
     results = run_suite(checks, config, jobs=jobs, progress=progress)
-    report = Report(config, results, vocab.ident, known)
+    report = Report(config, results, vocab.ident, known, shard=shard)
     write_outputs(report, json_path=json_path, junit_path=junit_path, markdown_path=markdown_path)
     click.echo(report.terminal(verbose))
     sys.exit(report.exit_code)
@@ -565,3 +587,40 @@ def list_checks(as_json: bool) -> None:
     for c in CATALOGUE:
         modes = "all modes" if len(c.modes) == 3 else "/".join(sorted(c.modes))
         click.echo(f"{c.id:<32} {c.tier:<6} {modes:<18} {c.name}")
+
+
+@main.group()
+def report() -> None:
+    """Merge shard reports, or diff two reports (for a pull-request comment)."""
+
+
+@report.command("merge")
+@click.argument("output", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("shards", nargs=-1, required=True, type=click.Path(path_type=Path))
+def report_merge(output: Path, shards: tuple[Path, ...]) -> None:
+    """Merge the JSON reports of --shard runs into OUTPUT (exit status of the whole run)."""
+    from stella_conform.conformance.compare import load_report, merge
+    from stella_conform.conformance.report import check_writable
+
+    check_writable([output])
+    merged = merge([load_report(p) for p in shards])
+    output.write_text(json.dumps(merged, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    counts = ", ".join(f"{n} {o}" for o, n in merged["summary"].items() if n)
+    click.echo(f"merged {len(shards)} report(s) into {output}: {counts}")
+    sys.exit(merged["exit_code"])
+
+
+@report.command("diff")
+@click.argument("old", type=click.Path(path_type=Path))
+@click.argument("new", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def report_diff(old: Path, new: Path, as_json: bool) -> None:
+    """What newly fails, newly passes or changed outcome from OLD to NEW (Markdown).
+
+    Exit 1 when a check newly fails (a regression), else 0.
+    """
+    from stella_conform.conformance.compare import diff, diff_markdown, load_report
+
+    result = diff(load_report(old), load_report(new))
+    click.echo(json.dumps(result, indent=2) if as_json else diff_markdown(result))
+    sys.exit(1 if result["newly_failing"] else 0)

@@ -1,0 +1,123 @@
+"""Work on finished JSON reports: merge shards, and diff two runs for a pull request.
+
+Both read only the report format (``stella-conform/report/1``), so reports from other
+machines, other kit versions or other shards can be combined as files.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from stella_conform.conformance.checks import CATALOGUE
+from stella_conform.conformance.report import OUTCOMES, REPORT_FORMAT
+from stella_conform.errors import SetupError
+
+BAD = ("fail", "error", "warn")
+#: Keys that must agree for shards to be parts of one run.
+SAME_RUN = ("kit", "corpus_version", "vocabulary", "seed", "examples", "client")
+
+
+def load_report(path: Path) -> dict[str, Any]:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SetupError(f"report not found: {path}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SetupError(f"cannot read report {path}: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("format") != REPORT_FORMAT:
+        raise SetupError(f"{path} is not a stella-conform report ({REPORT_FORMAT})")
+    checks = doc.get("checks")
+    if not isinstance(checks, list) or not all(
+        isinstance(c, dict) and "id" in c and c.get("outcome") in OUTCOMES for c in checks
+    ):
+        raise SetupError(f"malformed report {path}: 'checks' must list objects with id and outcome")
+    return doc
+
+
+def _order(check_id: str) -> tuple[int, str]:
+    ids = [c.id for c in CATALOGUE]
+    return (ids.index(check_id), check_id) if check_id in ids else (len(ids), check_id)
+
+
+def merge(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One report from shard reports of the same run."""
+    if not docs:
+        raise SetupError("nothing to merge")
+    first = docs[0]
+    for doc in docs[1:]:
+        for key in SAME_RUN:
+            if doc.get(key) != first.get(key):
+                raise SetupError(f"reports are not shards of one run: '{key}' differs")
+    checks: dict[str, dict[str, Any]] = {}
+    for doc in docs:
+        for check in doc["checks"]:
+            if check["id"] in checks:
+                raise SetupError(f"check {check['id']} appears in more than one shard")
+            checks[check["id"]] = check
+    merged = {k: v for k, v in first.items() if k not in ("checks", "shard")}
+    merged["checks"] = [checks[i] for i in sorted(checks, key=_order)]
+    merged["summary"] = {o: sum(1 for c in merged["checks"] if c["outcome"] == o) for o in OUTCOMES}
+    merged["known_failures_now_passing"] = sorted(
+        {i for d in docs for i in d.get("known_failures_now_passing", [])}, key=_order
+    )
+    blocking = [
+        c
+        for c in merged["checks"]
+        if c["outcome"] in ("fail", "error") and not c.get("known_failure")
+    ]
+    merged["exit_code"] = 1 if blocking else 0
+    merged["merged_from"] = [d.get("shard", "?") for d in docs]
+    return merged
+
+
+def diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """What newly fails, what newly passes, and every other change of outcome."""
+    before = {c["id"]: c for c in old["checks"]}
+    after = {c["id"]: c for c in new["checks"]}
+    out: dict[str, list[dict[str, Any]]] = {"newly_failing": [], "newly_passing": [], "changed": []}
+    for check_id in sorted(set(before) | set(after), key=_order):
+        was = before.get(check_id, {}).get("outcome", "absent")
+        now = after.get(check_id, {}).get("outcome", "absent")
+        if was == now:
+            continue
+        entry = {
+            "id": check_id,
+            "old": was,
+            "new": now,
+            "message": after.get(check_id, {}).get("message", ""),
+        }
+        if now in BAD and was not in BAD:
+            out["newly_failing"].append(entry)
+        elif was in BAD and now == "pass":
+            out["newly_passing"].append(entry)
+        else:
+            out["changed"].append(entry)
+    return out
+
+
+def diff_markdown(result: dict[str, list[dict[str, Any]]]) -> str:
+    lines = ["## stella-conform: changes against the base report", ""]
+    titles = {
+        "newly_failing": "❌ Newly failing",
+        "newly_passing": "✅ Newly passing",
+        "changed": "Changed outcome",
+    }
+    if not any(result.values()):
+        return "\n".join([*lines, "No check changed outcome."]) + "\n"
+    for key, title in titles.items():
+        if not result[key]:
+            continue
+        lines += [
+            f"### {title}",
+            "",
+            "| check | was | now | details |",
+            "| --- | --- | --- | --- |",
+        ]
+        for e in result[key]:
+            detail = str(e["message"]).replace("|", "\\|").replace("\n", " ")
+            lines.append(f"| `{e['id']}` | {e['old']} | {e['new']} | {detail} |")
+        lines.append("")
+    return "\n".join(lines)

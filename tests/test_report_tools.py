@@ -1,0 +1,86 @@
+"""--shard, `report merge` and `report diff`: the pieces a release-gating CI job needs."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ADAPTERS, PY_REFERENCE, kit
+
+RUN = ("run", "--mode", "persistent", "--examples", "3", "--no-database", "--seed", "9")
+TORN = (sys.executable, str(ADAPTERS / "broken" / "fails_on_torn_final_line.py"))
+
+
+def graded(tmp_path: Path, name: str, *args: str) -> tuple[int, dict]:
+    path = tmp_path / name
+    split = args.index("--")  # options before the client command, the command after
+    out = kit(*RUN, *args[:split], "--json", str(path), *args[split:], cwd=tmp_path)
+    assert path.exists(), out.stdout + out.stderr
+    return out.returncode, json.loads(path.read_text())
+
+
+def essentials(doc: dict) -> list[tuple[str, str]]:
+    return [(c["id"], c["outcome"]) for c in doc["checks"]]
+
+
+def test_shards_merge_into_the_unsharded_report(tmp_path: Path) -> None:
+    _, whole = graded(tmp_path, "whole.json", "--", *TORN)
+    shards = []
+    for i in (1, 2, 3):
+        _, doc = graded(tmp_path, f"s{i}.json", "--shard", f"{i}/3", "--", *TORN)
+        assert doc["shard"] == f"{i}/3"
+        shards.append(tmp_path / f"s{i}.json")
+    ids = [set(c["id"] for c in json.loads(p.read_text())["checks"]) for p in shards]
+    assert not (ids[0] & ids[1]) and not (ids[1] & ids[2]) and not (ids[0] & ids[2])
+    out = kit("report", "merge", str(tmp_path / "merged.json"), *map(str, shards), cwd=tmp_path)
+    merged = json.loads((tmp_path / "merged.json").read_text())
+    assert essentials(merged) == essentials(whole)
+    assert merged["summary"] == whole["summary"] and merged["exit_code"] == whole["exit_code"]
+    assert out.returncode == whole["exit_code"] == 1
+
+
+def test_merge_refuses_reports_of_different_runs(tmp_path: Path) -> None:
+    _, _a = graded(tmp_path, "a.json", "--shard", "1/2", "--", *TORN)
+    _, _b = graded(tmp_path, "b.json", "--shard", "2/2", "--", *PY_REFERENCE)
+    out = kit(
+        "report",
+        "merge",
+        str(tmp_path / "m.json"),
+        str(tmp_path / "a.json"),
+        str(tmp_path / "b.json"),
+    )
+    assert out.returncode == 2 and "not shards of one run" in out.stderr
+
+
+def test_diff_names_the_regressed_checks(tmp_path: Path) -> None:
+    code_good, _ = graded(tmp_path, "good.json", "--", *PY_REFERENCE)
+    code_bad, _ = graded(tmp_path, "bad.json", "--", *TORN)
+    assert (code_good, code_bad) == (0, 1)
+    regression = kit("report", "diff", str(tmp_path / "good.json"), str(tmp_path / "bad.json"))
+    assert regression.returncode == 1
+    assert "Newly failing" in regression.stdout and "`R6.torn-final-line`" in regression.stdout
+    as_json = json.loads(
+        kit(
+            "report", "diff", "--json", str(tmp_path / "good.json"), str(tmp_path / "bad.json")
+        ).stdout
+    )
+    assert [e["id"] for e in as_json["newly_failing"]] == ["R6.torn-final-line"]
+    fixed = kit("report", "diff", str(tmp_path / "bad.json"), str(tmp_path / "good.json"))
+    assert fixed.returncode == 0 and "Newly passing" in fixed.stdout
+    same = kit("report", "diff", str(tmp_path / "good.json"), str(tmp_path / "good.json"))
+    assert same.returncode == 0 and "No check changed outcome" in same.stdout
+
+
+@pytest.mark.parametrize("spec", ["0/3", "4/3", "x", "1/0"])
+def test_bad_shard_spec_is_exit_2(spec: str) -> None:
+    out = kit("run", "--shard", spec, "--", *PY_REFERENCE)
+    assert out.returncode == 2 and "--shard" in out.stderr
+
+
+def test_diff_of_a_non_report_is_exit_2(tmp_path: Path) -> None:
+    bogus = tmp_path / "x.json"
+    bogus.write_text('{"hello": 1}')
+    out = kit("report", "diff", str(bogus), str(bogus))
+    assert out.returncode == 2 and "not a stella-conform report" in out.stderr

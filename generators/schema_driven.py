@@ -18,7 +18,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from stella_conform.schemas.fit import ANNOTATIONS, FORMAT_BOUNDS
+from stella_conform.schemas.fit import ANNOTATIONS, FORMAT_BOUNDS, UnsupportedSchema, resolve_ref
 
 JSON_LEAVES = st.none() | st.booleans() | st.integers(-1000, 1000) | st.text(max_size=8)
 ANY_JSON = st.recursive(
@@ -199,14 +199,10 @@ class SchemaStrategies:
         return schema
 
     def _lookup(self, ref: Any, at: str) -> Any:
-        if not isinstance(ref, str) or not ref.startswith("#/"):
-            raise SchemaStrategyError(f"{at}: unsupported reference {ref!r}")
-        target: Any = self._root
-        for part in ref[2:].split("/"):
-            if not isinstance(target, Mapping) or part not in target:
-                raise SchemaStrategyError(f"{at}: unresolvable reference {ref!r}")
-            target = target[part]
-        return target
+        try:
+            return resolve_ref(self._root, ref)
+        except UnsupportedSchema as exc:
+            raise SchemaStrategyError(f"{at}: {exc}") from None
 
     def _ref(self, ref: Any, at: str) -> st.SearchStrategy[Any]:
         key = str(ref)

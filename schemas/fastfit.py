@@ -15,7 +15,13 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from stella_conform.schemas.fit import ANNOTATIONS, FORMAT_BOUNDS, SUPPORTED, UnsupportedSchema
+from stella_conform.schemas.fit import (
+    ANNOTATIONS,
+    FORMAT_BOUNDS,
+    SUPPORTED,
+    UnsupportedSchema,
+    resolve_ref,
+)
 
 Fits = Callable[[Any], bool]
 
@@ -68,15 +74,8 @@ class FastCompiler:
         return name
 
     def _ref(self, ref: Any) -> str:
-        if not isinstance(ref, str) or not ref.startswith("#/"):
-            raise UnsupportedSchema(f"only local references are supported, got {ref!r}")
         if ref not in self._refs:
-            target: Any = self._root
-            for part in ref[2:].split("/"):
-                part = part.replace("~1", "/").replace("~0", "~")
-                if not isinstance(target, Mapping) or part not in target:
-                    raise UnsupportedSchema(f"unresolvable reference {ref!r}")
-                target = target[part]
+            target = resolve_ref(self._root, ref)
             name = self._new("r")
             self._refs[ref] = name  # before compiling, so recursion terminates
             body: list[str] = []

@@ -98,6 +98,19 @@ class UnsupportedSchema(ValueError):
     """The schema uses something the fit compiler does not understand."""
 
 
+def resolve_ref(root: Any, ref: Any) -> Any:
+    """The schema a local ``#/...`` reference points to; :class:`UnsupportedSchema` otherwise."""
+    if not isinstance(ref, str) or not ref.startswith("#/"):
+        raise UnsupportedSchema(f"only local '#/...' references are supported, got {ref!r}")
+    target = root
+    for part in ref[2:].split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if not isinstance(target, Mapping) or part not in target:
+            raise UnsupportedSchema(f"unresolvable reference {ref!r}")
+        target = target[part]
+    return target
+
+
 def json_type_name(value: Any) -> str:
     """The JSON type of a parsed value, for messages."""
     if value is None:
@@ -207,20 +220,14 @@ class FitCompiler:
         return _all(checks)
 
     def _ref(self, ref: Any, at: str) -> FitCheck:
-        if not isinstance(ref, str) or not ref.startswith("#/"):
-            raise UnsupportedSchema(
-                f"{at}: only local '#/...' references are supported, got {ref!r}"
-            )
         if ref not in self._refs:
+            try:
+                target = resolve_ref(self._root, ref)
+            except UnsupportedSchema as exc:
+                raise UnsupportedSchema(f"{at}: {exc}") from None
             # Placeholder first, so recursive definitions terminate.
             cell: list[FitCheck] = []
             self._refs[ref] = lambda v, p: cell[0](v, p)
-            target: Any = self._root
-            for part in ref[2:].split("/"):
-                part = part.replace("~1", "/").replace("~0", "~")
-                if not isinstance(target, Mapping) or part not in target:
-                    raise UnsupportedSchema(f"{at}: unresolvable reference {ref!r}")
-                target = target[part]
             cell.append(self.compile(target, ref))
         return self._refs[ref]
 

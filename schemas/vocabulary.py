@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from stella_conform.schemas.fastfit import FastCompiler, Fits
-from stella_conform.schemas.fit import FitCheck, FitCompiler, UnsupportedSchema
+from stella_conform.schemas.fit import FitCheck, FitCompiler, UnsupportedSchema, resolve_ref
 
 
 class VocabularyError(ValueError):
@@ -220,15 +220,10 @@ class Vocabulary:
 def _resolve(doc: Mapping[str, Any], branch: Any, source: str, index: int) -> Mapping[str, Any]:
     seen = 0
     while isinstance(branch, Mapping) and "$ref" in branch and len(branch) == 1:
-        ref = branch["$ref"]
-        if not isinstance(ref, str) or not ref.startswith("#/"):
-            raise VocabularyError(f"{source}: oneOf[{index}]: unsupported reference {ref!r}")
-        target: Any = doc
-        for part in ref[2:].split("/"):
-            if not isinstance(target, Mapping) or part not in target:
-                raise VocabularyError(f"{source}: oneOf[{index}]: unresolvable reference {ref!r}")
-            target = target[part]
-        branch = target
+        try:
+            branch = resolve_ref(doc, branch["$ref"])
+        except UnsupportedSchema as exc:
+            raise VocabularyError(f"{source}: oneOf[{index}]: {exc}") from None
         seen += 1
         if seen > 32:
             raise VocabularyError(f"{source}: oneOf[{index}]: reference loop")

@@ -135,7 +135,6 @@ def main() -> int:
     print(table(rows, ("generator", "events/s", "schema-valid")))
     for mode in base_rate:
         print(f"ratio kit / from_schema, {mode}: {kit_rate[mode] / base_rate[mode]:,.1f}x")
-    _ = Any
     return 0
 
 

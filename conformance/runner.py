@@ -185,19 +185,19 @@ def _finish(obs: Observation, proc: ClientProcess) -> Observation:
     return obs
 
 
-def _exit_verdict(obs: Observation, ended: Exit) -> None:
+def _exit_status(obs: Observation, ended: Exit, timeout_detail: str) -> str | None:
+    """Record how the process ended; the verdict its exit status gives, or None (an error)."""
     obs.exit = ended
     if ended.timed_out:
-        obs.status, obs.detail = "timeout", "no exit within the timeout"
+        obs.status, obs.detail = "timeout", timeout_detail
     elif ended.signal is not None:
         obs.status, obs.detail = "crash", ended.describe()
-    elif ended.returncode == 0:
-        obs.verdict = "accept"
-    elif ended.returncode == 1:
-        obs.verdict = "reject"
+    elif ended.returncode in (0, 1):
+        return "accept" if ended.returncode == 0 else "reject"
     else:
         obs.status = "crash"
         obs.detail = f"{ended.describe()} (only 0 = accept and 1 = reject are verdicts)"
+    return None
 
 
 def run_exit(client: Client, stream: bytes) -> Observation:
@@ -210,7 +210,8 @@ def run_exit(client: Client, stream: bytes) -> Observation:
                 proc.send(stream, then_close=True)
             else:
                 proc.close_stdin()
-            _exit_verdict(obs, proc.wait(time.monotonic() + client.timeout))
+            ended = proc.wait(time.monotonic() + client.timeout)
+            obs.verdict = _exit_status(obs, ended, "no exit within the timeout")
         finally:
             proc.kill()
     return _finish(obs, proc)
@@ -341,23 +342,13 @@ def _await_ack(reader: _Reader, line: int, deadline: float, line_timeout: float)
 
 
 def _settle_report(obs: Observation, ended: Exit) -> None:
-    obs.exit = ended
-    if ended.timed_out:
-        obs.status, obs.detail = "timeout", "no summary and exit within the timeout"
+    exit_verdict = _exit_status(obs, ended, "no summary and exit within the timeout")
+    if exit_verdict is None:
         return
-    if ended.signal is not None:
-        obs.status, obs.detail = "crash", ended.describe()
-        return
-    if ended.returncode not in (0, 1):
-        obs.status = "crash"
-        obs.detail = f"{ended.describe()} (only 0 = accept and 1 = reject are verdicts)"
-        return
-    exit_verdict = "accept" if ended.returncode == 0 else "reject"
     if obs.summary is None:
         obs.status = "protocol-error"
         obs.detail = f"no summary before {ended.describe()}"
-        return
-    if obs.verdict != exit_verdict:
+    elif obs.verdict != exit_verdict:
         obs.status = "protocol-error"
         obs.detail = f"summary says {obs.verdict} but the client exited with {ended.describe()}"
 

@@ -37,7 +37,12 @@ from stella_conform.conformance.grader import (
     judge,
 )
 from stella_conform.conformance.runner import Client, Observation, PersistentSession, run_once
-from stella_conform.corpus import bundled_fixtures_dir, expectation_from, write_fixture
+from stella_conform.corpus import (
+    bundled_fixtures_dir,
+    expectation_from,
+    read_fixture,
+    write_fixture,
+)
 from stella_conform.generators.cases import Case, cases
 from stella_conform.schemas.vocabulary import Vocabulary
 
@@ -143,17 +148,9 @@ class _Runner:
 
 
 def _fixture_case(name: str, vocab: Vocabulary, directory: Path) -> GradedCase:
-    import json
-
-    stream = (directory / f"{name}.jsonl").read_bytes()
-    expect = json.loads((directory / f"{name}.expect.json").read_text(encoding="utf-8"))
-    return GradedCase(
-        name,
-        stream,
-        "fixture",
-        also_conforming=tuple(expect.get("also_conforming", ())),
-        vocab=vocab,
-    )
+    fixture = read_fixture(directory / f"{name}.jsonl")  # validates the expectation too
+    also = tuple(fixture.expect.get("also_conforming", ()))
+    return GradedCase(name, fixture.stream, "fixture", also_conforming=also, vocab=vocab)
 
 
 def _save(config: SuiteConfig, check: Check, case: GradedCase) -> tuple[str, str]:

@@ -26,7 +26,7 @@ Example::
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from hypothesis import strategies as st
@@ -71,7 +71,6 @@ class Run:
     ts_mode: TsMode = "absent"
     wrapper: bool = False
     retried_steps: int = 0
-    notes: list[str] = field(default_factory=list)
 
     def to_bytes(self) -> bytes:
         return b"".join(encode(e) + b"\n" for e in self.events)
@@ -228,9 +227,4 @@ def _stamp(events: list[Event], mode: TsMode, draw: st.DrawFn) -> None:
         event["ts"] = clock
 
 
-def stage_orders() -> tuple[str, ...]:
-    """Stage names in the order stella emits them."""
-    return STAGE_ORDER
-
-
-__all__ = ["Run", "TsMode", "encode", "runs", "stage_orders", "subsequence"]
+__all__ = ["Run", "TsMode", "encode", "runs", "subsequence"]

@@ -29,9 +29,31 @@ Judge = Literal[
     "quiet",
     "rejected-line",
     "last-line-kept",
+    "reading",
+    "stream-order",
+    "envelope",
+    "recorded-order",
+    "recorded-unknown",
+    "recorded-known",
+    "recorded-torn",
+    "wrapper-outcome",
+    "wrapper-reason",
+    "wrapper-invocation",
 ]
 ALL_MODES = frozenset({"exit", "report", "persistent"})
 REPORTING = frozenset({"report", "persistent"})
+EXIT_ONLY = frozenset({"exit"})
+LAUNCHED = frozenset({"exit", "report"})
+
+#: What each profile feeds a client: a stream, an envelope document, or a wrapper scenario.
+PROFILE_INPUT = {
+    "reader": "stream",
+    "dashboard": "stream",
+    "recorder": "stream",
+    "envelope": "envelope",
+    "wrapper": "scenario",
+}
+PROFILES = tuple(PROFILE_INPUT)
 
 
 @dataclass(frozen=True)
@@ -47,6 +69,12 @@ class Check:
     tier: Tier = "MUST"
     modes: frozenset[str] = field(default=ALL_MODES)
     why: str = ""
+    #: Summary fields compared with the oracle's reading (judges "reading" and "envelope").
+    fields: tuple[str, ...] = ()
+
+    @property
+    def input(self) -> str:
+        return PROFILE_INPUT[self.profile]
 
     def grades_in(self, mode: str) -> bool:
         return mode in self.modes
@@ -274,8 +302,310 @@ CATALOGUE: tuple[Check, ...] = (
     ),
 )
 
+_TS_FIXTURES = ("ts_absent_and_backwards", "minimal_run", "multiple_turns")
+
+DASHBOARD: tuple[Check, ...] = (
+    Check(
+        "D.elapsed-clamped",
+        "computes elapsed time from an optional, non-monotonic ts, clamping negative steps",
+        "ts",
+        "reading",
+        fixtures=_TS_FIXTURES,
+        mutations=("ts-removed", "ts-backwards", "ts-extreme"),
+        valid_runs=True,
+        profile="dashboard",
+        modes=REPORTING,
+        fields=("elapsed_ms",),
+        why="ts is optional forever and not monotonic: durations clamp a negative delta to zero.",
+    ),
+    Check(
+        "D.order-from-stream",
+        "orders the transcript by the stream, not by ts",
+        "ts",
+        "stream-order",
+        fixtures=("ts_absent_and_backwards",),
+        mutations=("ts-backwards",),
+        profile="dashboard",
+        modes=REPORTING,
+        why="Order is the order of the lines; ts may go backwards and may be absent.",
+    ),
+    Check(
+        "D.text-replaces-preview",
+        "replaces the accumulated text_delta preview with the text that follows",
+        "preview",
+        "reading",
+        fixtures=("retried_deltas", "minimal_run", "multiple_turns"),
+        valid_runs=True,
+        profile="dashboard",
+        modes=REPORTING,
+        fields=("texts-unordered", "preview"),
+        why="text is authoritative and replaces the deltas; a retried call streams its deltas "
+        "again from the start, so appending shows doubled or garbled text.",
+    ),
+    Check(
+        "D.legacy-spellings-read",
+        "reads text and text_delta in either field spelling, the self-describing one first",
+        "aliases",
+        "reading",
+        fixtures=("legacy_spellings_read",),
+        profile="dashboard",
+        modes=REPORTING,
+        fields=("texts", "preview"),
+        why="Accept either field name on either event; when both are present, the "
+        "self-describing name (text's text, text_delta's delta) wins.",
+    ),
+    Check(
+        "D.stages-per-scope",
+        "tracks turn-scope and run-scope stages as two sequences",
+        "stages",
+        "reading",
+        fixtures=("stage_scopes_interleaved", "multiple_turns"),
+        valid_runs=True,
+        profile="dashboard",
+        modes=REPORTING,
+        fields=("stages",),
+        why="stage carries scope: turn stages come from the engine, run stages from a "
+        "wrapper; merged, they read as one sequence going backwards.",
+    ),
+    Check(
+        "D.run-terminator",
+        "ends the run on run_complete (or error), turns on turn_complete; complete is unknown",
+        "terminator",
+        "reading",
+        fixtures=("minimal_run", "multiple_turns", "failed_run_ends_on_error", "archived_complete"),
+        valid_runs=True,
+        profile="dashboard",
+        modes=REPORTING,
+        fields=("terminator", "turns_completed"),
+        why="run_complete is the terminator; a failed run ends on error; there is no complete "
+        "in today's vocabulary, so waiting for it never sees the run end.",
+    ),
+    Check(
+        "D.version-gap-reported",
+        "reports the version gap: which unrecognized types it saw",
+        "R3",
+        "reading",
+        fixtures=("from_a_newer_stella", "tempting_unknown_names", "archived_complete"),
+        mutations=("unknown-type", "unknown-in-tool-pair"),
+        profile="dashboard",
+        modes=REPORTING,
+        fields=("unrecognized_types",),
+        why="A version gap is reported as a count of unrecognized types: which types, not "
+        "only how many events (R3.unknown-counted grades the count).",
+    ),
+)
+
+RECORDER: tuple[Check, ...] = (
+    Check(
+        "P.known-events-in-order",
+        "records every known event, in stream order",
+        "recorder",
+        "recorded-order",
+        fixtures=(
+            "minimal_run",
+            "multiple_turns",
+            "orphan_and_open_calls",
+            "stage_scopes_interleaved",
+            "ts_absent_and_backwards",
+        ),
+        mutations=("ts-backwards",),
+        valid_runs=True,
+        profile="recorder",
+        modes=EXIT_ONLY,
+        why="A proxy or recorder keeps the stream: every event, in the order it arrived.",
+    ),
+    Check(
+        "P.unknown-events-kept-whole",
+        "keeps unrecognized events whole",
+        "recorder",
+        "recorded-unknown",
+        fixtures=(
+            "from_a_newer_stella",
+            "unknown_between_tool_pair",
+            "archived_complete",
+            "missing_type",
+            "non_string_type",
+            "tempting_unknown_names",
+        ),
+        mutations=("unknown-type", "unknown-in-tool-pair", "type-missing", "type-non-string"),
+        profile="recorder",
+        modes=EXIT_ONLY,
+        why="A client that re-emits or stores events keeps unrecognized ones whole: the "
+        "next reader may know them.",
+    ),
+    Check(
+        "P.known-events-kept-whole",
+        "keeps every field of known events, unknown fields and legacy spellings included",
+        "recorder",
+        "recorded-known",
+        fixtures=(
+            "extra_fields_top_level",
+            "extra_fields_nested",
+            "extra_fields_borrowed",
+            "legacy_aliases",
+        ),
+        mutations=("extra-fields", "extra-fields-nested", "extra-fields-borrowed", "legacy-alias"),
+        profile="recorder",
+        modes=EXIT_ONLY,
+        why="Unknown fields are ignored by a reader, not dropped by a recorder; key order and "
+        "whitespace may change (values are compared as parsed JSON).",
+    ),
+    Check(
+        "P.torn-tail-contained",
+        "does not turn a torn final line into a corrupt line downstream",
+        "R6",
+        "recorded-torn",
+        fixtures=("torn_mid_key", "torn_mid_string", "torn_mid_utf8", "torn_with_trailing_newline"),
+        mutations=("torn-tail",),
+        profile="recorder",
+        modes=EXIT_ONLY,
+        why="A torn final line is forgiven only as the last line: drop it, or keep it last; "
+        "anything written after it makes the recording corrupt.",
+    ),
+)
+
+ENVELOPE: tuple[Check, ...] = (
+    Check(
+        "E.unknown-keys-ignored",
+        "ignores envelope keys it does not use",
+        "envelope",
+        "envelope",
+        fixtures=("raw_unknown_keys", "query_unknown_keys"),
+        mutations=("extra-keys",),
+        profile="envelope",
+        why="Adding a key never bumps the version: check only the keys you use.",
+    ),
+    Check(
+        "E.schema-version-gate",
+        "stops loudly on an unexpected schema_version",
+        "envelope",
+        "envelope",
+        fixtures=("schema_version_2", "schema_version_string", "schema_version_missing"),
+        mutations=("schema-version",),
+        profile="envelope",
+        why="Treat an unexpected schema_version as your signal to stop: fail loudly instead of "
+        "silently misreading a renamed key.",
+    ),
+    Check(
+        "E.failure-shapes-read",
+        "reads the failure shape with nulls and the pre-flight error envelope",
+        "envelope",
+        "envelope",
+        fixtures=("pipeline_failure_nulls", "preflight_no_api_key", "raw_failure"),
+        mutations=("failure", "preflight"),
+        profile="envelope",
+        fields=("status", "text", "stop_reason"),
+        why="A failure keeps every key, with nulls; a failure before the agent exists prints "
+        "only schema_version, status, text and reason.",
+    ),
+    Check(
+        "E.raw-and-pipeline-shapes",
+        "reads both the raw-loop and the --pipeline success shapes by key",
+        "envelope",
+        "envelope",
+        fixtures=("raw_success", "pipeline_success"),
+        mutations=("raw", "pipeline"),
+        profile="envelope",
+        fields=("status", "text", "model"),
+        why="The keys depend on how the run happened; the --pipeline shape has no files_touched.",
+    ),
+    Check(
+        "E.files-touched-nested",
+        "finds the files_touched records one level in",
+        "envelope",
+        "envelope",
+        fixtures=("raw_files_touched",),
+        mutations=("files-touched",),
+        profile="envelope",
+        modes=REPORTING,
+        fields=("files_touched",),
+        why="The files_touched key holds the telemetry payload, whose own files_touched key "
+        "holds the array.",
+    ),
+    Check(
+        "E.events-follow-stream-rules",
+        "applies the stream rules to the events array",
+        "envelope",
+        "envelope",
+        fixtures=("events_unknown_types", "events_bad_known_body"),
+        mutations=("events-unknown", "events-bad-body"),
+        profile="envelope",
+        fields=("unrecognized_events",),
+        why="events holds stream events: an unknown type is inert, a known type with a body "
+        "that does not fit is an error; a new event type never bumps schema_version.",
+    ),
+    Check(
+        "E.query-rows",
+        "reads a query command's list report under rows",
+        "envelope",
+        "envelope",
+        fixtures=("query_rows", "query_object"),
+        mutations=("query",),
+        profile="envelope",
+        fields=("rows",),
+        why="The query envelope: schema_version first, then rows for a list report, or the "
+        "object's own keys.",
+    ),
+)
+
+WRAPPER: tuple[Check, ...] = (
+    Check(
+        "W.exit-codes-mapped",
+        "maps stella's exit status: 0 done, 3 stopped on purpose, 130 cancelled, 143 killed",
+        "exit-codes",
+        "wrapper-outcome",
+        fixtures=(
+            "exit_0_completed",
+            "exit_1_failed",
+            "exit_3_spend_limit",
+            "exit_130_cancelled",
+            "exit_143_terminated",
+            "preflight_no_api_key",
+        ),
+        mutations=("ending",),
+        profile="wrapper",
+        modes=LAUNCHED,
+        why="0 verified; 3 stopped on purpose, read the reason before retrying; 130 cancelled "
+        "by the operator; 143 the runner killed us; anything else failed.",
+    ),
+    Check(
+        "W.stopped-reason-read",
+        "reads reason when stella stopped on purpose",
+        "exit-codes",
+        "wrapper-reason",
+        fixtures=("exit_3_spend_limit", "exit_3_deadline"),
+        mutations=("stopped",),
+        profile="wrapper",
+        modes=frozenset({"report"}),
+        why="The summary comes back with status aborted, and reason names the cap that stopped it.",
+    ),
+    Check(
+        "W.killed-run-survived",
+        "survives a run killed in the middle of a line",
+        "R6",
+        "wrapper-outcome",
+        fixtures=("killed_mid_line_143", "cancelled_mid_line_130"),
+        mutations=("killed-mid-line",),
+        profile="wrapper",
+        modes=LAUNCHED,
+        why="A process killed mid-write leaves a partial line; everything before it is valid.",
+    ),
+    Check(
+        "W.output-format-placement",
+        "puts --output-format after run or fleet, or uses STELLA_OUTPUT_FORMAT",
+        "output-format",
+        "wrapper-invocation",
+        fixtures=("exit_0_completed",),
+        mutations=("ending",),
+        profile="wrapper",
+        modes=LAUNCHED,
+        why="--output-format goes after the subcommand; it is not a global flag, and anywhere "
+        "else it is a parse error.",
+    ),
+)
+
+CATALOGUE = CATALOGUE + DASHBOARD + RECORDER + ENVELOPE + WRAPPER
 BY_ID = {check.id: check for check in CATALOGUE}
-PROFILES = ("reader",)
 
 
 def select(

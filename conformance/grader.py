@@ -18,7 +18,9 @@ from typing import Any, Literal
 
 from stella_conform.conformance.checks import Check
 from stella_conform.conformance.runner import Observation
+from stella_conform.conformance.wrapper import expected_outcome
 from stella_conform.decoder import Kind, LineOutcome, RunSummary, decode_all
+from stella_conform.envelope import EnvelopeReading, read_envelope
 from stella_conform.schemas.vocabulary import Vocabulary
 
 Verdict = Literal["pass", "fail", "n/a", "error"]
@@ -34,11 +36,41 @@ class GradedCase:
     mutations: tuple[str, ...] = ()
     also_conforming: tuple[str, ...] = ()
     vocab: Vocabulary | None = field(default=None, repr=False)
+    #: "stream" (reader, dashboard, recorder), "envelope" or "scenario" (wrapper).
+    kind: str = "stream"
+    #: Envelope cases: the stella command that printed the document.
+    command: str = "stella run --output-format json"
+    #: Wrapper cases: how the fake stella ends the run (exit, reason, die_mid_line, ...).
+    scenario: dict[str, Any] = field(default_factory=dict)
 
     @cached_property
     def _decoded(self) -> tuple[list[LineOutcome], RunSummary]:
         decoded = decode_all(self.stream, self.vocab)
         return decoded.outcomes, decoded.summary
+
+    @cached_property
+    def envelope(self) -> EnvelopeReading:
+        return read_envelope(self.stream, self.command, self.vocab)
+
+    @cached_property
+    def wrapper(self) -> dict[str, Any]:
+        return expected_outcome(self.scenario)
+
+    def reading(self) -> dict[str, Any]:
+        """The oracle's reading of this case, whatever its kind, as JSON."""
+        if self.kind == "envelope":
+            return self.envelope.to_json()
+        if self.kind == "scenario":
+            return dict(self.wrapper)
+        return self.expected.to_json()
+
+    @property
+    def expected_verdict(self) -> str:
+        if self.kind == "envelope":
+            return self.envelope.verdict
+        if self.kind == "scenario":
+            return str(self.wrapper["verdict"])
+        return self.expected.verdict
 
     @property
     def expected(self) -> RunSummary:
@@ -60,11 +92,16 @@ class Context:
     """Facts about the client measured once per check (e.g. its usual stderr)."""
 
     baseline_stderr_lines: int = 0
+    #: The summary fields the check compares (set per check by :func:`judge`).
+    fields: tuple[str, ...] = ()
+    #: Whether the client can report a summary in the mode it runs in.
+    reporting: bool = True
 
 
 def judge(check: Check, case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
     if not obs.ok and check.judge != "lockstep":
         return Judgment("error", f"client {obs.describe()}")
+    ctx.fields = check.fields
     return JUDGES[check.judge](case, obs, ctx)
 
 
@@ -140,14 +177,35 @@ def _no_guessing(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
         return Judgment("n/a")
     problems = _line_disagreements(case, obs, unknown_only=True)
     summary = obs.summary or {}
-    if "final_text" in summary and summary["final_text"] != case.expected.final_text:
-        problems.append(
-            f"final text {json.dumps(summary['final_text'])}, expected "
-            f"{json.dumps(case.expected.final_text)}"
-        )
+    got, want = summary.get("final_text"), case.expected.final_text
+    if isinstance(got, str) and got != want:
+        # Only text borrowed from an unknown event is guessing; text garbled some other way
+        # (previews appended, order from ts) is the dashboard profile's business.
+        borrowed = [
+            t
+            for o in case.outcomes
+            if o.kind is Kind.UNKNOWN
+            for t in _strings(o.raw)
+            if t and t in got and t not in (want or "")
+        ]
+        if borrowed:
+            problems.append(
+                f"final text {json.dumps(got)} (taken from an unrecognized event), expected "
+                f"{json.dumps(want)}"
+            )
     if problems:
         return Judgment("fail", "; ".join(problems[:3]))
     return Judgment("pass")
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [t for k, v in value.items() if k != "type" for t in _strings(v)]
+    if isinstance(value, list):
+        return [t for v in value for t in _strings(v)]
+    return []
 
 
 def _dispatch(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
@@ -200,6 +258,243 @@ def _last_line_kept(case: GradedCase, obs: Observation, ctx: Context) -> Judgmen
     return Judgment("pass")
 
 
+# ------------------------------------------------------------ reading a summary
+
+
+def _normal(name: str, value: Any) -> Any:
+    """Compare readings as values, not spellings: unordered sets sorted, absent scopes empty."""
+    if name == "unrecognized_types" and isinstance(value, list):
+        return sorted(str(v) for v in value)
+    if name == "texts-unordered" and isinstance(value, list):
+        return sorted(str(v) for v in value)
+    if name == "stages" and isinstance(value, dict):
+        return {scope: list(value.get(scope) or []) for scope in ("turn", "run")}
+    return value
+
+
+def _field_problems(
+    want: dict[str, Any], summary: dict[str, Any], fields: Sequence[str]
+) -> list[str]:
+    problems = []
+    for name in fields:
+        key = "texts" if name == "texts-unordered" else name
+        if key not in summary:
+            problems.append(f"the summary has no {key!r}")
+            continue
+        expected, got = _normal(name, want.get(key)), _normal(name, summary[key])
+        if expected != got:
+            problems.append(f"{key}: expected {json.dumps(expected)}, client {json.dumps(got)}")
+    return problems
+
+
+def _reading(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
+    """The client's summary agrees with the oracle on the check's fields (accepted cases)."""
+    if obs.verdict != case.expected_verdict or case.expected_verdict != "accept":
+        return Judgment("n/a")
+    problems = _field_problems(case.reading(), obs.summary or {}, ctx.fields)
+    if problems:
+        return Judgment("fail", "; ".join(problems[:3]))
+    return Judgment("pass")
+
+
+def _stream_order(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
+    """Texts in stream order; n/a when their content already differs (another check's job)."""
+    if not _verdict_ok(case, obs) or case.expected.verdict != "accept":
+        return Judgment("n/a")
+    summary = obs.summary or {}
+    if "texts" not in summary:
+        return Judgment("fail", "the summary has no 'texts'")
+    want, got = case.expected.texts, [str(t) for t in summary["texts"]]
+    if sorted(want) != sorted(got):
+        return Judgment("n/a")
+    if want != got:
+        return Judgment(
+            "fail",
+            f"texts in the order {json.dumps(got)}; the stream's order is {json.dumps(want)}",
+        )
+    return Judgment("pass")
+
+
+# ------------------------------------------------------------ envelopes
+
+
+def _envelope(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
+    """The verdict on the envelope, then (when the client reports) the check's fields."""
+    want = case.envelope
+    if obs.verdict != want.verdict:
+        why = f" ({want.reason})" if want.reason else ""
+        return Judgment("fail", f"expected {want.verdict}{why}; client: {obs.describe()}")
+    if want.verdict != "accept" or obs.summary is None or not ctx.fields:
+        return Judgment("pass")
+    problems = _field_problems(want.to_json(), obs.summary, ctx.fields)
+    if problems:
+        return Judgment("fail", "; ".join(problems[:3]))
+    return Judgment("pass")
+
+
+# ------------------------------------------------------------ recorders
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equal as parsed JSON: numbers by value, booleans apart from numbers, key order ignored."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
+
+
+def _covers(full: Any, part: Any) -> bool:
+    """``part`` is ``full`` with some object keys left out (what a lossy recorder writes)."""
+    if isinstance(full, dict) and isinstance(part, dict):
+        return all(k in full and _covers(full[k], v) for k, v in part.items())
+    if isinstance(full, list) and isinstance(part, list):
+        return len(full) == len(part) and all(
+            _covers(f, p) for f, p in zip(full, part, strict=True)
+        )
+    return json_equal(full, part)
+
+
+def _recorded(case: GradedCase, obs: Observation) -> tuple[list[LineOutcome], str | None]:
+    """The recording's events, or why it cannot be graded."""
+    if obs.verdict != "accept" or case.expected.verdict != "accept":
+        return [], "n/a"
+    decoded = decode_all(obs.recording or b"", case.vocab)
+    real = [o for o in decoded.outcomes if o.kind in (Kind.KNOWN, Kind.UNKNOWN)]
+    return real, None
+
+
+def _missing(wanted: list[Any], recorded: list[Any]) -> list[Any]:
+    pool = list(recorded)
+    lost = []
+    for value in wanted:
+        index = next((i for i, r in enumerate(pool) if json_equal(value, r)), None)
+        if index is None:
+            lost.append(value)
+        else:
+            pool.pop(index)
+    return lost
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _recorded_order(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
+    real, skip = _recorded(case, obs)
+    if skip:
+        return Judgment("n/a")
+    wanted = [o.raw for o in case.outcomes if o.kind is Kind.KNOWN]
+    got = [o.raw for o in real if o.kind is Kind.KNOWN]
+    used = [False] * len(wanted)
+    last = -1
+    for value in got:
+        index = next((i for i, w in enumerate(wanted) if not used[i] and _covers(w, value)), None)
+        if index is None:
+            continue  # an event the recorder added or altered: not this check's business
+        if index < last:
+            return Judgment(
+                "fail",
+                f"recorded {_short(value)} after {_short(wanted[last])}; the stream has them "
+                "the other way round",
+            )
+        used[index], last = True, index
+    if not all(used):
+        lost = wanted[used.index(False)]
+        return Judgment(
+            "fail", f"{used.count(False)} known event(s) not recorded, e.g. {_short(lost)}"
+        )
+    return Judgment("pass")
+
+
+def _recorded_whole(kind: Kind) -> Callable[[GradedCase, Observation, Context], Judgment]:
+    def judge_(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
+        real, skip = _recorded(case, obs)
+        if skip:
+            return Judgment("n/a")
+        wanted = [o.raw for o in case.outcomes if o.kind is kind]
+        if not wanted:
+            return Judgment("n/a")
+        lost = _missing(wanted, [o.raw for o in real])
+        if lost:
+            what = "unrecognized" if kind is Kind.UNKNOWN else "known"
+            return Judgment(
+                "fail",
+                f"{len(lost)} {what} event(s) not recorded whole (every field, as parsed JSON), "
+                f"e.g. {_short(lost[0])}",
+            )
+        return Judgment("pass")
+
+    return judge_
+
+
+def _recorded_torn(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
+    if not case.expected.torn_final_line or obs.verdict != "accept":
+        return Judgment("n/a")
+    decoded = decode_all(obs.recording or b"", case.vocab)
+    if decoded.summary.verdict == "reject":
+        return Judgment(
+            "fail",
+            f"the recording is corrupt at line {decoded.summary.rejected_line} "
+            f"({decoded.summary.reason}): the torn tail was written where a reader "
+            "cannot forgive it",
+        )
+    return Judgment("pass")
+
+
+# ------------------------------------------------------------ wrappers
+
+
+def _invocation_problem(obs: Observation) -> str | None:
+    if not obs.invocations:
+        return "the client never launched stella"
+    errors = [i.get("parse_error") for i in obs.invocations if i.get("parse_error")]
+    return f"stella refused the command line: {errors[0]}" if errors else None
+
+
+def _wrapper_outcome(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
+    if _invocation_problem(obs):
+        return Judgment("n/a")  # W.output-format-placement says why
+    want = case.wrapper
+    code = case.scenario.get("exit", 0)
+    if obs.verdict != want["verdict"]:
+        exit_ = 0 if want["verdict"] == "accept" else 1
+        return Judgment(
+            "fail",
+            f"stella exited {code} ({want['outcome']}): the wrapper should exit {exit_}; "
+            f"client: {obs.describe()}",
+        )
+    if obs.summary is not None and obs.summary.get("outcome") != want["outcome"]:
+        return Judgment(
+            "fail",
+            f"stella exited {code}: expected outcome {want['outcome']!r}, "
+            f"client {obs.summary.get('outcome')!r}",
+        )
+    return Judgment("pass")
+
+
+def _wrapper_reason(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
+    if _invocation_problem(obs) or obs.summary is None:
+        return Judgment("n/a")
+    if not any(i.get("output_format") == "json" for i in obs.invocations):
+        return Judgment("n/a")  # the reason is in the json envelope; the client chose another
+    want = case.wrapper["reason"]
+    got = obs.summary.get("reason")
+    if got != want:
+        return Judgment("fail", f"stopped on purpose because {want!r}; client read {got!r}")
+    return Judgment("pass")
+
+
+def _wrapper_invocation(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
+    problem = _invocation_problem(obs)
+    return Judgment("fail", problem) if problem else Judgment("pass")
+
+
 JUDGES: dict[str, Callable[[GradedCase, Observation, Context], Judgment]] = {
     "verdict": _verdict,
     "lockstep": _lockstep,
@@ -209,6 +504,16 @@ JUDGES: dict[str, Callable[[GradedCase, Observation, Context], Judgment]] = {
     "quiet": _quiet,
     "rejected-line": _rejected_line,
     "last-line-kept": _last_line_kept,
+    "reading": _reading,
+    "stream-order": _stream_order,
+    "envelope": _envelope,
+    "recorded-order": _recorded_order,
+    "recorded-unknown": _recorded_whole(Kind.UNKNOWN),
+    "recorded-known": _recorded_whole(Kind.KNOWN),
+    "recorded-torn": _recorded_torn,
+    "wrapper-outcome": _wrapper_outcome,
+    "wrapper-reason": _wrapper_reason,
+    "wrapper-invocation": _wrapper_invocation,
 }
 
 
@@ -226,8 +531,13 @@ def combine(check: Check, judgments: Sequence[Judgment]) -> tuple[str, str]:
     return "pass", f"{len(graded)} case(s)"
 
 
-def expected_text(summary: RunSummary) -> dict[str, Any]:
+def expected_text(case: GradedCase) -> dict[str, Any]:
     """The parts of the oracle's reading worth printing next to a failure."""
-    s = summary.to_json()
-    keys = ("verdict", "rejected_line", "unrecognized_events", "final_text", "terminator")
+    s = case.reading()
+    if case.kind == "envelope":
+        keys: tuple[str, ...] = ("verdict", "reason", "shape", "status", "files_touched", "rows")
+    elif case.kind == "scenario":
+        keys = ("verdict", "outcome", "reason")
+    else:
+        keys = ("verdict", "rejected_line", "unrecognized_events", "final_text", "terminator")
     return {k: s[k] for k in keys}

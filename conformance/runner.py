@@ -33,7 +33,29 @@ from stella_conform.errors import SetupError
 Mode = Literal["exit", "report", "persistent"]
 MODES: tuple[Mode, ...] = ("exit", "report", "persistent")
 STREAM_PLACEHOLDER = "{stream}"
+RECORD_PLACEHOLDER = "{record}"
 Status = Literal["ok", "timeout", "crash", "protocol-error"]
+#: The most of a recorder's output kept for grading.
+RECORDING_CAP = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Feed:
+    """How one case reaches the client, beyond the client's own launch settings.
+
+    ``lines``: a stream, written line by line (lockstep in report mode).
+    ``document``: one document (an envelope), written whole; the client answers
+    with a summary only.  ``none``: nothing on stdin (a wrapper launches stella
+    itself and finds its scenario through ``env``).  ``record``: the client is a
+    recorder; what it writes on stdout (or to the ``{record}`` file) is kept.
+    """
+
+    style: Literal["lines", "document", "none"] = "lines"
+    env: Mapping[str, str] = field(default_factory=dict)
+    record: bool = False
+
+
+LINES = Feed()
 
 
 @dataclass(frozen=True)
@@ -53,9 +75,10 @@ class Client:
     def uses_placeholder(self) -> bool:
         return any(STREAM_PLACEHOLDER in a for a in self.argv)
 
-    def environment(self) -> dict[str, str]:
+    def environment(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         env = dict(os.environ)
         env.update(self.env)
+        env.update(extra or {})
         env[MODE_ENV] = self.mode
         env[PROTOCOL_ENV] = str(PROTOCOL_VERSION)
         return env
@@ -96,6 +119,10 @@ class Observation:
     stderr_tail: str = ""
     stdout_bytes: int = 0
     seconds: float = 0.0
+    #: Recorder profile: what the client wrote as its recording.
+    recording: bytes | None = None
+    #: Wrapper profile: how the client invoked the fake stella (one dict per call).
+    invocations: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -145,27 +172,50 @@ def split_lines(stream: bytes) -> list[bytes]:
     return out
 
 
+@dataclass
+class _Staged:
+    argv: list[str]
+    via_stdin: bool
+    record_path: str | None = None
+
+
 @contextlib.contextmanager
-def _stream_file(client: Client, stream: bytes) -> Iterator[tuple[list[str], bool]]:
-    """argv with ``{stream}`` replaced by a private temp file, removed afterwards."""
-    if not client.uses_placeholder:
-        yield list(client.argv), True
+def _stream_file(client: Client, stream: bytes) -> Iterator[_Staged]:
+    """argv with ``{stream}`` / ``{record}`` replaced by private temp files, removed afterwards."""
+    recording = any(RECORD_PLACEHOLDER in a for a in client.argv)
+    if not client.uses_placeholder and not recording:
+        yield _Staged(list(client.argv), True)
         return
     directory = tempfile.mkdtemp(prefix="stella-conform-")  # mode 0700
     path = os.path.join(directory, "stream.jsonl")
+    record = os.path.join(directory, "record.jsonl")
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as fh:
             fh.write(stream)
-        yield [a.replace(STREAM_PLACEHOLDER, path) for a in client.argv], False
+        argv = [
+            a.replace(STREAM_PLACEHOLDER, path).replace(RECORD_PLACEHOLDER, record)
+            for a in client.argv
+        ]
+        yield _Staged(argv, not client.uses_placeholder, record if recording else None)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def _start(client: Client, argv: list[str], *, collect_lines: bool = True) -> ClientProcess:
+def _start(
+    client: Client,
+    argv: list[str],
+    *,
+    collect_lines: bool = True,
+    feed: Feed = LINES,
+) -> ClientProcess:
     try:
         return ClientProcess(
-            argv, env=client.environment(), cwd=client.cwd, collect_lines=collect_lines
+            argv,
+            env=client.environment(feed.env),
+            cwd=client.cwd,
+            collect_lines=collect_lines,
+            keep_stdout=RECORDING_CAP if feed.record else 0,
         )
     except FileNotFoundError:
         raise SetupError(f"client not found: {argv[0]}") from None
@@ -200,13 +250,13 @@ def _exit_status(obs: Observation, ended: Exit, timeout_detail: str) -> str | No
     return None
 
 
-def run_exit(client: Client, stream: bytes) -> Observation:
+def run_exit(client: Client, stream: bytes, feed: Feed = LINES) -> Observation:
     """Exit-code mode: the stream on stdin (or as a file); the verdict is the exit status."""
     obs = Observation()
-    with _stream_file(client, stream) as (argv, via_stdin):
-        proc = _start(client, argv, collect_lines=False)
+    with _stream_file(client, stream) as staged:
+        proc = _start(client, staged.argv, collect_lines=False, feed=feed)
         try:
-            if via_stdin:
+            if staged.via_stdin and feed.style != "none":
                 proc.send(stream, then_close=True)
             else:
                 proc.close_stdin()
@@ -214,7 +264,24 @@ def run_exit(client: Client, stream: bytes) -> Observation:
             obs.verdict = _exit_status(obs, ended, "no exit within the timeout")
         finally:
             proc.kill()
+        if feed.record:
+            _take_recording(obs, proc, staged.record_path)
     return _finish(obs, proc)
+
+
+def _take_recording(obs: Observation, proc: ClientProcess, path: str | None) -> None:
+    if path is not None:
+        try:
+            with open(path, "rb") as fh:
+                obs.recording = fh.read(RECORDING_CAP + 1)
+        except OSError:
+            obs.recording = b""
+        over = len(obs.recording) > RECORDING_CAP
+    else:
+        obs.recording = bytes(proc.stdout.kept)
+        over = proc.stdout.total > RECORDING_CAP
+    if over and obs.ok:
+        obs.status, obs.detail = "crash", f"the recording is over {RECORDING_CAP} bytes"
 
 
 class _Reader:
@@ -329,6 +396,37 @@ def run_report(client: Client, stream: bytes) -> Observation:
     return _finish(obs, proc)
 
 
+def run_document(client: Client, data: bytes, feed: Feed) -> Observation:
+    """Report mode for a whole document (an envelope) or no input at all (a wrapper).
+
+    No lockstep: the client gets everything at once and answers with its hello
+    and a summary; line observations have nothing to refer to and are refused.
+    """
+    obs = Observation()
+    proc = _start(client, list(client.argv), feed=feed)
+    try:
+        deadline = time.monotonic() + client.timeout
+        reader = _Reader(proc, obs, [0])
+        try:
+            obs.hello = _expect_hello(reader, deadline)
+            if feed.style == "document":
+                proc.send(data, then_close=True)
+            else:
+                proc.close_stdin()
+            while obs.summary is None:
+                if reader.next(deadline) is None:
+                    break
+        except ProtocolError as exc:
+            obs.status, obs.detail = "protocol-error", str(exc)
+            proc.kill()
+            return _finish(obs, proc)
+        ended = proc.wait(deadline)
+        _settle_report(obs, ended)
+    finally:
+        proc.kill()
+    return _finish(obs, proc)
+
+
 def _await_ack(reader: _Reader, line: int, deadline: float, line_timeout: float) -> bool:
     """Wait until line ``line`` is observed or pending; False on a stall or early end."""
     until = min(deadline, time.monotonic() + line_timeout)
@@ -374,22 +472,26 @@ class PersistentSession:
         self.hello = _expect_hello(_Reader(self.proc, scratch, [0]), deadline)
         return self.proc
 
-    def run(self, stream: bytes) -> Observation:
+    def run(self, stream: bytes, feed: Feed = LINES) -> Observation:
+        if feed.style == "none" or feed.record:
+            raise SetupError("persistent mode cannot run wrapper or recorder cases")
         obs = Observation()
         self.counter += 1
         case_id = f"case-{self.counter}"
         deadline = time.monotonic() + self.client.timeout
-        lines = split_lines(stream)
+        lines = split_lines(stream) if feed.style == "lines" else []
         try:
             proc = self._ensure(deadline)
             obs.hello = self.hello
             written = [len(lines)]
             reader = _Reader(proc, obs, written, case_id=case_id)
-            message = {
+            message: dict[str, Any] = {
                 "kind": "case",
                 "id": case_id,
                 "stream": base64.b64encode(stream).decode("ascii"),
             }
+            if feed.env:
+                message["env"] = dict(feed.env)
             proc.send(json.dumps(message).encode() + b"\n")
             while obs.summary is None:
                 if reader.next(deadline) is None:
@@ -432,15 +534,19 @@ class PersistentSession:
         self.close()
 
 
-def run_once(client: Client, stream: bytes) -> Observation:
+def run_once(client: Client, stream: bytes, feed: Feed = LINES) -> Observation:
     """Run one case in a fresh process (exit or report mode), or in-process."""
     if client.function is not None:
+        if feed != LINES:
+            raise SetupError("an in-process client can only be graded on streams")
         from stella_conform.conformance.inprocess import run_inprocess
 
         return run_inprocess(client.function, stream)
-    if client.mode == "report":
-        return run_report(client, stream)
     if client.mode == "exit":
-        return run_exit(client, stream)
+        return run_exit(client, stream, feed)
+    if client.mode == "report":
+        if feed.style == "lines":
+            return run_report(client, stream)
+        return run_document(client, stream, feed)
     with PersistentSession(client) as session:
-        return session.run(stream)
+        return session.run(stream, feed)

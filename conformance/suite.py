@@ -36,14 +36,30 @@ from stella_conform.conformance.grader import (
     expected_text,
     judge,
 )
-from stella_conform.conformance.runner import Client, Observation, PersistentSession, run_once
+from stella_conform.conformance.protocol import COMMAND_ENV
+from stella_conform.conformance.runner import (
+    LINES,
+    Client,
+    Feed,
+    Observation,
+    PersistentSession,
+    run_once,
+)
+from stella_conform.conformance.wrapper import staged
 from stella_conform.corpus import (
+    SCENARIO_SUFFIX,
     bundled_fixtures_dir,
     expectation_from,
+    read_envelope_fixture,
     read_fixture,
+    read_scenario,
+    write_envelope_fixture,
     write_fixture,
+    write_scenario,
 )
 from stella_conform.generators.cases import Case, cases
+from stella_conform.generators.envelopes import EnvelopeCase, envelope_cases
+from stella_conform.generators.scenarios import ScenarioCase, scenario_cases
 from stella_conform.schemas.vocabulary import Vocabulary
 
 #: Client runs a shrink may spend after the first failure of a check.
@@ -122,51 +138,102 @@ def check_seed(seed: int, check_id: str) -> int:
     return seed * 1_000_003 + zlib.crc32(check_id.encode())
 
 
-def replay_command(path: str, client: Client) -> str:
-    parts = ["stella-conform", "replay", path, "--mode", client.mode, "--", *client.argv]
-    return shlex.join(parts)
+def replay_command(path: str, client: Client, check: Check | None = None) -> str:
+    parts = ["stella-conform", "replay", path, "--mode", client.mode]
+    if check is not None and check.profile != "reader":
+        parts += ["--check", check.id]
+    return shlex.join([*parts, "--", *client.argv])
 
 
-class _Runner:
+class CaseRunner:
     """Runs cases for one check in one worker, reusing a persistent client if asked."""
 
-    def __init__(self, config: SuiteConfig) -> None:
+    def __init__(self, config: SuiteConfig, check: Check) -> None:
         self.config = config
+        self.check = check
         persistent = config.client.mode == "persistent" and config.client.function is None
         self.session = PersistentSession(config.client) if persistent else None
         self.calls = 0
 
-    def run(self, stream: bytes) -> Observation:
+    def run(self, case: GradedCase) -> Observation:
         self.calls += 1
+        client = self.config.client
+        if case.kind == "scenario":
+            with staged(case.scenario, case.stream, base_env=client.environment()) as stage:
+                obs = run_once(client, b"", Feed("none", stage.env))
+                obs.invocations = stage.invocations()
+            return obs
+        if case.kind == "envelope":
+            feed = Feed("document", {COMMAND_ENV: case.command})
+        elif self.check.profile == "recorder":
+            feed = Feed(record=True)
+        else:
+            feed = LINES
         if self.session is not None:
-            return self.session.run(stream)
-        return run_once(self.config.client, stream)
+            return self.session.run(case.stream, feed)
+        return run_once(client, case.stream, feed)
 
     def close(self) -> None:
         if self.session is not None:
             self.session.close()
 
 
-def _fixture_case(name: str, vocab: Vocabulary, directory: Path) -> GradedCase:
-    fixture = read_fixture(directory / f"{name}.jsonl")  # validates the expectation too
+def fixture_path(check: Check, name: str, directory: Path) -> Path:
+    """Where a check's named fixture lives: streams at the top, the others in subfolders."""
+    if check.input == "envelope":
+        return directory / "envelopes" / f"{name}.json"
+    if check.input == "scenario":
+        return directory / "scenarios" / f"{name}{SCENARIO_SUFFIX}"
+    return directory / f"{name}.jsonl"
+
+
+def load_case(path: Path, vocab: Vocabulary | None = None) -> GradedCase:
+    """A fixture file of any kind (stream, envelope, scenario) as a case, validated."""
+    if path.name.endswith(SCENARIO_SUFFIX):
+        scenario = read_scenario(path)
+        name = scenario.name
+        return GradedCase(
+            name, scenario.stream, "fixture", vocab=vocab, kind="scenario",
+            scenario=dict(scenario.scenario),
+        )  # fmt: skip
+    if path.suffix == ".json":
+        envelope = read_envelope_fixture(path)
+        return GradedCase(
+            envelope.name, envelope.data, "fixture", vocab=vocab, kind="envelope",
+            command=envelope.command,
+        )  # fmt: skip
+    fixture = read_fixture(path)  # validates the expectation too
     also = tuple(fixture.expect.get("also_conforming", ()))
-    return GradedCase(name, fixture.stream, "fixture", also_conforming=also, vocab=vocab)
+    return GradedCase(fixture.name, fixture.stream, "fixture", also_conforming=also, vocab=vocab)
+
+
+def _fixture_case(check: Check, name: str, vocab: Vocabulary, directory: Path) -> GradedCase:
+    return load_case(fixture_path(check, name, directory), vocab)
 
 
 def _save(config: SuiteConfig, check: Check, case: GradedCase) -> tuple[str, str]:
-    digest = hashlib.sha256(case.stream).hexdigest()[:10]
-    name = f"{check.id}-{digest}"
+    digest = hashlib.sha256(case.stream + case.command.encode() + repr(case.scenario).encode())
+    name = f"{check.id}-{digest.hexdigest()[:10]}"
     directory = config.failures_dir
-    expect = expectation_from(
-        case.expected,
-        rules=[check.rule],
-        mutations=case.mutations,
-        description=f"counterexample for {check.id} ({check.name})",
-        seed=config.seed,
-    )
-    write_fixture(directory, name, case.stream, expect)
-    path = str(directory / f"{name}.jsonl")
-    return path, replay_command(path, config.client)
+    description = f"counterexample for {check.id} ({check.name})"
+    if case.kind == "envelope":
+        reading = case.envelope.to_json()
+        expect = {"description": description, "command": case.command, **reading}
+        path = str(write_envelope_fixture(directory, name, case.stream, expect))
+    elif case.kind == "scenario":
+        scenario = {"description": description, **case.scenario, "expect": case.wrapper}
+        path = str(write_scenario(directory, name, scenario, case.stream))
+    else:
+        expect = expectation_from(
+            case.expected,
+            rules=[check.rule],
+            mutations=case.mutations,
+            description=description,
+            seed=config.seed,
+        )
+        write_fixture(directory, name, case.stream, expect)
+        path = str(directory / f"{name}.jsonl")
+    return path, replay_command(path, config.client, check)
 
 
 def _failure(case: GradedCase, j: Judgment, obs: Observation) -> CaseFailure:
@@ -174,7 +241,7 @@ def _failure(case: GradedCase, j: Judgment, obs: Observation) -> CaseFailure:
         case=case.name,
         source=case.source,
         message=j.message,
-        expected=expected_text(case.expected),
+        expected=expected_text(case),
         observed=obs.to_json(),
         mutations=case.mutations,
         stream=case.stream if len(case.stream) <= 4096 else None,
@@ -191,24 +258,27 @@ def run_check(check: Check, config: SuiteConfig) -> CheckResult:
     if not check.grades_in(config.client.mode):
         result.message = check.skip_reason(config.client.mode)
         return result
-    runner = _Runner(config)
+    if config.client.function is not None and check.input != "stream":
+        result.message = f"an in-process client cannot be graded on the {check.profile} profile"
+        return result
+    runner = CaseRunner(config, check)
     judgments: list[Judgment] = []
     try:
         ctx = Context()
         fixtures_dir = config.fixtures_dir or bundled_fixtures_dir()
         if check.judge == "quiet":
-            baseline = runner.run(_fixture_case("minimal_run", vocab, fixtures_dir).stream)
+            baseline = runner.run(_fixture_case(check, "minimal_run", vocab, fixtures_dir))
             ctx.baseline_stderr_lines = baseline.stderr_lines
         for name in check.fixtures:
-            case = _fixture_case(name, vocab, fixtures_dir)
-            obs = runner.run(case.stream)
+            case = _fixture_case(check, name, vocab, fixtures_dir)
+            obs = runner.run(case)
             j = judge(check, case, obs, ctx)
             judgments.append(j)
             result.cases += 1
             if j.verdict in ("fail", "error") and len(result.failures) < 5:
                 failure = _failure(case, j, obs)
-                failure.saved = str(fixtures_dir / f"{name}.jsonl")
-                failure.replay = replay_command(failure.saved, config.client)
+                failure.saved = str(fixture_path(check, name, fixtures_dir))
+                failure.replay = replay_command(failure.saved, config.client, check)
                 result.failures.append(failure)
         if (check.mutations or check.valid_runs) and config.examples > 0:
             judgments.extend(_generated(check, config, vocab, runner, ctx, result))
@@ -229,11 +299,16 @@ def _generated(
     check: Check,
     config: SuiteConfig,
     vocab: Vocabulary,
-    runner: _Runner,
+    runner: CaseRunner,
     ctx: Context,
     result: CheckResult,
 ) -> list[Judgment]:
-    if check.mutations and check.valid_runs:
+    strategy: Any
+    if check.input == "envelope":
+        strategy = envelope_cases(vocab, variants=check.mutations)
+    elif check.input == "scenario":
+        strategy = scenario_cases(vocab, kinds=check.mutations)
+    elif check.mutations and check.valid_runs:
         strategy = cases(vocab, mutations=check.mutations, min_mutations=0, max_mutations=2)
     elif check.mutations:
         strategy = cases(vocab, mutations=check.mutations, min_mutations=1, max_mutations=2)
@@ -243,7 +318,17 @@ def _generated(
     last_failure: list[tuple[GradedCase, Judgment, Observation]] = []
     budget = {"after_first_failure": 0}
 
-    def graded(case: Case) -> GradedCase:
+    def graded(case: Case | EnvelopeCase | ScenarioCase) -> GradedCase:
+        if isinstance(case, EnvelopeCase):
+            return GradedCase(
+                "generated", case.data, "generated", (case.variant,), vocab=vocab,
+                kind="envelope", command=case.command,
+            )  # fmt: skip
+        if isinstance(case, ScenarioCase):
+            return GradedCase(
+                "generated", case.stream, "generated", (case.kind,), vocab=vocab,
+                kind="scenario", scenario=dict(case.scenario),
+            )  # fmt: skip
         return GradedCase("generated", case.stream, "generated", case.mutations, vocab=vocab)
 
     database: ExampleDatabase | None = config.database
@@ -262,19 +347,19 @@ def _generated(
         print_blob=False,
     )
     @given(strategy)
-    def property_(case: Case) -> None:
+    def property_(case: Case | EnvelopeCase | ScenarioCase) -> None:
         if last_failure:
             budget["after_first_failure"] += 1
             if budget["after_first_failure"] > SHRINK_BUDGET:
                 # Out of shrink budget: every new candidate "passes", so Hypothesis settles
                 # on the smallest failure found so far; that one still fails when replayed.
                 best = min(last_failure, key=lambda f: (len(f[0].stream), f[0].stream))
-                if case.stream == best[0].stream:
+                if graded(case).stream == best[0].stream:
                     last_failure.append(best)
                     raise _CheckFailed(best[1].message)
                 return
         g = graded(case)
-        obs = runner.run(g.stream)
+        obs = runner.run(g)
         j = judge(check, g, obs, ctx)
         if j.verdict in ("fail", "error"):
             last_failure.append((g, j, obs))

@@ -221,6 +221,12 @@ class Reader:
                 return f"{tag}: {problem}"
         return None
 
+    def on_event(self, line: int, event: dict[str, Any], tag: str | None) -> None:
+        """Every real event, known (``tag``) or not (``None``), exactly as it was parsed.
+
+        A recorder or proxy overrides this to re-emit the event whole.
+        """
+
     def torn_tail_ok(self) -> bool:
         """Rule 6: a cut-off final line is dropped, not an error."""
         return True
@@ -254,6 +260,7 @@ class Reader:
             tag = self.type_of(event)
             if tag is None:
                 self.on_unknown(line, event)
+                self.on_event(line, event, None)
                 self._clock(event.get("ts"))
                 raw = event.get("type")
                 return [
@@ -264,6 +271,7 @@ class Reader:
                         "type": raw if isinstance(raw, str) else None,
                     }
                 ]
+            parsed = event
             event = self.normalize(tag, event)
             problem = self.misfit(tag, event)
         except Rejected as exc:
@@ -271,6 +279,7 @@ class Reader:
         if problem:
             return self._reject(line, problem)
         self._fold(tag, event)
+        self.on_event(line, parsed, tag)
         return [{"kind": "line", "line": line, "outcome": "known", "type": tag}]
 
     def finish(self) -> list[dict[str, Any]]:
@@ -331,6 +340,7 @@ class Reader:
             "turns_completed": self.turns_completed,
             "stages": self.stages,
             "elapsed_ms": self.elapsed_ms,
+            "preview": "".join(self.preview) if self.preview else None,
         }
 
 
@@ -355,6 +365,7 @@ class Adapter:
     """Runs a :class:`Reader` in whichever mode the kit asks for."""
 
     reader_class: type[Reader] = Reader
+    profiles: tuple[str, ...] = ("reader", "dashboard")
     buffer_whole_stream = False  # rule 1 says never; a broken client sets this
     drop_unterminated_last_line = False
 
@@ -371,7 +382,7 @@ class Adapter:
                 "kind": "hello",
                 "protocol": PROTOCOL,
                 "client": {"name": NAME, "version": VERSION, "language": "python"},
-                "profiles": ["reader"],
+                "profiles": list(self.profiles),
             }
         )
 

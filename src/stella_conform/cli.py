@@ -454,6 +454,13 @@ def run(
 @main.command()
 @client_options
 @wire_schema_option
+@click.option(
+    "--check",
+    "check_id",
+    metavar="ID",
+    help="Judge the case as this check does (needed for dashboard, recorder, envelope and "
+    "wrapper cases; the report's replay command includes it).",
+)
 @click.argument("case", type=click.Path(path_type=Path))
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def replay(
@@ -463,8 +470,9 @@ def replay(
     timeout: float,
     line_timeout: float,
     wire_schema: Path | None,
+    check_id: str | None,
 ) -> None:
-    """Re-run one saved case: stella-conform replay CASE.jsonl -- CMD [ARGS...]
+    """Re-run one saved case: stella-conform replay CASE -- CMD [ARGS...]
 
     Shows what the client did against what a correct client does. Exit 0 when the
     client's verdict is right, 1 when not.
@@ -477,6 +485,8 @@ def replay(
         raise SetupError(f"no such case file: {case}")
     client = make_client(command, mode, timeout, line_timeout)
     vocab = load_vocabulary(wire_schema)
+    if check_id is not None or case.suffix == ".json":
+        _replay_as_check(case, check_id, client, vocab)
     graded = GradedCase(case.name, case.read_bytes(), "saved", vocab=vocab)
     obs = run_once(client, graded.stream)
     click.echo(f"stream ({len(graded.stream)} bytes):")
@@ -501,6 +511,44 @@ def replay(
     if obs.stderr_tail.strip():
         click.echo(f"client stderr (tail): {obs.stderr_tail.strip()[-400:]}")
     sys.exit(0 if obs.ok and obs.verdict == expected.verdict else 1)
+
+
+def _replay_as_check(case: Path, check_id: str | None, client: Any, vocab: Any) -> None:
+    """Replay a case through one check's runner and judge; exits."""
+    import json as json_
+
+    from stella_conform.conformance.checks import BY_ID
+    from stella_conform.conformance.grader import Context, expected_text, judge
+    from stella_conform.conformance.suite import CaseRunner, SuiteConfig, load_case
+
+    if check_id is None:
+        raise SetupError(f"{case.name}: say which check judges it with --check ID")
+    check = BY_ID.get(check_id)
+    if check is None:
+        raise SetupError(f"unknown check {check_id!r} (see: stella-conform checks)")
+    graded = load_case(case, vocab)
+    if graded.kind != check.input:
+        raise SetupError(f"{case.name} is a {graded.kind} case; {check.id} grades {check.input}s")
+    if not check.grades_in(client.mode):
+        raise SetupError(f"{check.id} {check.skip_reason(client.mode)}")
+    runner = CaseRunner(SuiteConfig(client), check)
+    try:
+        obs = runner.run(graded)
+    finally:
+        runner.close()
+    verdict = judge(check, graded, obs, Context())
+    click.echo(f"{check.id}: {check.name}")
+    click.echo(f"case:     {case}")
+    click.echo(f"expected: {json_.dumps(expected_text(graded), ensure_ascii=False)}")
+    click.echo(f"client:   {obs.describe()}")
+    if obs.summary is not None:
+        click.echo(f"summary:  {json_.dumps(obs.summary, ensure_ascii=False)[:400]}")
+    if obs.invocations:
+        click.echo(f"invoked:  {json_.dumps([i.get('argv') for i in obs.invocations])}")
+    if obs.stderr_tail.strip():
+        click.echo(f"client stderr (tail): {obs.stderr_tail.strip()[-400:]}")
+    click.echo(f"judgment: {verdict.verdict}" + (f": {verdict.message}" if verdict.message else ""))
+    sys.exit(1 if verdict.verdict in ("fail", "error") else 0)
 
 
 @main.command()

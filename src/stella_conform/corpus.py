@@ -173,3 +173,130 @@ def write_fixture(directory: Path, name: str, stream: bytes, expect: Mapping[str
     (directory / f"{name}.jsonl").write_bytes(stream)
     text = json.dumps(expect, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
     (directory / f"{name}{EXPECT_SUFFIX}").write_text(text, encoding="utf-8")
+
+
+# ------------------------------------------------------------------ envelopes and scenarios
+
+ENVELOPE_EXPECT_FORMAT = "stella-conform/envelope-expect/1"
+SCENARIO_FORMAT = "stella-conform/scenario/1"
+SCENARIO_SUFFIX = ".scenario.json"
+#: Fields of an envelope expectation compared with the reference reader when present.
+ENVELOPE_COMPARED = (
+    "verdict",
+    "shape",
+    "status",
+    "text",
+    "model",
+    "stop_reason",
+    "files_touched",
+    "known_events",
+    "unrecognized_events",
+    "rows",
+)
+
+
+@dataclass(frozen=True)
+class EnvelopeFixture:
+    """``NAME.json`` (the document, byte for byte) + ``NAME.expect.json`` (command, reading)."""
+
+    name: str
+    path: Path
+    expect: Mapping[str, Any]
+
+    @property
+    def data(self) -> bytes:
+        return self.path.read_bytes()
+
+    @property
+    def command(self) -> str:
+        return str(self.expect["command"])
+
+
+@dataclass(frozen=True)
+class ScenarioFixture:
+    """``NAME.scenario.json``: a stream, how the run ends, what a wrapper makes of it."""
+
+    name: str
+    path: Path
+    scenario: Mapping[str, Any]
+
+    @property
+    def stream(self) -> bytes:
+        if "stream_text" in self.scenario:
+            return str(self.scenario["stream_text"]).encode("utf-8")
+        return (self.path.parent / str(self.scenario["stream"])).read_bytes()
+
+    @property
+    def expect(self) -> Mapping[str, Any]:
+        return dict(self.scenario.get("expect", {}))
+
+
+def _read_json(path: Path, what: str) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SetupError(f"{what} not found: {path}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SetupError(f"malformed {what} {path}: {exc}") from None
+
+
+def read_envelope_fixture(path: Path) -> EnvelopeFixture:
+    """Read one envelope fixture; raises :class:`SetupError` when malformed."""
+    name = path.name.removesuffix(".json")
+    if not path.is_file():
+        raise SetupError(f"envelope fixture not found: {path}")
+    expect_path = path.with_name(name + EXPECT_SUFFIX)
+    doc = _read_json(expect_path, "envelope expectation file")
+    if not isinstance(doc, dict) or doc.get("format") != ENVELOPE_EXPECT_FORMAT:
+        raise SetupError(f"{expect_path}: format must be {ENVELOPE_EXPECT_FORMAT!r}")
+    for key in ("command", "verdict"):
+        if not isinstance(doc.get(key), str):
+            raise SetupError(f"{expect_path}: {key!r} must be a string")
+    return EnvelopeFixture(name, path, doc)
+
+
+def read_scenario(path: Path) -> ScenarioFixture:
+    """Read one wrapper scenario; raises :class:`SetupError` when malformed."""
+    name = path.name.removesuffix(SCENARIO_SUFFIX)
+    doc = _read_json(path, "scenario file")
+    if not isinstance(doc, dict) or doc.get("format") != SCENARIO_FORMAT:
+        raise SetupError(f"{path}: format must be {SCENARIO_FORMAT!r}")
+    if not isinstance(doc.get("exit", 0), int):
+        raise SetupError(f"{path}: 'exit' must be an integer")
+    if "stream_text" not in doc and not (path.parent / str(doc.get("stream", ""))).is_file():
+        raise SetupError(f"{path}: its stream {doc.get('stream')!r} is not a file beside it")
+    return ScenarioFixture(name, path, doc)
+
+
+def iter_envelope_fixtures(directory: Path | None = None) -> Iterator[EnvelopeFixture]:
+    directory = directory or bundled_fixtures_dir() / "envelopes"
+    for path in sorted(directory.glob("*.json")):
+        if not path.name.endswith(EXPECT_SUFFIX):
+            yield read_envelope_fixture(path)
+
+
+def iter_scenarios(directory: Path | None = None) -> Iterator[ScenarioFixture]:
+    directory = directory or bundled_fixtures_dir() / "scenarios"
+    for path in sorted(directory.glob("*" + SCENARIO_SUFFIX)):
+        yield read_scenario(path)
+
+
+def write_envelope_fixture(
+    directory: Path, name: str, data: bytes, expect: Mapping[str, Any]
+) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{name}.json"
+    path.write_bytes(data)
+    text = json.dumps({"format": ENVELOPE_EXPECT_FORMAT, **expect}, indent=2, ensure_ascii=False)
+    (directory / f"{name}{EXPECT_SUFFIX}").write_text(text + "\n", encoding="utf-8")
+    return path
+
+
+def write_scenario(directory: Path, name: str, scenario: Mapping[str, Any], stream: bytes) -> Path:
+    """The stream goes inline (``stream_text``) so a failures directory holds one file per case."""
+    directory.mkdir(parents=True, exist_ok=True)
+    doc = {"format": SCENARIO_FORMAT, **scenario, "stream_text": stream.decode("utf-8", "replace")}
+    doc.pop("stream", None)
+    path = directory / f"{name}{SCENARIO_SUFFIX}"
+    path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path

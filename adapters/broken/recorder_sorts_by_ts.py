@@ -1,0 +1,31 @@
+#!/usr/bin/env python3
+"""Recorder bug: stores events ordered by ts (a table keyed on time), not as they arrived."""
+
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+
+from recorder import RecordingReader, main
+
+
+class Broken(RecordingReader):
+    def __init__(self, out):
+        super().__init__(out)
+        self.held = []
+
+    def on_event(self, line, event, tag):
+        ts = event.get("ts")
+        self.held.append((ts if isinstance(ts, int) else 0, event))
+
+    def finish(self):
+        out = super().finish()
+        for _, event in sorted(self.held, key=lambda pair: pair[0]):
+            self.out.write(json.dumps(event) + "\n")
+        self.held = []
+        return out
+
+
+if __name__ == "__main__":
+    main(Broken)

@@ -1,0 +1,330 @@
+"""Hypothesis strategies for stella's JSON envelopes: one *variant* per thing to get right.
+
+An :class:`EnvelopeCase` is the document's bytes plus the command that printed
+it (a reader knows which command it ran; the query envelope and the turn
+envelope differ).  The expected reading is never stored here: the grader asks
+:func:`stella_conform.envelope.read_envelope`.
+
+Variants, each varying one thing on shapes chosen so that one reader flaw
+trips one check:
+
+``raw``, ``pipeline``
+    success shapes of the raw step loop and of a ``--pipeline`` run;
+``failure``, ``preflight``
+    a raw or pipeline failure (every key kept, ``null`` where there is no
+    value) and the four-key pre-flight error envelope;
+``extra-keys``
+    keys the reader has never seen, at the top and nested, on raw and query
+    envelopes;
+``schema-version``
+    a version other than 1 (or not a number, or missing) on any shape;
+``files-touched``
+    a raw run with file-touch records one level in;
+``events-unknown``, ``events-bad-body``
+    the events array carrying unrecognized types, or a known type whose body
+    does not fit;
+``query``
+    a query command's list report (``rows``) or object report.
+
+Every document is compact or pretty-printed at random: whitespace and
+layout are not part of the contract.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import strategies as st
+
+from stella_conform.decoder import decode_all
+from stella_conform.generators.events import MODELS, prose
+from stella_conform.generators.mutations import MUTATIONS, Stream
+from stella_conform.generators.runs import Run, runs
+from stella_conform.schemas.vocabulary import Vocabulary
+
+VARIANTS = (
+    "raw",
+    "pipeline",
+    "failure",
+    "preflight",
+    "extra-keys",
+    "schema-version",
+    "files-touched",
+    "events-unknown",
+    "events-bad-body",
+    "query",
+)
+RUN_COMMAND = "stella run --output-format json"
+PIPELINE_COMMAND = "stella run --output-format json --pipeline my-verifier"
+QUERY_COMMANDS = (
+    "stella stats --format json",
+    "stella usage report --format json",
+    "stella memory list --format json",
+    "stella context list --format json",
+    "stella inspect 42 --step 3 --format json",
+    "stella calibration --format json",
+)
+PREFLIGHT_REASONS = (
+    "no API key found. Set ANTHROPIC_API_KEY or add it to settings.json",
+    "unknown provider 'antrhopic'",
+    "settings.json: expected value at line 3 column 5",
+)
+ABORT_REASONS = ("spend limit of $3.00 reached", "deadline of 20m reached", "step limit reached")
+WRONG_VERSIONS: tuple[Any, ...] = (0, 2, 3, 99, -1, "1", "v1", 1.5, None, True, [1], {"major": 1})
+_MISSING = object()
+
+Doc = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class EnvelopeCase:
+    """One envelope document and the command a reader ran to get it."""
+
+    variant: str
+    command: str
+    data: bytes
+
+    @property
+    def doc(self) -> Any:
+        return json.loads(self.data)
+
+
+def _render(draw: st.DrawFn, doc: Doc) -> bytes:
+    if draw(st.booleans()):
+        text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+    else:
+        text = json.dumps(doc, ensure_ascii=False, indent=draw(st.sampled_from((1, 2, 4))))
+    return text.encode("utf-8") + b"\n"
+
+
+def _final_text(run: Run) -> str | None:
+    return decode_all(run.to_bytes()).summary.final_text
+
+
+def _model(run: Run) -> str | None:
+    for event in reversed(run.events):
+        if "model" in event and isinstance(event["model"], str):
+            return str(event["model"])
+    return None
+
+
+def _records(draw: st.DrawFn, min_size: int = 0) -> list[Doc]:
+    paths = st.sampled_from(
+        ("src/lib.rs", "README.md", "crates/store/src/migrate.rs", "docs/ü.md", "a b/c.py")
+    )
+    return draw(
+        st.lists(
+            st.fixed_dictionaries(
+                {
+                    "path": paths,
+                    "lines_added": st.integers(0, 500),
+                    "lines_removed": st.integers(0, 500),
+                }
+            ),
+            min_size=min_size,
+            max_size=4,
+        )
+    )
+
+
+def _withheld(draw: st.DrawFn) -> Doc | None:
+    if draw(st.booleans()):
+        return None
+    return {"withheld_by": "trust_gate", "memories": draw(st.integers(0, 9)), "rules": 1}
+
+
+def raw_success(draw: st.DrawFn, vocab: Vocabulary, *, records: int = 0) -> Doc:
+    run = draw(runs(vocab, failed=False, max_turns=2, max_steps=2))
+    return {
+        "schema_version": 1,
+        "status": "completed",
+        "text": _final_text(run) or draw(prose()),
+        "cost_usd": draw(st.floats(0, 5, allow_nan=False).map(lambda x: round(x, 4))),
+        "reason": None,
+        "model": _model(run) or draw(st.sampled_from(MODELS)),
+        "events": run.events,
+        "files_touched": {"files_touched": _records(draw, records)},
+        "withheld": _withheld(draw),
+    }
+
+
+def pipeline_success(draw: st.DrawFn, vocab: Vocabulary) -> Doc:
+    run = draw(runs(vocab, failed=False, max_turns=2, max_steps=2))
+    return {
+        "schema_version": 1,
+        "status": "completed",
+        "text": _final_text(run) or draw(prose()),
+        "cost_usd": draw(st.floats(0, 5, allow_nan=False).map(lambda x: round(x, 4))),
+        "reason": None,
+        "task_class": draw(st.sampled_from(("code_change", "question", "refactor"))),
+        "verdict": {"deterministic": draw(st.booleans()), "summary": draw(prose())},
+        "revisions": draw(st.integers(0, 3)),
+        "candidates_run": draw(st.integers(1, 3)),
+        "model": _model(run) or draw(st.sampled_from(MODELS)),
+        "events": run.events,
+        "reflection": draw(st.none() | st.fixed_dictionaries({"notes": prose()})),
+    }
+
+
+def failure(draw: st.DrawFn, vocab: Vocabulary) -> tuple[str, Doc]:
+    run = draw(runs(vocab, failed=True, max_turns=2, max_steps=2))
+    aborted = draw(st.booleans())
+    status = "aborted" if aborted else "error"
+    reason = draw(st.sampled_from(ABORT_REASONS)) if aborted else run.events[-1]["message"]
+    if draw(st.booleans()):
+        return RUN_COMMAND, {
+            "schema_version": 1,
+            "status": status,
+            "text": None,
+            "cost_usd": draw(st.floats(0, 5, allow_nan=False).map(lambda x: round(x, 4))),
+            "reason": reason,
+            "model": _model(run),
+            "events": run.events,
+            "files_touched": {"files_touched": _records(draw)},
+            "withheld": None,
+        }
+    return PIPELINE_COMMAND, {
+        "schema_version": 1,
+        "status": status,
+        "text": None,
+        "cost_usd": draw(st.floats(0, 5, allow_nan=False).map(lambda x: round(x, 4))),
+        "reason": reason,
+        "task_class": None,
+        "verdict": None,
+        "revisions": None,
+        "candidates_run": None,
+        "model": _model(run),
+        "events": run.events,
+        "reflection": None,
+    }
+
+
+def preflight(draw: st.DrawFn) -> Doc:
+    return {
+        "schema_version": 1,
+        "status": "error",
+        "text": None,
+        "reason": draw(st.sampled_from(PREFLIGHT_REASONS)),
+    }
+
+
+def query(draw: st.DrawFn) -> tuple[str, Doc]:
+    command = draw(st.sampled_from(QUERY_COMMANDS))
+    if "inspect" in command:
+        return command, {
+            "schema_version": 1,
+            "session": 42,
+            "step": 3,
+            "verified": draw(st.booleans()),
+            "model": draw(st.sampled_from(MODELS)),
+        }
+    row = st.fixed_dictionaries(
+        {
+            "model": st.sampled_from(MODELS),
+            "total_cost_usd": st.floats(0, 100, allow_nan=False).map(lambda x: round(x, 2)),
+            "runs": st.integers(0, 1000),
+        }
+    )
+    return command, {"schema_version": 1, "rows": draw(st.lists(row, max_size=5))}
+
+
+_EXTRA_NAMES = st.sampled_from(("trace_id", "x_vendor", "duration_ms", "session", "_meta", "rows2"))
+_EXTRA_VALUES = st.one_of(
+    st.none(),
+    st.integers(),
+    st.text(max_size=8),
+    st.lists(st.integers(), max_size=2),
+    st.fixed_dictionaries({"nested": st.booleans()}),
+)
+
+
+def _add_extras(draw: st.DrawFn, doc: Doc) -> None:
+    targets = [doc]
+    payload = doc.get("files_touched")
+    if isinstance(payload, dict):
+        targets.append(payload)
+        targets.extend(r for r in payload.get("files_touched", []) if isinstance(r, dict))
+    for _ in range(draw(st.integers(1, 3))):
+        target = draw(st.sampled_from(targets))
+        name = draw(_EXTRA_NAMES)
+        if name not in target:
+            target[name] = draw(_EXTRA_VALUES)
+    if not any(k not in _TOP_KEYS for k in doc):
+        doc["x_vendor"] = draw(_EXTRA_VALUES)
+
+
+_TOP_KEYS = frozenset(
+    (
+        "schema_version", "status", "text", "cost_usd", "reason", "model", "events",
+        "files_touched", "withheld", "task_class", "verdict", "revisions", "candidates_run",
+        "reflection", "rows",
+    )
+)  # fmt: skip
+
+
+def _events_mutated(draw: st.DrawFn, vocab: Vocabulary, doc: Doc, mutation: str) -> None:
+    stream = Stream.of(doc["events"])
+    MUTATIONS[mutation].apply(draw, stream, vocab)
+    doc["events"] = [line.obj for line in stream.lines if line.raw is None]
+
+
+@st.composite
+def envelope_cases(
+    draw: st.DrawFn, vocab: Vocabulary | None = None, variants: tuple[str, ...] = VARIANTS
+) -> EnvelopeCase:
+    """Envelope documents of the given variants (public strategy)."""
+    vocab = vocab or Vocabulary.default()
+    unknown = [v for v in variants if v not in VARIANTS]
+    if unknown:
+        raise ValueError(f"unknown envelope variant {unknown[0]!r} (known: {', '.join(VARIANTS)})")
+    variant = draw(st.sampled_from(variants))
+    command = RUN_COMMAND
+    if variant == "raw":
+        doc = raw_success(draw, vocab)
+    elif variant == "pipeline":
+        command, doc = PIPELINE_COMMAND, pipeline_success(draw, vocab)
+    elif variant == "failure":
+        command, doc = failure(draw, vocab)
+    elif variant == "preflight":
+        doc = preflight(draw)
+    elif variant == "extra-keys":
+        if draw(st.booleans()):
+            doc = raw_success(draw, vocab, records=1)
+        else:
+            command, doc = query(draw)
+        _add_extras(draw, doc)
+    elif variant == "schema-version":
+        shape = draw(st.sampled_from(("raw", "pipeline", "preflight", "query")))
+        if shape == "raw":
+            doc = raw_success(draw, vocab)
+        elif shape == "pipeline":
+            command, doc = PIPELINE_COMMAND, pipeline_success(draw, vocab)
+        elif shape == "preflight":
+            doc = preflight(draw)
+        else:
+            command, doc = query(draw)
+        wrong = draw(st.sampled_from((*WRONG_VERSIONS, _MISSING)))
+        if wrong is _MISSING:
+            del doc["schema_version"]
+        else:
+            doc["schema_version"] = wrong
+    elif variant == "files-touched":
+        doc = raw_success(draw, vocab, records=1)
+    elif variant == "events-unknown":
+        doc = raw_success(draw, vocab)
+        for _ in range(draw(st.integers(1, 2))):
+            _events_mutated(draw, vocab, doc, "unknown-type")
+    elif variant == "events-bad-body":
+        doc = raw_success(draw, vocab)
+        breaker = draw(
+            st.sampled_from(("bad-body-missing-field", "bad-body-wrong-type", "bad-body-null"))
+        )
+        _events_mutated(draw, vocab, doc, breaker)
+    else:
+        command, doc = query(draw)
+    return EnvelopeCase(variant, command, _render(draw, doc))
+
+
+__all__ = ["VARIANTS", "EnvelopeCase", "envelope_cases"]

@@ -1,0 +1,183 @@
+"""The reference reader for stella's JSON envelopes: the oracle of the ``envelope`` profile.
+
+Two envelopes share the rules: the turn envelope of ``stella run|fleet
+--output-format json`` (three shapes: the raw step loop, a ``--pipeline`` run,
+the pre-flight error envelope) and the query envelope of the read-only query
+commands' ``--format json`` (``rows`` for list reports, the object's own keys
+otherwise).  A reader knows which command produced the document, so the
+command is an input here, as it is for a real client.
+
+The rules a reader is graded on, in the contract's words:
+
+* check only the keys you use; ignore keys you do not recognize;
+* an unexpected ``schema_version`` is the signal to stop, loudly;
+* a failure keeps every key with ``null`` values; the pre-flight error
+  envelope has only ``schema_version``, ``status``, ``text`` and ``reason``;
+* ``files_touched`` holds the telemetry payload, its list one level in;
+* ``events`` holds stream events and follows the stream rules (unknown types
+  inert, a known type with a body that does not fit is an error).
+
+Reading a key the reader uses with the wrong JSON type is a rejection: that is
+the "misread" a version bump exists to prevent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from stella_conform.decoder import Kind, RunFold, classify, parse_line
+from stella_conform.schemas.vocabulary import Vocabulary
+
+SCHEMA_VERSION = 1
+#: The read-only query commands whose ``--format json`` uses the query envelope.
+QUERY_COMMANDS = (
+    "stats",
+    "usage report",
+    "inspect",
+    "calibration",
+    "memory list",
+    "context list",
+    "context validate",
+)
+#: Keys only a ``--pipeline`` run reports.
+PIPELINE_KEYS = ("task_class", "verdict", "revisions", "candidates_run", "reflection")
+PREFLIGHT_KEYS = frozenset({"schema_version", "status", "text", "reason"})
+
+Shape = Literal["raw", "pipeline", "preflight", "query-rows", "query-object"]
+
+
+def is_query_command(command: str) -> bool:
+    """True for ``stella stats --format json`` and the other query commands."""
+    words = command.split()
+    if words and words[0] == "stella":
+        words = words[1:]
+    text = " ".join(w for w in words if not w.startswith("-"))
+    return any(text == q or text.startswith(q + " ") for q in QUERY_COMMANDS)
+
+
+@dataclass
+class EnvelopeReading:
+    """What a correct reader takes from one envelope."""
+
+    verdict: str = "accept"
+    reason: str | None = None
+    shape: Shape | None = None
+    status: str | None = None
+    text: str | None = None
+    model: str | None = None
+    stop_reason: str | None = None
+    files_touched: list[str] | None = None
+    known_events: int | None = None
+    unrecognized_events: int | None = None
+    rows: int | None = None
+    keys: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict,
+            "reason": self.reason,
+            "shape": self.shape,
+            "status": self.status,
+            "text": self.text,
+            "model": self.model,
+            "stop_reason": self.stop_reason,
+            "files_touched": self.files_touched,
+            "known_events": self.known_events,
+            "unrecognized_events": self.unrecognized_events,
+            "rows": self.rows,
+        }
+
+
+class _Reject(Exception):
+    pass
+
+
+def _optional(doc: dict[str, Any], key: str, kinds: tuple[type, ...], what: str) -> Any:
+    value = doc.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, kinds):
+        raise _Reject(f"{key!r} is not {what} or null")
+    return value
+
+
+def read_envelope(
+    data: bytes, command: str = "stella run --output-format json", vocab: Vocabulary | None = None
+) -> EnvelopeReading:
+    """Read one envelope document as a conforming reader must."""
+    reading = EnvelopeReading()
+    try:
+        _read(data, command, vocab or Vocabulary.default(), reading)
+    except _Reject as exc:
+        reading.verdict, reading.reason = "reject", str(exc)
+    return reading
+
+
+def _read(data: bytes, command: str, vocab: Vocabulary, out: EnvelopeReading) -> None:
+    doc, problem = parse_line(data)
+    if problem is not None:
+        raise _Reject(f"the envelope is {problem}")
+    if not isinstance(doc, dict):
+        raise _Reject("the envelope is JSON but not an object")
+    out.keys = list(doc)
+    version = doc.get("schema_version")
+    if not (isinstance(version, int) and not isinstance(version, bool)):
+        raise _Reject(
+            f"schema_version is {version!r}, not a number: not an envelope this reader knows"
+        )
+    if version != SCHEMA_VERSION:
+        raise _Reject(f"unsupported schema_version {version} (this reader knows {SCHEMA_VERSION})")
+    if is_query_command(command):
+        _read_query(doc, out)
+    else:
+        _read_turn(doc, vocab, out)
+
+
+def _read_query(doc: dict[str, Any], out: EnvelopeReading) -> None:
+    if "rows" in doc:
+        rows = doc["rows"]
+        if not isinstance(rows, list):
+            raise _Reject("'rows' is not an array")
+        out.shape, out.rows = "query-rows", len(rows)
+    else:
+        out.shape = "query-object"
+
+
+def _read_turn(doc: dict[str, Any], vocab: Vocabulary, out: EnvelopeReading) -> None:
+    status = doc.get("status")
+    if not isinstance(status, str):
+        raise _Reject("'status' is missing or not a string")
+    out.status = status
+    out.text = _optional(doc, "text", (str,), "a string")
+    out.model = _optional(doc, "model", (str,), "a string")
+    out.stop_reason = _optional(doc, "reason", (str,), "a string")
+    if "events" not in doc and "model" not in doc and set(doc) & PREFLIGHT_KEYS == PREFLIGHT_KEYS:
+        out.shape = "preflight"
+    elif any(k in doc for k in PIPELINE_KEYS):
+        out.shape = "pipeline"
+    else:
+        out.shape = "raw"
+    payload = _optional(doc, "files_touched", (dict,), "an object")
+    if payload is not None:
+        records = payload.get("files_touched")
+        if records is not None:
+            if not isinstance(records, list):
+                raise _Reject("'files_touched.files_touched' is not an array")
+            paths = []
+            for index, record in enumerate(records):
+                if not isinstance(record, dict) or not isinstance(record.get("path"), str):
+                    raise _Reject(f"'files_touched.files_touched[{index}]' has no string 'path'")
+                paths.append(record["path"])
+            out.files_touched = paths
+    events = _optional(doc, "events", (list,), "an array")
+    if events is not None:
+        fold = RunFold()
+        for index, value in enumerate(events, 1):
+            outcome = classify(index, value, vocab)
+            if outcome.kind is Kind.REJECT:
+                raise _Reject(f"events[{index - 1}]: {outcome.reason}")
+            fold.feed(outcome)
+        summary = fold.finish()
+        out.known_events = summary.known_events
+        out.unrecognized_events = summary.unrecognized_events

@@ -6,7 +6,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
-from envelope_client import EnvelopeReader, Refused, main  # noqa: E402, F401
+from envelope_client import EnvelopeReader, Refused, main  # noqa: F401
 
 
 class Broken(EnvelopeReader):

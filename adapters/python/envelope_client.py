@@ -23,7 +23,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from stella_reader import PROTOCOL, Reader  # noqa: E402
+from stella_reader import PROTOCOL, Reader
 
 NAME = "stella-envelope-reader-python"
 QUERY = ("stats", "usage report", "inspect", "calibration", "memory list", "context list",

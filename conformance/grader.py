@@ -527,7 +527,7 @@ def combine(check: Check, judgments: Sequence[Judgment]) -> tuple[str, str]:
     if errors:
         return "error", errors[0].message
     if not graded:
-        return "skip", "no case graded this check (each depends on a verdict another check failed)"
+        return "skip", "no case graded this check (each depended on something another check failed)"
     return "pass", f"{len(graded)} case(s)"
 
 

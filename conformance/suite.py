@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from hypothesis.errors import Flaky, HypothesisException
+from hypothesis.strategies import SearchStrategy
 
 from stella_conform.conformance.checks import Check
 from stella_conform.conformance.grader import (
@@ -303,7 +304,7 @@ def _generated(
     ctx: Context,
     result: CheckResult,
 ) -> list[Judgment]:
-    strategy: Any
+    strategy: SearchStrategy[Case | EnvelopeCase | ScenarioCase]
     if check.input == "envelope":
         strategy = envelope_cases(vocab, variants=check.mutations)
     elif check.input == "scenario":

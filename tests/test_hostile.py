@@ -37,20 +37,32 @@ def hostile(behaviour: str, *args: str, mode: str = "exit", timeout: float = 2.0
     )
 
 
-def leftovers() -> tuple[set[str], list[str]]:
-    temp = {p.name for p in Path(tempfile.gettempdir()).glob("stella-conform-*")}
+def leftovers(temp_dir: Path) -> tuple[set[str], list[str]]:
+    temp = {p.name for p in temp_dir.glob("stella-conform-*")}
     ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
     procs = [line for line in ps.splitlines() if str(HOSTILE) in line or "987.654" in line]
     return temp, procs
 
 
+# One xdist worker runs every test here (scripts/test uses --dist loadgroup), so the
+# process check cannot see another test's hostile clients.
+pytestmark = pytest.mark.xdist_group("hostile")
+
+
 @pytest.fixture(autouse=True)
-def no_leaks() -> Iterator[None]:
-    temp_before, _ = leftovers()
+def no_leaks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    # A private temp directory per test: the kit's temp files (in-process through
+    # tempfile.tempdir, in a kit subprocess through TMPDIR) land there and nowhere else,
+    # so other tests running in parallel cannot be mistaken for leaks.
+    temp_dir = tmp_path / "tmp"
+    temp_dir.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp_dir))
+    monkeypatch.setenv("TMPDIR", str(temp_dir))
+    temp_before, _ = leftovers(temp_dir)
     yield
     deadline = time.monotonic() + 3
     while True:
-        temp_after, procs = leftovers()
+        temp_after, procs = leftovers(temp_dir)
         if not procs or time.monotonic() > deadline:
             break
         time.sleep(0.1)

@@ -1,11 +1,12 @@
 """A fake ``stella`` for testing programs that launch stella, without a model or an API key.
 
 Installed as the console script ``stella-conform-fake-stella``; put it first on
-``PATH`` under the name ``stella`` (``stella-conform fake-stella --install DIR``
-writes that shim).  It parses the command line with the documented placement
-rules and plays a *scenario*: a recorded or generated stream, how the run ends
-(exit 0, 1, 3 with ``status: aborted`` and a ``reason`` naming the cap, 130,
-143), and whether the process dies in the middle of a line.
+``PATH`` under the name ``stella``
+(``ln -s "$(command -v stella-conform-fake-stella)" bin/stella``).  It parses the
+command line with the documented placement rules and plays a *scenario*: a
+recorded or generated stream, how the run ends (exit 0, 1, 3 with ``status:
+aborted`` and a ``reason`` naming the cap, 130, 143), and whether the process dies
+in the middle of a line.
 
 Settings, all from the environment:
 
@@ -238,12 +239,19 @@ def envelope(scenario: Scenario, pipeline: str | None) -> dict[str, Any]:
         None,
     )
     reason = scenario.reason if scenario.reason is not None else error_message
+    cost = summary.cost_usd
+    if cost is None:  # no run_complete: what the finished turns cost
+        cost = sum(
+            float(e["cost_usd"])
+            for e in events
+            if isinstance(e, dict) and e.get("type") == "turn_complete"
+        )
     status = STATUS_BY_EXIT.get(scenario.exit, "error")
     doc: dict[str, Any] = {
         "schema_version": 1,
         "status": status,
         "text": summary.final_text,
-        "cost_usd": summary.cost_usd if summary.cost_usd is not None else 0.0,
+        "cost_usd": cost,
         "reason": reason,
     }
     if pipeline is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -22,7 +23,11 @@ from stella_conform.conformance.runner import (
 )
 from stella_conform.corpus import bundled_fixtures_dir
 
-HOSTILE = Path(__file__).parent / "hostile" / "hostile.py"
+SOURCE = Path(__file__).parent / "hostile" / "hostile.py"
+#: This test's private copy of the hostile client (set by ``no_leaks``): the process
+#: check looks for its path, so hostile clients of tests running in parallel in other
+#: workers are never mistaken for this test's leaks.
+HOSTILE = SOURCE
 VALID = (bundled_fixtures_dir() / "minimal_run.jsonl").read_bytes()
 #: Peak resident memory the kit may use while a client floods it (docs/reliability.md).
 MEMORY_CAP_MIB = 150
@@ -44,18 +49,16 @@ def leftovers(temp_dir: Path) -> tuple[set[str], list[str]]:
     return temp, procs
 
 
-# One xdist worker runs every test here (scripts/test uses --dist loadgroup), so the
-# process check cannot see another test's hostile clients.
-pytestmark = pytest.mark.xdist_group("hostile")
-
-
 @pytest.fixture(autouse=True)
 def no_leaks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     # A private temp directory per test: the kit's temp files (in-process through
     # tempfile.tempdir, in a kit subprocess through TMPDIR) land there and nowhere else,
     # so other tests running in parallel cannot be mistaken for leaks.
+    global HOSTILE
     temp_dir = tmp_path / "tmp"
     temp_dir.mkdir()
+    HOSTILE = tmp_path / "hostile_client.py"
+    shutil.copyfile(SOURCE, HOSTILE)
     monkeypatch.setattr(tempfile, "tempdir", str(temp_dir))
     monkeypatch.setenv("TMPDIR", str(temp_dir))
     temp_before, _ = leftovers(temp_dir)

@@ -288,8 +288,8 @@ def make_client(command: tuple[str, ...], mode: str, timeout: float, line_timeou
     return Client(argv=argv, mode=mode, timeout=timeout, line_timeout=line_timeout)  # type: ignore[arg-type]
 
 
-def shard_checks(checks: list[Any], spec: str) -> list[Any]:
-    """Checks of shard I of N (1-based): every N-th, starting at the I-th, in catalogue order."""
+def parse_shard(spec: str) -> tuple[int, int]:
+    """``I/N`` (1-based) as numbers; :class:`SetupError` when malformed."""
     try:
         index_text, total_text = spec.split("/")
         index, total = int(index_text), int(total_text)
@@ -297,6 +297,12 @@ def shard_checks(checks: list[Any], spec: str) -> list[Any]:
         raise SetupError(f"--shard must be I/N, e.g. 1/3 (got {spec!r})") from None
     if total < 1 or not 1 <= index <= total:
         raise SetupError(f"--shard {spec}: I must be between 1 and N")
+    return index, total
+
+
+def shard_checks(checks: list[Any], spec: str) -> list[Any]:
+    """Checks of shard I of N (1-based): every N-th, starting at the I-th, in catalogue order."""
+    index, total = parse_shard(spec)
     return [c for position, c in enumerate(checks) if position % total == index - 1]
 
 
@@ -643,19 +649,148 @@ def report() -> None:
 
 
 @report.command("merge")
+@click.option(
+    "--markdown", "markdown_path", type=click.Path(dir_okay=False, path_type=Path),
+    help="Matrix shards: also write the merged matrix as Markdown.",
+)  # fmt: skip
+@click.option(
+    "--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
+    help="Matrix shards: also write the merged matrix as a self-contained HTML page.",
+)  # fmt: skip
 @click.argument("output", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("shards", nargs=-1, required=True, type=click.Path(path_type=Path))
-def report_merge(output: Path, shards: tuple[Path, ...]) -> None:
-    """Merge the JSON reports of --shard runs into OUTPUT (exit status of the whole run)."""
+def report_merge(
+    output: Path, shards: tuple[Path, ...], markdown_path: Path | None, html_path: Path | None
+) -> None:
+    """Merge the JSON reports of --shard runs (of run or matrix) into OUTPUT.
+
+    Exit status is the whole run's: 0 when nothing blocking failed, 1 otherwise.
+    """
     from stella_conform.conformance.compare import load_report, merge
+    from stella_conform.conformance.matrix import (
+        is_matrix,
+        load_matrix,
+        merge_matrices,
+        summary_counts,
+    )
     from stella_conform.conformance.report import check_writable
 
-    check_writable([output])
-    merged = merge([load_report(p) for p in shards])
-    output.write_text(json.dumps(merged, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    counts = ", ".join(f"{n} {o}" for o, n in merged["summary"].items() if n)
+    check_writable([output, markdown_path, html_path])
+    first = _peek_json(shards[0])
+    if is_matrix(first):
+        merged = merge_matrices([load_matrix(p) for p in shards])
+        counts_map = summary_counts(merged)
+        _write_matrix(merged, output, markdown_path, html_path)
+    else:
+        if markdown_path or html_path:
+            raise SetupError("--markdown and --html apply to matrix reports only")
+        merged = merge([load_report(p) for p in shards])
+        counts_map = merged["summary"]
+        output.write_text(json.dumps(merged, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    counts = ", ".join(f"{n} {o}" for o, n in counts_map.items() if n)
     click.echo(f"merged {len(shards)} report(s) into {output}: {counts}")
     sys.exit(merged["exit_code"])
+
+
+def _peek_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SetupError(f"report not found: {path}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SetupError(f"cannot read report {path}: {exc}") from None
+
+
+def _write_matrix(
+    doc: dict[str, Any], json_path: Path, markdown_path: Path | None, html_path: Path | None
+) -> None:
+    from stella_conform.conformance.matrix import to_html, to_markdown
+
+    outputs: list[tuple[Path | None, Callable[[], str]]] = [
+        (json_path, lambda: json.dumps(doc, indent=2, ensure_ascii=False) + "\n"),
+        (markdown_path, lambda: to_markdown(doc)),
+        (html_path, lambda: to_html(doc)),
+    ]
+    for path, render in outputs:
+        if path is None:
+            continue
+        try:
+            path.write_text(render(), encoding="utf-8")
+        except OSError as exc:
+            raise SetupError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+@main.command()
+@click.argument("config_path", metavar="CONFIG.toml", type=click.Path(path_type=Path))
+@click.option(
+    "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+    default=Path("matrix-report"), show_default=True,
+    help="Directory for matrix.json, matrix.md and matrix.html.",
+)  # fmt: skip
+@click.option("--shard", metavar="I/N", help="Grade only shard I of N of the (cell, check) tasks.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Parallel workers (config: jobs).")
+@click.option("--examples", type=click.IntRange(min=0), help="Generated cases per check.")
+@click.option("--seed", type=int, help="Seed (config: seed).")
+@click.option("-v", "--verbose", is_flag=True, help="One line per graded check.")
+def matrix(
+    config_path: Path,
+    out_dir: Path,
+    shard: str | None,
+    jobs: int | None,
+    examples: int | None,
+    seed: int | None,
+    verbose: bool,
+) -> None:
+    """Grade every client of CONFIG.toml against every vocabulary: one table.
+
+    Writes OUT/matrix.json, OUT/matrix.md and OUT/matrix.html (self-contained). Exit 1
+    when any client fails a check it must pass, 2 on a bad config.
+    """
+    from stella_conform.conformance.matrix import cell_text, load_config, run_matrix
+
+    config = load_config(config_path)
+    if jobs is not None:
+        config.jobs = jobs
+    if examples is not None:
+        config.examples = examples
+    if seed is not None:
+        config.seed = seed
+    parsed = parse_shard(shard) if shard else None
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SetupError(f"cannot create {out_dir}: {exc.strerror or exc}") from None
+    paths = [out_dir / "matrix.json", out_dir / "matrix.md", out_dir / "matrix.html"]
+    from stella_conform.conformance.report import check_writable
+
+    check_writable(paths)
+    tty = sys.stderr.isatty()
+
+    def progress(done: int, total: int, cell: str, result: Any) -> None:
+        line = f"[{done}/{total}] {cell}: {result.id}: {result.outcome}"
+        if tty:
+            click.echo(f"\r\033[K{line}", err=True, nl=done == total)
+        elif verbose:
+            click.echo(line, err=True)
+
+    cells = len(config.cells())
+    click.echo(
+        f"grading {len(config.clients)} client(s) x {len(config.vocabularies)} vocabulary(ies) "
+        f"= {cells} cell(s) with {config.jobs} worker(s)...",
+        err=True,
+    )
+    doc = run_matrix(config, shard=parsed, progress=progress)
+    _write_matrix(doc, *paths)
+    width = max(len(c.name) for c in config.clients)
+    for client in config.clients:
+        row = [
+            f"{cell['vocabulary']}: {cell_text(cell['report'])}"
+            for cell in doc["cells"]
+            if cell["client"] == client.name
+        ]
+        click.echo(f"{client.name:<{width}}  " + "   ".join(row))
+    click.echo(f"wrote {', '.join(str(p) for p in paths)}")
+    sys.exit(doc["exit_code"])
 
 
 @report.command("diff")

@@ -1,0 +1,488 @@
+"""The compatibility matrix: many clients × many contract versions, one table.
+
+A matrix config (TOML) lists clients (a name, a command, a mode, the profiles
+they claim, optionally a known-failures file) and vocabularies (the kit's own,
+or a stella wire schema).  Every (client, vocabulary) cell is graded like
+``stella-conform run``; every (cell, check) pair is one task, the tasks run in
+a process pool, and the result is one JSON document holding a full report per
+cell, rendered as Markdown and as a self-contained HTML page.
+
+The order of tasks is fixed by the config, so ``--shard I/N`` splits them the
+same way on every machine, and the shards' JSON documents merge into exactly
+the unsharded matrix (``stella-conform report merge``).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import multiprocessing
+import os
+import tomllib
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from stella_conform._version import __version__
+from stella_conform.conformance.checks import PROFILES, Check, select
+from stella_conform.conformance.compare import merge as merge_reports
+from stella_conform.conformance.report import OUTCOMES, Report, load_known_failures
+from stella_conform.conformance.runner import MODES, Client, resolve_client
+from stella_conform.conformance.suite import CheckResult, SuiteConfig, run_check
+from stella_conform.corpus import corpus_version
+from stella_conform.errors import SetupError
+from stella_conform.schemas.vocabulary import Vocabulary, VocabularyError
+
+MATRIX_FORMAT = "stella-conform/matrix/1"
+DEFAULT_VOCABULARY = "default"
+
+
+@cache
+def _vocabulary_at(wire_schema: str | None) -> Vocabulary:
+    if wire_schema is None:
+        return Vocabulary.default()
+    return Vocabulary.from_wire_schema(wire_schema)
+
+
+@dataclass(frozen=True)
+class ClientSpec:
+    name: str
+    command: tuple[str, ...]
+    mode: str = "persistent"
+    profiles: tuple[str, ...] = ("reader",)
+    known_failures: Path | None = None
+    timeout: float = 10.0
+    line_timeout: float = 5.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "command": list(self.command),
+            "mode": self.mode,
+            "profiles": list(self.profiles),
+        }
+
+
+@dataclass(frozen=True)
+class VocabularySpec:
+    name: str
+    wire_schema: Path | None = None
+
+    def load(self) -> Vocabulary:
+        return _vocabulary_at(str(self.wire_schema) if self.wire_schema else None)
+
+
+@dataclass
+class MatrixConfig:
+    clients: list[ClientSpec]
+    vocabularies: list[VocabularySpec]
+    base: Path
+    examples: int = 10
+    seed: int = 0
+    jobs: int = 2
+    failures_dir: Path = field(default_factory=lambda: Path("matrix-failures"))
+
+    def cells(self) -> list[tuple[ClientSpec, VocabularySpec]]:
+        return [(c, v) for c in self.clients for v in self.vocabularies]
+
+    def tasks(self) -> list[tuple[int, Check]]:
+        """(cell index, check) in a fixed order: the unit of parallel work and of sharding."""
+        return [
+            (index, check)
+            for index, (client, _) in enumerate(self.cells())
+            for check in select(client.profiles)
+        ]
+
+
+def _table(doc: dict[str, Any], key: str, where: str) -> list[dict[str, Any]]:
+    items = doc.get(key, [])
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        raise SetupError(f"{where}: [[{key}]] must be tables")
+    return items
+
+
+def load_config(path: Path) -> MatrixConfig:
+    """Read and check a matrix config; every problem is a :class:`SetupError` naming it."""
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SetupError(f"matrix config not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SetupError(f"cannot read matrix config {path}: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SetupError(f"malformed matrix config {path}: {exc}") from None
+    base = path.resolve().parent
+    settings = doc.get("matrix", {})
+    if not isinstance(settings, dict):
+        raise SetupError(f"{path}: [matrix] must be a table")
+    unknown = set(doc) - {"matrix", "client", "vocabulary"}
+    if unknown:
+        raise SetupError(f"{path}: unknown table {sorted(unknown)[0]!r}")
+    clients = [_client(entry, base, path) for entry in _table(doc, "client", str(path))]
+    if not clients:
+        raise SetupError(f"{path}: no [[client]] to grade")
+    vocabularies = [_vocabulary(e, base, path) for e in _table(doc, "vocabulary", str(path))]
+    vocabularies = vocabularies or [VocabularySpec(DEFAULT_VOCABULARY)]
+    for what, names in (
+        ("client", [c.name for c in clients]),
+        ("vocabulary", [v.name for v in vocabularies]),
+    ):
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise SetupError(f"{path}: two {what}s named {dupes[0]!r}")
+    try:
+        config = MatrixConfig(
+            clients,
+            vocabularies,
+            base,
+            examples=int(settings.get("examples", 10)),
+            seed=int(settings.get("seed", 0)),
+            jobs=int(settings.get("jobs", 2)),
+            failures_dir=base / str(settings.get("failures_dir", "matrix-failures")),
+        )
+    except (TypeError, ValueError) as exc:
+        raise SetupError(
+            f"{path}: [matrix] examples, seed and jobs must be integers ({exc})"
+        ) from None
+    if config.examples < 0 or config.jobs < 1:
+        raise SetupError(f"{path}: [matrix] examples must be >= 0 and jobs >= 1")
+    return config
+
+
+def _client(entry: dict[str, Any], base: Path, path: Path) -> ClientSpec:
+    name = entry.get("name")
+    if not isinstance(name, str) or not name:
+        raise SetupError(f"{path}: every [[client]] needs a name")
+    command = entry.get("command")
+    if isinstance(command, str):
+        import shlex
+
+        command = shlex.split(command)
+    if not isinstance(command, list) or not command or not all(isinstance(a, str) for a in command):
+        raise SetupError(f"{path}: client {name!r} needs a command (a list of strings)")
+    program = command[0]
+    if os.sep in program and not os.path.isabs(program):
+        command = [str(base / program), *command[1:]]
+    mode = entry.get("mode", "persistent")
+    if mode not in MODES:
+        raise SetupError(f"{path}: client {name!r}: unknown mode {mode!r}")
+    profiles = entry.get("profiles", ["reader"])
+    if not isinstance(profiles, list) or not profiles:
+        raise SetupError(f"{path}: client {name!r}: profiles must be a non-empty list")
+    for profile in profiles:
+        if profile not in PROFILES:
+            raise SetupError(f"{path}: client {name!r}: unknown profile {profile!r}")
+    known = entry.get("known_failures")
+    known_path = base / str(known) if known else None
+    if known_path is not None:
+        load_known_failures(known_path)  # fail now, not after an hour of grading
+    cwd = os.getcwd()
+    try:
+        os.chdir(base)
+        resolve_client(command)
+    finally:
+        os.chdir(cwd)
+    return ClientSpec(
+        name,
+        tuple(command),
+        mode,
+        tuple(profiles),
+        known_path,
+        float(entry.get("timeout", 10.0)),
+        float(entry.get("line_timeout", 5.0)),
+    )
+
+
+def _vocabulary(entry: dict[str, Any], base: Path, path: Path) -> VocabularySpec:
+    name = entry.get("name")
+    if not isinstance(name, str) or not name:
+        raise SetupError(f"{path}: every [[vocabulary]] needs a name")
+    schema = entry.get("wire_schema")
+    if schema is None:
+        return VocabularySpec(name)
+    spec = VocabularySpec(name, base / str(schema))
+    try:
+        spec.load()
+    except (OSError, VocabularyError, ValueError) as exc:
+        raise SetupError(f"{path}: vocabulary {name!r}: {exc}") from None
+    return spec
+
+
+def _suite_config(config: MatrixConfig, client: ClientSpec, vocab: VocabularySpec) -> SuiteConfig:
+    return SuiteConfig(
+        client=Client(
+            client.command,
+            client.mode,  # type: ignore[arg-type]
+            timeout=client.timeout,
+            line_timeout=client.line_timeout,
+            cwd=str(config.base),
+        ),
+        examples=config.examples,
+        seed=config.seed,
+        failures_dir=config.failures_dir / client.name / vocab.name,
+        database_dir=None,  # a matrix is reproducible from its seed alone
+        wire_schema=str(vocab.wire_schema) if vocab.wire_schema else None,
+    )
+
+
+def _run_task(args: tuple[SuiteConfig, Check]) -> CheckResult:
+    return run_check(args[1], args[0])
+
+
+ProgressFn = Callable[[int, int, str, CheckResult], None]
+
+
+def run_matrix(
+    config: MatrixConfig,
+    *,
+    shard: tuple[int, int] | None = None,
+    progress: ProgressFn | None = None,
+) -> dict[str, Any]:
+    """Grade every cell (or one shard of the tasks) and return the matrix document."""
+    cells = config.cells()
+    tasks = config.tasks()
+    if shard is not None:
+        index, count = shard
+        tasks = tasks[index - 1 :: count]
+    suites = [_suite_config(config, c, v) for c, v in cells]
+    results: dict[tuple[int, str], CheckResult] = {}
+
+    def label(cell: int) -> str:
+        return f"{cells[cell][0].name} × {cells[cell][1].name}"
+
+    if config.jobs <= 1 or len(tasks) <= 1:
+        for cell, check in tasks:
+            results[(cell, check.id)] = run_check(check, suites[cell])
+            if progress:
+                progress(len(results), len(tasks), label(cell), results[(cell, check.id)])
+    else:
+        context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+        with ProcessPoolExecutor(max_workers=config.jobs, mp_context=context) as pool:
+            futures = {
+                pool.submit(_run_task, (suites[cell], check)): (cell, check)
+                for cell, check in tasks
+            }
+            for future in as_completed(futures):
+                cell, check = futures[future]
+                results[(cell, check.id)] = future.result()
+                if progress:
+                    progress(len(results), len(tasks), label(cell), results[(cell, check.id)])
+    date = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    shard_label = f"{shard[0]}/{shard[1]}" if shard else None
+    out_cells = []
+    for index, (client, vocab) in enumerate(cells):
+        graded = [results[(i, c.id)] for i, c in tasks if i == index]
+        known = load_known_failures(client.known_failures) if client.known_failures else {}
+        report = Report(
+            suites[index], graded, vocab.load().ident, known, shard=shard_label, date=date
+        )
+        out_cells.append(
+            {"client": client.name, "vocabulary": vocab.name, "report": report.to_json()}
+        )
+    return _document(config, out_cells, date, shard_label)
+
+
+def _document(
+    config: MatrixConfig, cells: list[dict[str, Any]], date: str, shard: str | None
+) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "format": MATRIX_FORMAT,
+        "kit": {"name": "stella-conform", "version": __version__},
+        "corpus_version": corpus_version(),
+        "date": date,
+        "seed": config.seed,
+        "examples": config.examples,
+        "clients": [c.to_json() for c in config.clients],
+        "vocabularies": [
+            {
+                "name": v.name,
+                "ident": v.load().ident,
+                "wire_schema": str(v.wire_schema) if v.wire_schema else None,
+            }
+            for v in config.vocabularies
+        ],
+        "cells": cells,
+    }
+    if shard:
+        doc["shard"] = shard
+    doc["exit_code"] = exit_code(doc)
+    return doc
+
+
+def exit_code(doc: dict[str, Any]) -> int:
+    return 1 if any(cell["report"]["exit_code"] for cell in doc["cells"]) else 0
+
+
+def is_matrix(doc: Any) -> bool:
+    return isinstance(doc, dict) and doc.get("format") == MATRIX_FORMAT
+
+
+def load_matrix(path: Path) -> dict[str, Any]:
+    import json
+
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SetupError(f"matrix report not found: {path}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SetupError(f"cannot read matrix report {path}: {exc}") from None
+    if not is_matrix(doc) or not isinstance(doc.get("cells"), list):
+        raise SetupError(f"{path} is not a stella-conform matrix ({MATRIX_FORMAT})")
+    return dict(doc)
+
+
+def merge_matrices(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One matrix from the documents of its shards."""
+    if not docs:
+        raise SetupError("nothing to merge")
+    first = docs[0]
+    for doc in docs[1:]:
+        for key in ("kit", "corpus_version", "seed", "examples", "clients", "vocabularies"):
+            if doc.get(key) != first.get(key):
+                raise SetupError(f"matrices are not shards of one run: '{key}' differs")
+    cells = []
+    for index, cell in enumerate(first["cells"]):
+        parts = [d["cells"][index]["report"] for d in docs]
+        merged = merge_reports(parts)
+        merged["date"] = first["date"]
+        cells.append({"client": cell["client"], "vocabulary": cell["vocabulary"], "report": merged})
+    out = {k: v for k, v in first.items() if k not in ("cells", "shard", "exit_code")}
+    out["cells"] = cells
+    out["merged_from"] = [d.get("shard", "?") for d in docs]
+    out["exit_code"] = exit_code(out)
+    return out
+
+
+# ------------------------------------------------------------------ rendering
+
+ICONS = {"pass": "✅", "fail": "❌", "warn": "⚠️", "error": "💥", "skip": "⏭️"}
+
+
+def _cell(doc: dict[str, Any], client: str, vocab: str) -> dict[str, Any]:
+    return next(c for c in doc["cells"] if c["client"] == client and c["vocabulary"] == vocab)
+
+
+def cell_text(report: dict[str, Any], *, icons: bool = True) -> str:
+    """``✅ 24/24 pass`` or ``❌ 2 fail, 22 pass``: one cell of the overview.
+
+    The HTML page leaves the icons out (its cells are coloured, and a machine without an
+    emoji font would show empty boxes).
+    """
+    s = report["summary"]
+    graded = s["pass"] + s["fail"] + s["warn"] + s["error"]
+    if report["exit_code"] == 0:
+        known = sum(1 for c in report["checks"] if c.get("known_failure"))
+        suffix = f" ({known} known)" if known else ""
+        text = f"{s['pass']}/{graded} pass{suffix}"
+        return f"{ICONS['pass']} {text}" if icons else text
+    text = ", ".join(f"{s[o]} {o}" for o in ("fail", "error", "warn", "pass") if s[o])
+    mark = ICONS["error"] if s["error"] and not s["fail"] else ICONS["fail"]
+    return f"{mark} {text}" if icons else text
+
+
+def _header(doc: dict[str, Any]) -> str:
+    kit = doc["kit"]
+    return (
+        f"stella-conform {kit['version']}, corpus {doc['corpus_version']}, seed {doc['seed']}, "
+        f"{doc['examples']} example(s) per check, {doc['date']}"
+    )
+
+
+def _check_rows(doc: dict[str, Any], vocab: str) -> list[tuple[str, dict[str, str]]]:
+    order: list[str] = []
+    per: dict[str, dict[str, str]] = {}
+    for client in doc["clients"]:
+        for check in _cell(doc, client["name"], vocab)["report"]["checks"]:
+            if check["id"] not in per:
+                order.append(check["id"])
+                per[check["id"]] = {}
+            outcome = check["outcome"] + (" (known)" if check.get("known_failure") else "")
+            per[check["id"]][client["name"]] = outcome
+    return [(i, per[i]) for i in order]
+
+
+def to_markdown(doc: dict[str, Any]) -> str:
+    clients = [c["name"] for c in doc["clients"]]
+    vocabs = [v["name"] for v in doc["vocabularies"]]
+    out = ["## stella-conform compatibility matrix", "", _header(doc), ""]
+    out.append("| client | mode | " + " | ".join(f"`{v}`" for v in vocabs) + " |")
+    out.append("| --- | --- | " + " | ".join("---" for _ in vocabs) + " |")
+    for client in doc["clients"]:
+        row = [cell_text(_cell(doc, client["name"], v)["report"]) for v in vocabs]
+        out.append(f"| {client['name']} | {client['mode']} | " + " | ".join(row) + " |")
+    for vocab in doc["vocabularies"]:
+        out += ["", f"### checks, vocabulary `{vocab['name']}` ({vocab['ident']})", ""]
+        out.append("| check | " + " | ".join(clients) + " |")
+        out.append("| --- | " + " | ".join("---" for _ in clients) + " |")
+        for check_id, by_client in _check_rows(doc, vocab["name"]):
+            marks = []
+            for name in clients:
+                outcome = by_client.get(name)
+                marks.append(f"{ICONS[outcome.split()[0]]} {outcome}" if outcome else "—")
+            out.append(f"| `{check_id}` | " + " | ".join(marks) + " |")
+    out += ["", "**" + ("all clients pass" if doc["exit_code"] == 0 else "a client fails") + "**"]
+    return "\n".join(out) + "\n"
+
+
+_CSS = """
+body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
+table { border-collapse: collapse; margin: 1em 0; }
+th, td { border: 1px solid #ccc; padding: 4px 8px; text-align: left; vertical-align: top; }
+th { background: #f4f4f4; }
+td.pass { background: #e6f6e6; } td.fail, td.error { background: #fbe3e3; }
+td.warn { background: #fff5d6; } td.skip { color: #888; }
+code { font-size: 90%; }
+"""
+
+
+def to_html(doc: dict[str, Any]) -> str:
+    """A self-contained page: inline style, no script, nothing fetched."""
+    esc = html.escape
+    clients = [c["name"] for c in doc["clients"]]
+    vocabs = [v["name"] for v in doc["vocabularies"]]
+    parts = [
+        "<!doctype html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        "<title>stella-conform compatibility matrix</title>",
+        f"<style>{_CSS}</style></head><body>",
+        "<h1>stella-conform compatibility matrix</h1>",
+        f'<p id="provenance">{esc(_header(doc))}</p>',
+        '<table id="matrix"><thead><tr><th>client</th><th>mode</th>',
+    ]
+    parts += [f"<th>{esc(v)}</th>" for v in vocabs]
+    parts.append("</tr></thead><tbody>")
+    for client in doc["clients"]:
+        parts.append(f"<tr><th>{esc(client['name'])}</th><td>{esc(client['mode'])}</td>")
+        for vocab in vocabs:
+            report = _cell(doc, client["name"], vocab)["report"]
+            status = "pass" if report["exit_code"] == 0 else "fail"
+            parts.append(f'<td class="{status}">{esc(cell_text(report, icons=False))}</td>')
+        parts.append("</tr>")
+    parts.append("</tbody></table>")
+    for vocab in doc["vocabularies"]:
+        parts.append(f"<h2>checks, vocabulary {esc(vocab['name'])} ({esc(vocab['ident'])})</h2>")
+        parts.append(f'<table class="checks" data-vocabulary="{esc(vocab["name"])}"><thead><tr>')
+        parts.append("<th>check</th>" + "".join(f"<th>{esc(c)}</th>" for c in clients))
+        parts.append("</tr></thead><tbody>")
+        for check_id, by_client in _check_rows(doc, vocab["name"]):
+            parts.append(f"<tr><th><code>{esc(check_id)}</code></th>")
+            for name in clients:
+                outcome = by_client.get(name, "—")
+                css = outcome.split()[0] if outcome != "—" else "skip"
+                parts.append(f'<td class="{css}">{esc(outcome)}</td>')
+            parts.append("</tr>")
+        parts.append("</tbody></table>")
+    verdict = "all clients pass" if doc["exit_code"] == 0 else "a client fails"
+    parts.append(f'<p id="verdict"><strong>{verdict}</strong></p></body></html>')
+    return "\n".join(parts) + "\n"
+
+
+def summary_counts(doc: dict[str, Any]) -> dict[str, int]:
+    counts = dict.fromkeys(OUTCOMES, 0)
+    for cell in doc["cells"]:
+        for outcome, n in cell["report"]["summary"].items():
+            counts[outcome] += n
+    return counts

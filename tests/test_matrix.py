@@ -1,0 +1,261 @@
+"""The compatibility matrix: clients × vocabularies, in JSON, Markdown and HTML.
+
+The HTML page is opened in headless Chromium and the table read back from the DOM the
+browser built, so "renders correctly" means a browser sees the same table the JSON
+holds. Sharded matrices merge into exactly the unsharded one.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from conftest import ADAPTERS, kit
+
+from stella_conform.conformance.matrix import cell_text
+from stella_conform.schemas.vocabulary import Vocabulary
+
+PY = sys.executable
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
+
+
+def write_config(tmp_path: Path, wire_schema: Path | None, *, examples: int = 3) -> Path:
+    vocabularies = '[[vocabulary]]\nname = "default"\n'
+    if wire_schema is not None:
+        vocabularies += f'\n[[vocabulary]]\nname = "wire"\nwire_schema = "{wire_schema}"\n'
+    (tmp_path / "known.toml").write_text(
+        '[known-failures]\n"R3.unknown-type-inert" = "the broken example"\n'
+    )
+    config = f"""
+[matrix]
+examples = {examples}
+seed = 3
+jobs = 2
+
+[[client]]
+name = "reference"
+command = ["{PY}", "{ADAPTERS / "python" / "reference_client.py"}"]
+mode = "persistent"
+profiles = ["reader", "dashboard"]
+
+[[client]]
+name = "raises-known"
+command = ["{PY}", "{ADAPTERS / "broken" / "raises_on_unknown_type.py"}"]
+mode = "persistent"
+known_failures = "known.toml"
+
+[[client]]
+name = "appends-text"
+command = ["{PY}", "{ADAPTERS / "broken" / "dashboard_appends_text_to_preview.py"}"]
+mode = "persistent"
+profiles = ["dashboard"]
+
+[[client]]
+name = "envelope"
+command = ["{PY}", "{ADAPTERS / "python" / "envelope_client.py"}"]
+mode = "persistent"
+profiles = ["envelope"]
+
+{vocabularies}
+"""
+    path = tmp_path / "matrix.toml"
+    path.write_text(config)
+    return path
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
+    """One matrix run, shared by the tests below (it is the slow part)."""
+    tmp = tmp_path_factory.mktemp("matrix")
+    upstream = request.config.rootpath.parent / "shared" / "upstream" / "agentevent.schema.json"
+    config = write_config(tmp, upstream if upstream.is_file() else None)
+    out = kit("matrix", str(config), "--out", str(tmp / "out"), cwd=tmp)
+    assert out.returncode == 1, out.stdout + out.stderr  # appends-text fails a MUST check
+    return tmp
+
+
+def test_json_records_provenance_and_every_cell(graded: Path) -> None:
+    doc = json.loads((graded / "out" / "matrix.json").read_text())
+    assert doc["format"] == "stella-conform/matrix/1"
+    assert doc["kit"]["version"] and doc["corpus_version"] and doc["date"]
+    assert doc["seed"] == 3 and doc["examples"] == 3
+    clients = [c["name"] for c in doc["clients"]]
+    vocabs = [v["name"] for v in doc["vocabularies"]]
+    assert {(c["client"], c["vocabulary"]) for c in doc["cells"]} == {
+        (c, v) for c in clients for v in vocabs
+    }
+    by = {(c["client"], c["vocabulary"]): c["report"] for c in doc["cells"]}
+
+    def failing(client: str, vocab: str) -> list[dict]:
+        return [c for c in by[(client, vocab)]["checks"] if c["outcome"] in ("fail", "error")]
+
+    assert by[("reference", "default")]["exit_code"] == 0
+    assert by[("raises-known", "default")]["exit_code"] == 0  # a known failure does not block
+    known = [c for c in by[("raises-known", "default")]["checks"] if c.get("known_failure")]
+    assert [c["id"] for c in known] == ["R3.unknown-type-inert"]
+    assert [c["id"] for c in failing("appends-text", "default")] == ["D.text-replaces-preview"]
+    assert by[("envelope", "default")]["summary"]["pass"] == 7
+    assert doc["exit_code"] == 1
+    if "wire" in vocabs:
+        # The reference clients know today's twelve types. Against the wire schema's larger
+        # vocabulary they fall behind, and the matrix must say so by naming the newer types
+        # they read as unknown, and nothing else.
+        newer = Vocabulary.from_wire_schema(doc["vocabularies"][1]["wire_schema"]).known - (
+            Vocabulary.default().known
+        )
+        behind = failing("reference", "wire")
+        assert behind, "the wire column shows no gap for a client that knows 12 types"
+        for check in behind:
+            assert any(repr(t) in check["message"] or f'"{t}"' in check["message"] for t in newer)
+        assert "D.text-replaces-preview" in [c["id"] for c in failing("appends-text", "wire")]
+
+
+def test_markdown_has_the_overview_and_a_check_table_per_vocabulary(graded: Path) -> None:
+    doc = json.loads((graded / "out" / "matrix.json").read_text())
+    text = (graded / "out" / "matrix.md").read_text()
+    for cell in doc["cells"]:
+        assert cell_text(cell["report"]) in text
+    for vocab in doc["vocabularies"]:
+        assert f"### checks, vocabulary `{vocab['name']}`" in text
+    assert "| `D.text-replaces-preview` |" in text
+    assert doc["kit"]["version"] in text and doc["corpus_version"] in text
+
+
+class _Tables(HTMLParser):
+    """Rows of each table in a DOM, as lists of cell texts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: dict[str, list[list[str]]] = {}
+        self._table: str | None = None
+        self._row: list[str] | None = None
+        self._cell: list[str] | None = None
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        for name in ("src", "href"):
+            if a.get(name):
+                self.links.append(str(a[name]))
+        if tag == "table":
+            self._table = a.get("id") or f"checks:{a.get('data-vocabulary')}"
+            self.tables[self._table] = []
+        elif tag == "tr" and self._table:
+            self._row = []
+        elif tag in ("td", "th") and self._row is not None:
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None and self._row is not None:
+            self._row.append("".join(self._cell).strip())
+            self._cell = None
+        elif tag == "tr" and self._row is not None and self._table:
+            self.tables[self._table].append(self._row)
+            self._row = None
+        elif tag == "table":
+            self._table = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium (.ci/run installs Debian's)")
+def test_html_is_self_contained_and_a_browser_reads_back_the_table(graded: Path) -> None:
+    doc = json.loads((graded / "out" / "matrix.json").read_text())
+    page = graded / "out" / "matrix.html"
+    profile = graded / "chromium-profile"
+    done = subprocess.run(
+        [str(CHROMIUM), *FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    dom = _Tables()
+    dom.feed(done.stdout)
+    assert dom.links == []  # nothing fetched: the page is self-contained
+    vocabs = [v["name"] for v in doc["vocabularies"]]
+    header, *rows = dom.tables["matrix"]
+    assert header == ["client", "mode", *vocabs]
+    by = {(c["client"], c["vocabulary"]): c["report"] for c in doc["cells"]}
+    assert [row[0] for row in rows] == [c["name"] for c in doc["clients"]]
+    for row in rows:
+        assert row[2:] == [cell_text(by[(row[0], v)], icons=False) for v in vocabs]
+    for vocab in vocabs:
+        header, *checks = dom.tables[f"checks:{vocab}"]
+        assert header[1:] == [c["name"] for c in doc["clients"]]
+        appends = header.index("appends-text")
+        outcome = {row[0]: row[appends] for row in checks}
+        assert outcome["D.text-replaces-preview"] == "fail"
+        assert outcome["R1.line-by-line"] == "—"  # not one of that client's profiles
+
+
+def test_shards_merge_into_the_unsharded_matrix(graded: Path, tmp_path: Path) -> None:
+    config = graded / "matrix.toml"
+    parts = []
+    for index in (1, 2, 3):
+        out = tmp_path / f"shard{index}"
+        run = kit("matrix", str(config), "--out", str(out), "--shard", f"{index}/3", cwd=graded)
+        assert run.returncode in (0, 1), run.stderr
+        parts.append(str(out / "matrix.json"))
+    merged = tmp_path / "merged.json"
+    html = tmp_path / "merged.html"
+    run = kit("report", "merge", "--html", str(html), str(merged), *parts)
+    assert run.returncode == 1, run.stdout + run.stderr
+    whole = json.loads((graded / "out" / "matrix.json").read_text())
+    got = json.loads(merged.read_text())
+
+    def outcomes(doc: dict) -> dict:
+        return {
+            (cell["client"], cell["vocabulary"], check["id"]): check["outcome"]
+            for cell in doc["cells"]
+            for check in cell["report"]["checks"]
+        }
+
+    assert outcomes(got) == outcomes(whole)
+    assert [c["report"]["summary"] for c in got["cells"]] == [
+        c["report"]["summary"] for c in whole["cells"]
+    ]
+    assert got["exit_code"] == whole["exit_code"] == 1
+    assert html.read_text().count("<tr>") == (graded / "out" / "matrix.html").read_text().count(
+        "<tr>"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[matrix]\nexamples = 1\n", "no [[client]]"),
+        ('[[client]]\nname = "a"\ncommand = ["/no/such/client"]\n', "not found"),
+        ('[[client]]\nname = "a"\ncommand = ["true"]\nmode = "fast"\n', "unknown mode"),
+        ('[[client]]\nname = "a"\ncommand = ["true"]\nprofiles = ["x"]\n', "unknown profile"),
+        (
+            '[[client]]\nname = "a"\ncommand = ["true"]\n[[vocabulary]]\nname = "v"\n'
+            'wire_schema = "missing.json"\n',
+            "vocabulary 'v'",
+        ),
+        ("[[client]\n", "malformed"),
+    ],
+)
+def test_bad_config_is_a_setup_error(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "m.toml"
+    path.write_text(text)
+    run = kit("matrix", str(path), "--out", str(tmp_path / "out"))
+    assert run.returncode == 2
+    assert message in run.stderr

@@ -39,6 +39,7 @@ Judge = Literal[
     "wrapper-outcome",
     "wrapper-reason",
     "wrapper-invocation",
+    "journal",
 ]
 ALL_MODES = frozenset({"exit", "report", "persistent"})
 REPORTING = frozenset({"report", "persistent"})
@@ -52,6 +53,7 @@ PROFILE_INPUT = {
     "recorder": "stream",
     "envelope": "envelope",
     "wrapper": "scenario",
+    "trace": "journal",
 }
 PROFILES = tuple(PROFILE_INPUT)
 
@@ -604,7 +606,65 @@ WRAPPER: tuple[Check, ...] = (
     ),
 )
 
-CATALOGUE = CATALOGUE + DASHBOARD + RECORDER + ENVELOPE + WRAPPER
+TRACE: tuple[Check, ...] = (
+    Check(
+        "J.unknown-event-inert",
+        "skips a journal event it does not recognize, and counts it",
+        "trace",
+        "journal",
+        fixtures=("golden",),
+        mutations=("unknown-event",),
+        profile="trace",
+        fields=("unrecognized_events",),
+        why="The journal follows the stream's forward-compatibility rules: an unrecognized "
+        "event tag is inert.",
+    ),
+    Check(
+        "J.bad-body-rejected",
+        "fails loudly on a recognized journal event whose envelope or body does not fit",
+        "trace",
+        "journal",
+        fixtures=("reader_bad_body",),
+        mutations=("bad-body",),
+        profile="trace",
+        why="A recognized event with a body that does not fit is an error.",
+    ),
+    Check(
+        "J.unknown-fields-ignored",
+        "ignores fields it does not know on journal events",
+        "trace",
+        "journal",
+        fixtures=("reader_unknown_fields",),
+        mutations=("extra-fields",),
+        profile="trace",
+        fields=("known_events",),
+        why="Unknown fields are ignored.",
+    ),
+    Check(
+        "J.torn-final-line",
+        "tolerates the torn last line of a crashed writer",
+        "trace",
+        "journal",
+        fixtures=("reader_torn_tail",),
+        mutations=("torn-tail",),
+        profile="trace",
+        fields=("known_events",),
+        why="A journal is appended while the harness works; a crash leaves a partial last "
+        "line, and everything before it is still the record.",
+    ),
+    Check(
+        "J.corrupt-line-not-last",
+        "rejects a corrupt journal line that is not the last",
+        "trace",
+        "journal",
+        fixtures=("reader_corrupt_middle",),
+        mutations=("corrupt-line",),
+        profile="trace",
+        why="Only the last line may be torn; a corrupt line in the middle is damage.",
+    ),
+)
+
+CATALOGUE = CATALOGUE + DASHBOARD + RECORDER + ENVELOPE + WRAPPER + TRACE
 BY_ID = {check.id: check for check in CATALOGUE}
 
 

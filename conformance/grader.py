@@ -21,6 +21,7 @@ from stella_conform.conformance.runner import Observation
 from stella_conform.conformance.wrapper import expected_outcome
 from stella_conform.decoder import Kind, LineOutcome, RunSummary, decode_all
 from stella_conform.envelope import EnvelopeReading, read_envelope
+from stella_conform.journal import Journal, read_journal
 from stella_conform.schemas.vocabulary import Vocabulary
 
 Verdict = Literal["pass", "fail", "n/a", "error"]
@@ -56,12 +57,18 @@ class GradedCase:
     def wrapper(self) -> dict[str, Any]:
         return expected_outcome(self.scenario)
 
+    @cached_property
+    def journal(self) -> Journal:
+        return read_journal(self.stream)
+
     def reading(self) -> dict[str, Any]:
         """The oracle's reading of this case, whatever its kind, as JSON."""
         if self.kind == "envelope":
             return self.envelope.to_json()
         if self.kind == "scenario":
             return dict(self.wrapper)
+        if self.kind == "journal":
+            return self.journal.summary()
         return self.expected.to_json()
 
     @property
@@ -70,6 +77,8 @@ class GradedCase:
             return self.envelope.verdict
         if self.kind == "scenario":
             return str(self.wrapper["verdict"])
+        if self.kind == "journal":
+            return self.journal.verdict
         return self.expected.verdict
 
     @property
@@ -332,6 +341,20 @@ def _envelope(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
     return Judgment("pass")
 
 
+def _journal(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
+    """A journal reader's verdict, then (when it reports) the check's fields."""
+    want = case.journal
+    if obs.verdict != want.verdict:
+        where = f" at line {want.rejected_line} ({want.reason})" if want.rejected_line else ""
+        return Judgment("fail", f"expected {want.verdict}{where}; client: {obs.describe()}")
+    if want.verdict != "accept" or obs.summary is None or not ctx.fields:
+        return Judgment("pass")
+    problems = _field_problems(want.summary(), obs.summary, ctx.fields)
+    if problems:
+        return Judgment("fail", "; ".join(problems[:3]))
+    return Judgment("pass")
+
+
 # ------------------------------------------------------------ recorders
 
 
@@ -514,6 +537,7 @@ JUDGES: dict[str, Callable[[GradedCase, Observation, Context], Judgment]] = {
     "wrapper-outcome": _wrapper_outcome,
     "wrapper-reason": _wrapper_reason,
     "wrapper-invocation": _wrapper_invocation,
+    "journal": _journal,
 }
 
 
@@ -538,6 +562,8 @@ def expected_text(case: GradedCase) -> dict[str, Any]:
         keys: tuple[str, ...] = ("verdict", "reason", "shape", "status", "files_touched", "rows")
     elif case.kind == "scenario":
         keys = ("verdict", "outcome", "reason")
+    elif case.kind == "journal":
+        keys = ("verdict", "rejected_line", "known_events", "unrecognized_events")
     else:
         keys = ("verdict", "rejected_line", "unrecognized_events", "final_text", "terminator")
     return {k: s[k] for k in keys}

@@ -51,15 +51,19 @@ from stella_conform.corpus import (
     SCENARIO_SUFFIX,
     bundled_fixtures_dir,
     expectation_from,
+    is_trace_fixture,
     read_envelope_fixture,
     read_fixture,
     read_scenario,
+    read_trace_fixture,
     write_envelope_fixture,
     write_fixture,
     write_scenario,
+    write_trace_fixture,
 )
 from stella_conform.generators.cases import Case, cases
 from stella_conform.generators.envelopes import EnvelopeCase, envelope_cases
+from stella_conform.generators.journals import JournalCase, journal_cases
 from stella_conform.generators.scenarios import ScenarioCase, scenario_cases
 from stella_conform.schemas.vocabulary import Vocabulary
 
@@ -166,6 +170,8 @@ class CaseRunner:
             return obs
         if case.kind == "envelope":
             feed = Feed("document", {COMMAND_ENV: case.command})
+        elif case.kind == "journal":
+            feed = Feed("document")
         elif self.check.profile == "recorder":
             feed = Feed(record=True)
         else:
@@ -185,6 +191,8 @@ def fixture_path(check: Check, name: str, directory: Path) -> Path:
         return directory / "envelopes" / f"{name}.json"
     if check.input == "scenario":
         return directory / "scenarios" / f"{name}{SCENARIO_SUFFIX}"
+    if check.input == "journal":
+        return directory / "trace" / f"{name}.jsonl"
     return directory / f"{name}.jsonl"
 
 
@@ -203,6 +211,9 @@ def load_case(path: Path, vocab: Vocabulary | None = None) -> GradedCase:
             envelope.name, envelope.data, "fixture", vocab=vocab, kind="envelope",
             command=envelope.command,
         )  # fmt: skip
+    if is_trace_fixture(path):
+        trace = read_trace_fixture(path)
+        return GradedCase(trace.name, trace.data, "fixture", vocab=vocab, kind="journal")
     fixture = read_fixture(path)  # validates the expectation too
     also = tuple(fixture.expect.get("also_conforming", ()))
     return GradedCase(fixture.name, fixture.stream, "fixture", also_conforming=also, vocab=vocab)
@@ -224,6 +235,8 @@ def _save(config: SuiteConfig, check: Check, case: GradedCase) -> tuple[str, str
     elif case.kind == "scenario":
         scenario = {"description": description, **case.scenario, "expect": case.wrapper}
         path = str(write_scenario(directory, name, scenario, case.stream))
+    elif case.kind == "journal":
+        path = str(write_trace_fixture(directory, name, case.stream, description))
     else:
         expect = expectation_from(
             case.expected,
@@ -304,11 +317,13 @@ def _generated(
     ctx: Context,
     result: CheckResult,
 ) -> list[Judgment]:
-    strategy: SearchStrategy[Case | EnvelopeCase | ScenarioCase]
+    strategy: SearchStrategy[Case | EnvelopeCase | ScenarioCase | JournalCase]
     if check.input == "envelope":
         strategy = envelope_cases(vocab, variants=check.mutations)
     elif check.input == "scenario":
         strategy = scenario_cases(vocab, kinds=check.mutations)
+    elif check.input == "journal":
+        strategy = journal_cases(variants=check.mutations)
     elif check.mutations and check.valid_runs:
         strategy = cases(vocab, mutations=check.mutations, min_mutations=0, max_mutations=2)
     elif check.mutations:
@@ -319,12 +334,16 @@ def _generated(
     last_failure: list[tuple[GradedCase, Judgment, Observation]] = []
     budget = {"after_first_failure": 0}
 
-    def graded(case: Case | EnvelopeCase | ScenarioCase) -> GradedCase:
+    def graded(case: Case | EnvelopeCase | ScenarioCase | JournalCase) -> GradedCase:
         if isinstance(case, EnvelopeCase):
             return GradedCase(
                 "generated", case.data, "generated", (case.variant,), vocab=vocab,
                 kind="envelope", command=case.command,
             )  # fmt: skip
+        if isinstance(case, JournalCase):
+            return GradedCase(
+                "generated", case.data, "generated", (case.variant,), vocab=vocab, kind="journal"
+            )
         if isinstance(case, ScenarioCase):
             return GradedCase(
                 "generated", case.stream, "generated", (case.kind,), vocab=vocab,
@@ -348,7 +367,7 @@ def _generated(
         print_blob=False,
     )
     @given(strategy)
-    def property_(case: Case | EnvelopeCase | ScenarioCase) -> None:
+    def property_(case: Case | EnvelopeCase | ScenarioCase | JournalCase) -> None:
         if last_failure:
             budget["after_first_failure"] += 1
             if budget["after_first_failure"] > SHRINK_BUDGET:

@@ -27,6 +27,7 @@ RECORDER = (PY, str(ADAPTERS / "python" / "recorder.py"))
 DASHBOARD = (PY, str(ADAPTERS / "python" / "dashboard.py"))
 ENVELOPE = (PY, str(ADAPTERS / "python" / "envelope_client.py"))
 WRAPPER = (PY, str(ADAPTERS / "python" / "wrapper_client.py"))
+JOURNAL = (PY, str(ADAPTERS / "python" / "journal_reader.py"))
 
 
 def grade(
@@ -98,6 +99,9 @@ REFERENCES = [
     pytest.param("exit", ENVELOPE, ("envelope",), id="envelope-exit"),
     pytest.param("report", ENVELOPE, ("envelope",), id="envelope-report"),
     pytest.param("persistent", ENVELOPE, ("envelope",), id="envelope-persistent"),
+    pytest.param("exit", JOURNAL, ("trace",), id="journal-exit"),
+    pytest.param("report", JOURNAL, ("trace",), id="journal-report"),
+    pytest.param("persistent", JOURNAL, ("trace",), id="journal-persistent"),
     pytest.param("exit", WRAPPER, ("wrapper",), id="wrapper-exit"),
     pytest.param("report", WRAPPER, ("wrapper",), id="wrapper-report"),
     pytest.param(

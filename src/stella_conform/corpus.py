@@ -300,3 +300,72 @@ def write_scenario(directory: Path, name: str, scenario: Mapping[str, Any], stre
     path = directory / f"{name}{SCENARIO_SUFFIX}"
     path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
+
+
+# ------------------------------------------------------------------ trace journals
+
+TRACE_EXPECT_FORMAT = "stella-conform/trace-expect/1"
+
+
+@dataclass(frozen=True)
+class TraceFixture:
+    """``NAME.jsonl`` (a journal) + ``NAME.expect.json`` (its reading and check outcomes)."""
+
+    name: str
+    path: Path
+    expect: Mapping[str, Any]
+
+    @property
+    def data(self) -> bytes:
+        return self.path.read_bytes()
+
+
+def is_trace_fixture(path: Path) -> bool:
+    """A ``.jsonl`` whose expectation file is in the trace format."""
+    expect = path.with_name(path.name.removesuffix(".jsonl") + EXPECT_SUFFIX)
+    try:
+        doc = json.loads(expect.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(doc, dict) and doc.get("format") == TRACE_EXPECT_FORMAT
+
+
+def read_trace_fixture(path: Path) -> TraceFixture:
+    name = path.name.removesuffix(".jsonl")
+    if not path.is_file():
+        raise SetupError(f"journal fixture not found: {path}")
+    doc = _read_json(path.with_name(name + EXPECT_SUFFIX), "trace expectation file")
+    if not isinstance(doc, dict) or doc.get("format") != TRACE_EXPECT_FORMAT:
+        raise SetupError(f"{path}: expectation format must be {TRACE_EXPECT_FORMAT!r}")
+    if doc.get("verdict") not in ("accept", "reject"):
+        raise SetupError(f"{path}: expectation needs a verdict (accept or reject)")
+    return TraceFixture(name, path, doc)
+
+
+def iter_trace_fixtures(directory: Path | None = None) -> Iterator[TraceFixture]:
+    directory = directory or bundled_fixtures_dir() / "trace"
+    for path in sorted(directory.glob("*.jsonl")):
+        yield read_trace_fixture(path)
+
+
+def write_trace_fixture(directory: Path, name: str, data: bytes, description: str) -> Path:
+    """A journal and the reference reader's reading of it (checks too, when readable)."""
+    from stella_conform.conformance.trace import grade_journal
+
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{name}.jsonl"
+    path.write_bytes(data)
+    report = grade_journal(data)
+    expect: dict[str, Any] = {
+        "format": TRACE_EXPECT_FORMAT,
+        "description": description,
+        **{k: report.reading[k] for k in ("verdict", "rejected_line", "torn_final_line")},
+        "known_events": report.reading["known_events"],
+        "unrecognized_events": report.reading["unrecognized_events"],
+    }
+    if report.readable:
+        expect["crashed"] = report.crashed
+        expect["checks"] = {r.id: r.outcome for r in report.results}
+    text = json.dumps(expect, indent=2, ensure_ascii=False) + "\n"
+    (directory / f"{name}{EXPECT_SUFFIX}").write_text(text, encoding="utf-8")
+    return path

@@ -1,0 +1,146 @@
+"""The reference reader of the trace journal (contextgraph-trace), with the stream's rules.
+
+A journal is append-only NDJSON a harness (or an adapter watching it) writes
+while it works.  Its reader follows the same forward-compatibility rules as a
+stream reader: an unrecognized ``event`` tag is inert (counted, not an error),
+a recognized tag whose envelope or body does not fit is an error naming the
+line, unknown fields are ignored, blank lines are nothing, and a final line
+that does not parse is the torn tail of a crashed writer: dropped, everything
+before it kept.  Any other line that does not parse, or is not an object, is
+an error.
+
+The schema is ``schemas/trace.schema.json``; the checks over a whole journal
+are in :mod:`stella_conform.conformance.trace`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from stella_conform.decoder import Kind, parse_line
+from stella_conform.schemas.fit import FitCompiler
+from stella_conform.schemas.vocabulary import load_schema
+
+TRACE_FORMAT = "contextgraph-trace/0.1-sketch"
+EVENTS = (
+    "session_start",
+    "session_end",
+    "resume",
+    "turn_start",
+    "turn_end",
+    "prompt_assembled",
+    "model_response",
+    "tool_call",
+    "tool_result",
+    "verify_observed",
+    "side_effect",
+)
+JSON_WS = b" \t\r\n"
+
+
+@cache
+def _fits() -> dict[str, Callable[[Any, str], str | None]]:
+    compiler = FitCompiler(load_schema("trace.schema.json"))
+    checks = {tag: compiler.compile({"$ref": f"#/$defs/{tag}"}) for tag in EVENTS}
+    checks["envelope"] = compiler.compile({"$ref": "#/$defs/Envelope"})
+    return checks
+
+
+def misfit(tag: str, entry: dict[str, Any]) -> str | None:
+    """Why a line with a recognized tag does not fit, or None."""
+    fits = _fits()
+    return fits["envelope"](entry, "") or fits[tag](entry, "")
+
+
+@dataclass
+class JournalLine:
+    """What a correct reader does with one physical line."""
+
+    line: int
+    kind: Kind
+    event: str | None = None
+    entry: dict[str, Any] | None = None
+    reason: str | None = None
+
+
+@dataclass
+class Journal:
+    """A journal as read: its lines, and the entries the checks look at."""
+
+    lines: list[JournalLine] = field(default_factory=list)
+    verdict: str = "accept"
+    rejected_line: int | None = None
+    reason: str | None = None
+    torn_final_line: bool = False
+    known_events: int = 0
+    unrecognized_events: int = 0
+    unrecognized_types: list[str] = field(default_factory=list)
+
+    @property
+    def entries(self) -> list[dict[str, Any]]:
+        """Every parsed entry, recognized or not, in journal order."""
+        return [ln.entry for ln in self.lines if ln.entry is not None]
+
+    @property
+    def known(self) -> list[dict[str, Any]]:
+        return [ln.entry for ln in self.lines if ln.kind is Kind.KNOWN and ln.entry is not None]
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict,
+            "rejected_line": self.rejected_line,
+            "reason": self.reason,
+            "known_events": self.known_events,
+            "unrecognized_events": self.unrecognized_events,
+            "unrecognized_types": list(self.unrecognized_types),
+            "torn_final_line": self.torn_final_line,
+        }
+
+
+def read_journal(data: bytes) -> Journal:
+    """Read a whole journal as a conforming reader must."""
+    journal = Journal()
+    raw = data.split(b"\n")
+    if raw and raw[-1] == b"":
+        raw.pop()
+    last = max((i for i, r in enumerate(raw) if r.strip(JSON_WS)), default=-1)
+    unknown: dict[str, None] = {}
+    for index, content in enumerate(raw):
+        number = index + 1
+        if not content.strip(JSON_WS):
+            journal.lines.append(JournalLine(number, Kind.BLANK))
+            continue
+        value, problem = parse_line(content)
+        if problem is not None:
+            if index == last:
+                journal.lines.append(JournalLine(number, Kind.TORN, reason=problem))
+                journal.torn_final_line = True
+                break
+            return _reject(journal, number, f"corrupt line (not the last): {problem}")
+        if not isinstance(value, dict):
+            return _reject(journal, number, "line is JSON but not an object")
+        tag = value.get("event")
+        if not isinstance(tag, str) or tag not in EVENTS:
+            journal.unrecognized_events += 1
+            if isinstance(tag, str):
+                unknown.setdefault(tag)
+            journal.lines.append(
+                JournalLine(number, Kind.UNKNOWN, tag if isinstance(tag, str) else None, value)
+            )
+            continue
+        why = misfit(tag, value)
+        if why is not None:
+            return _reject(journal, number, f"recognized event {tag!r} that does not fit: {why}")
+        journal.known_events += 1
+        journal.lines.append(JournalLine(number, Kind.KNOWN, tag, value))
+    journal.unrecognized_types = sorted(unknown)
+    return journal
+
+
+def _reject(journal: Journal, line: int, reason: str) -> Journal:
+    journal.lines.append(JournalLine(line, Kind.REJECT, reason=reason))
+    journal.verdict, journal.rejected_line, journal.reason = "reject", line, reason
+    return journal

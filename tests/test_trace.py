@@ -1,0 +1,126 @@
+"""The trace journal: its reader, the eight checks, their generators and fixtures, the CLI.
+
+Every check is proven twice: by its one-defect fixture (the hand-written expectation
+names the check that fails and the seq where it breaks) and by generated journals with
+one injected defect (the defect is found, and nothing else is). The golden journal and
+generated valid journals pass every check.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import kit
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from stella_conform.conformance.trace import TRACE_CHECK_IDS, grade_journal
+from stella_conform.corpus import bundled_fixtures_dir, iter_trace_fixtures
+from stella_conform.generators.journals import (
+    DEFECTS,
+    READER_VARIANTS,
+    defective_journals,
+    journal_cases,
+    journals,
+)
+from stella_conform.journal import read_journal
+
+TRACE_DIR = bundled_fixtures_dir() / "trace"
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+@pytest.mark.parametrize("fixture", list(iter_trace_fixtures()), ids=lambda f: f.name)
+def test_fixture_expectations_agree_with_the_reader_and_the_checks(fixture: object) -> None:
+    expect = fixture.expect  # type: ignore[attr-defined]
+    report = grade_journal(fixture.data)  # type: ignore[attr-defined]
+    for key in ("verdict", "rejected_line", "known_events", "unrecognized_events",
+                "torn_final_line"):  # fmt: skip
+        if key in expect:
+            assert report.reading[key] == expect[key], key
+    if "checks" not in expect:
+        assert report.exit_code == 2  # unreadable: no check runs
+        return
+    assert {r.id: r.outcome for r in report.results} == expect["checks"]
+    assert report.crashed == expect["crashed"]
+    for check_id, seqs in expect.get("failing_seq", {}).items():
+        result = next(r for r in report.results if r.id == check_id)
+        assert [e.seq for e in result.evidence] == seqs
+
+
+def test_every_check_has_a_fixture_that_fails_exactly_it() -> None:
+    failing: dict[str, list[str]] = {}
+    for fixture in iter_trace_fixtures():
+        checks = fixture.expect.get("checks", {})
+        bad = [c for c, outcome in checks.items() if outcome == "fail"]
+        if len(bad) == 1:
+            failing.setdefault(bad[0], []).append(fixture.name)
+    assert set(failing) == set(TRACE_CHECK_IDS)
+    golden = json.loads((TRACE_DIR / "golden.expect.json").read_text())
+    assert set(golden["checks"].values()) == {"pass"}  # not one skip: golden sees everything
+
+
+@SETTINGS
+@given(journals())
+def test_generated_valid_journals_pass_every_check(journal: object) -> None:
+    report = grade_journal(journal.to_bytes())  # type: ignore[attr-defined]
+    assert report.readable
+    failed = {r.id: [e.message for e in r.evidence] for r in report.results if r.outcome == "fail"}
+    assert not failed
+    assert report.crashed == (not journal.ended)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("check_id", TRACE_CHECK_IDS)
+def test_an_injected_defect_is_found_and_nothing_else(check_id: str) -> None:
+    @SETTINGS
+    @given(defective_journals(check_id))
+    def found(journal: object) -> None:
+        report = grade_journal(journal.to_bytes())  # type: ignore[attr-defined]
+        assert report.readable, report.reading["reason"]
+        failed = {r.id for r in report.results if r.outcome == "fail"}
+        assert failed == {check_id}, [r.to_json() for r in report.results if r.outcome == "fail"]
+        evidence = next(r for r in report.results if r.id == check_id).evidence
+        assert evidence and all(e.message for e in evidence)
+
+    found()
+
+
+def test_there_is_one_defect_per_check() -> None:
+    assert tuple(DEFECTS) == TRACE_CHECK_IDS
+
+
+@SETTINGS
+@given(st.data())
+def test_reader_variants_read_as_their_name_says(data: st.DataObject) -> None:
+    variant = data.draw(st.sampled_from(READER_VARIANTS))
+    case = data.draw(journal_cases((variant,)))
+    journal = read_journal(case.data)
+    rejecting = variant in ("bad-body", "corrupt-line")
+    assert journal.verdict == ("reject" if rejecting else "accept"), journal.reason
+    assert journal.torn_final_line == (variant == "torn-tail")
+    if variant == "unknown-event":
+        assert journal.unrecognized_events > 0
+
+
+# ------------------------------------------------------------------ the CLI
+
+
+def test_trace_check_exit_codes_and_json(tmp_path: Path) -> None:
+    golden = kit("trace", "check", str(TRACE_DIR / "golden.jsonl"))
+    assert golden.returncode == 0, golden.stderr
+    assert "every check passes" in golden.stdout
+    broken = kit("trace", "check", "--json", str(TRACE_DIR / "phantom_tool_call.jsonl"))
+    assert broken.returncode == 1
+    doc = json.loads(broken.stdout)
+    assert doc["format"] == "stella-conform/trace-report/1" and doc["exit_code"] == 1
+    pairing = next(c for c in doc["checks"] if c["id"] == "T.turn-loop-pairing")
+    assert pairing["outcome"] == "fail" and pairing["evidence"][0]["seq"] == 8
+    crashed = kit("trace", "check", "--json", str(TRACE_DIR / "crash_without_end.jsonl"))
+    assert crashed.returncode == 0 and json.loads(crashed.stdout)["crashed"] is True
+    unreadable = kit("trace", "check", str(TRACE_DIR / "reader_bad_body.jsonl"))
+    assert unreadable.returncode == 2 and "line 5" in unreadable.stderr
+    missing = kit("trace", "check", str(tmp_path / "nope.jsonl"))
+    assert missing.returncode == 2 and "not found" in missing.stderr
+    piped = kit("trace", "check", "-", stdin=(TRACE_DIR / "resume_lost_work.jsonl").read_bytes())
+    assert piped.returncode == 1 and "work lost" in piped.stdout

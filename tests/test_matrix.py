@@ -215,9 +215,9 @@ def test_html_is_self_contained_and_a_browser_reads_back_the_table(graded: Path)
 def test_shards_merge_into_the_unsharded_matrix(graded: Path, tmp_path: Path) -> None:
     config = graded / "matrix.toml"
     parts = []
-    for index in (1, 2, 3):
+    for index in (1, 2):
         out = tmp_path / f"shard{index}"
-        run = kit("matrix", str(config), "--out", str(out), "--shard", f"{index}/3", cwd=graded)
+        run = kit("matrix", str(config), "--out", str(out), "--shard", f"{index}/2", cwd=graded)
         assert run.returncode in (0, 1), run.stderr
         parts.append(str(out / "matrix.json"))
     merged = tmp_path / "merged.json"

@@ -702,7 +702,8 @@ def trace_check(journal: Path, as_json: bool) -> None:
         if len(result.evidence) > 4:
             click.echo(f"{'':<5} {'':<{width}}  ... {len(result.evidence) - 4} more")
     facts = [
-        f"{key.replace('_', ' ')}: {value}"
+        f"{key.replace('_', ' ')}: "
+        + (", ".join(map(str, value)) if isinstance(value, list) else str(value))
         for r in report.results
         for key, value in r.facts.items()
         if key != "crashed" and value

@@ -261,3 +261,35 @@ def test_temp_files_are_private(tmp_path: Path) -> None:
     )
     obs = run_exit(Client(argv=(sys.executable, str(script), "{stream}")), VALID)
     assert obs.verdict == "accept" and record.read_text() == "0o600"
+
+
+def test_a_hung_wrapper_leaves_no_fake_stella_and_no_stage_behind() -> None:
+    """A wrapper that starts stella in the background and hangs: all of it is killed."""
+    import uuid
+
+    from stella_conform.conformance.checks import BY_ID
+    from stella_conform.conformance.grader import GradedCase
+    from stella_conform.conformance.suite import CaseRunner, SuiteConfig
+
+    token = f"task-{uuid.uuid4().hex}"
+    client = Client(
+        argv=(
+            "sh",
+            "-c",
+            f"stella run --output-format stream-json {token} >/dev/null & sleep 987.654",
+        ),
+        mode="exit",
+        timeout=2.0,
+    )
+    case = GradedCase("hang", VALID, "fixture", kind="scenario", scenario={"pace_ms": 60_000})
+    runner = CaseRunner(SuiteConfig(client), BY_ID["W.exit-codes-mapped"])
+    obs = runner.run(case)
+    assert obs.status == "timeout"
+    assert obs.invocations and token in obs.invocations[0]["argv"]  # the fake did start
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:
+        ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+        if token not in ps:
+            break
+        time.sleep(0.1)
+    assert token not in ps, "the fake stella outlived its wrapper"

@@ -6,14 +6,13 @@ machines, other kit versions or other shards can be combined as files.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from stella_conform.conformance.checks import CATALOGUE
 from stella_conform.conformance.report import OUTCOMES, REPORT_FORMAT
-from stella_conform.errors import SetupError
+from stella_conform.errors import SetupError, read_json_file
 
 BAD = ("fail", "error", "warn")
 #: Keys that must agree for shards to be parts of one run.
@@ -21,12 +20,7 @@ SAME_RUN = ("kit", "corpus_version", "vocabulary", "seed", "examples", "client")
 
 
 def load_report(path: Path) -> dict[str, Any]:
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SetupError(f"report not found: {path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SetupError(f"cannot read report {path}: {exc}") from None
+    doc = read_json_file(path, "report")
     if not isinstance(doc, dict) or doc.get("format") != REPORT_FORMAT:
         raise SetupError(f"{path} is not a stella-conform report ({REPORT_FORMAT})")
     checks = doc.get("checks")

@@ -33,7 +33,7 @@ from stella_conform.conformance.report import OUTCOMES, Report, load_known_failu
 from stella_conform.conformance.runner import MODES, Client, resolve_client
 from stella_conform.conformance.suite import CheckResult, SuiteConfig, run_check
 from stella_conform.corpus import corpus_version
-from stella_conform.errors import SetupError
+from stella_conform.errors import SetupError, read_json_file
 from stella_conform.schemas.vocabulary import Vocabulary, VocabularyError
 
 MATRIX_FORMAT = "stella-conform/matrix/1"
@@ -321,14 +321,7 @@ def is_matrix(doc: Any) -> bool:
 
 
 def load_matrix(path: Path) -> dict[str, Any]:
-    import json
-
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SetupError(f"matrix report not found: {path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SetupError(f"cannot read matrix report {path}: {exc}") from None
+    doc = read_json_file(path, "matrix report")
     if not is_matrix(doc) or not isinstance(doc.get("cells"), list):
         raise SetupError(f"{path} is not a stella-conform matrix ({MATRIX_FORMAT})")
     return dict(doc)

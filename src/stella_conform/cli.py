@@ -748,7 +748,9 @@ def report_merge(
     from stella_conform.conformance.report import check_writable
 
     check_writable([output, markdown_path, html_path])
-    first = _peek_json(shards[0])
+    from stella_conform.errors import read_json_file
+
+    first = read_json_file(shards[0], "report")
     if is_matrix(first):
         merged = merge_matrices([load_matrix(p) for p in shards])
         counts_map = summary_counts(merged)
@@ -762,15 +764,6 @@ def report_merge(
     counts = ", ".join(f"{n} {o}" for o, n in counts_map.items() if n)
     click.echo(f"merged {len(shards)} report(s) into {output}: {counts}")
     sys.exit(merged["exit_code"])
-
-
-def _peek_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SetupError(f"report not found: {path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SetupError(f"cannot read report {path}: {exc}") from None
 
 
 def _write_matrix(

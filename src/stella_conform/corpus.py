@@ -20,7 +20,7 @@ from typing import Any
 import jsonschema
 
 from stella_conform.decoder import RunSummary
-from stella_conform.errors import SetupError
+from stella_conform.errors import SetupError, read_json_file
 from stella_conform.schemas.vocabulary import load_schema
 
 EXPECT_FORMAT = "stella-conform/expect/1"
@@ -134,12 +134,7 @@ def read_fixture(stream_path: Path) -> Fixture:
     expect_path = stream_path.with_name(name + EXPECT_SUFFIX)
     if not stream_path.is_file():
         raise SetupError(f"fixture stream not found: {stream_path}")
-    try:
-        doc = json.loads(expect_path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SetupError(f"fixture {name}: missing expectation file {expect_path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SetupError(f"malformed expectation file {expect_path}: {exc}") from None
+    doc = read_json_file(expect_path, "expectation file")
     validate_expectation(doc, str(expect_path))
     return Fixture(name, stream_path, doc)
 
@@ -231,22 +226,13 @@ class ScenarioFixture:
         return dict(self.scenario.get("expect", {}))
 
 
-def _read_json(path: Path, what: str) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SetupError(f"{what} not found: {path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SetupError(f"malformed {what} {path}: {exc}") from None
-
-
 def read_envelope_fixture(path: Path) -> EnvelopeFixture:
     """Read one envelope fixture; raises :class:`SetupError` when malformed."""
     name = path.name.removesuffix(".json")
     if not path.is_file():
         raise SetupError(f"envelope fixture not found: {path}")
     expect_path = path.with_name(name + EXPECT_SUFFIX)
-    doc = _read_json(expect_path, "envelope expectation file")
+    doc = read_json_file(expect_path, "envelope expectation file")
     if not isinstance(doc, dict) or doc.get("format") != ENVELOPE_EXPECT_FORMAT:
         raise SetupError(f"{expect_path}: format must be {ENVELOPE_EXPECT_FORMAT!r}")
     for key in ("command", "verdict"):
@@ -258,7 +244,7 @@ def read_envelope_fixture(path: Path) -> EnvelopeFixture:
 def read_scenario(path: Path) -> ScenarioFixture:
     """Read one wrapper scenario; raises :class:`SetupError` when malformed."""
     name = path.name.removesuffix(SCENARIO_SUFFIX)
-    doc = _read_json(path, "scenario file")
+    doc = read_json_file(path, "scenario file")
     if not isinstance(doc, dict) or doc.get("format") != SCENARIO_FORMAT:
         raise SetupError(f"{path}: format must be {SCENARIO_FORMAT!r}")
     if not isinstance(doc.get("exit", 0), int):
@@ -334,7 +320,7 @@ def read_trace_fixture(path: Path) -> TraceFixture:
     name = path.name.removesuffix(".jsonl")
     if not path.is_file():
         raise SetupError(f"journal fixture not found: {path}")
-    doc = _read_json(path.with_name(name + EXPECT_SUFFIX), "trace expectation file")
+    doc = read_json_file(path.with_name(name + EXPECT_SUFFIX), "trace expectation file")
     if not isinstance(doc, dict) or doc.get("format") != TRACE_EXPECT_FORMAT:
         raise SetupError(f"{path}: expectation format must be {TRACE_EXPECT_FORMAT!r}")
     if doc.get("verdict") not in ("accept", "reject"):

@@ -179,12 +179,7 @@ def _client(entry: dict[str, Any], base: Path, path: Path) -> ClientSpec:
     known_path = base / str(known) if known else None
     if known_path is not None:
         load_known_failures(known_path)  # fail now, not after an hour of grading
-    cwd = os.getcwd()
-    try:
-        os.chdir(base)
-        resolve_client(command)
-    finally:
-        os.chdir(cwd)
+    resolve_client(command)  # a relative program path was made absolute above
     return ClientSpec(
         name,
         tuple(command),

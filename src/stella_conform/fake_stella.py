@@ -27,7 +27,8 @@ A scenario file::
      "reason": "spend limit of $3.00 reached",
      "die_mid_line": false,
      "preflight": null,                      # or a message: fail before the agent exists
-     "pace_ms": 2}
+     "pace_ms": 2,
+     "query": {"schema_version": 1, "rows": []}}  # what a query command prints
 
 ``stream_text`` may hold the stream inline instead of ``stream``.
 """
@@ -115,6 +116,7 @@ class Scenario:
             die_mid_line=bool(doc.get("die_mid_line", False)),
             preflight=doc.get("preflight"),
             pace_ms=float(doc.get("pace_ms", 2.0)),
+            extra={"query": doc["query"]} if isinstance(doc.get("query"), dict) else {},
         )
 
 

@@ -128,6 +128,8 @@ class SuiteConfig:
     database_dir: Path | None = Path(".stella-conform/hypothesis")
     wire_schema: str | None = None
     fixtures_dir: Path | None = None
+    #: Client runs a check may spend shrinking after its first generated failure.
+    shrink_budget: int = SHRINK_BUDGET
     #: An example database to use instead of ``database_dir`` (the pytest plugin passes
     #: Hypothesis's configured one, e.g. a GitHub-artifact database shared by CI).
     database: Any = None
@@ -370,7 +372,7 @@ def _generated(
     def property_(case: Case | EnvelopeCase | ScenarioCase | JournalCase) -> None:
         if last_failure:
             budget["after_first_failure"] += 1
-            if budget["after_first_failure"] > SHRINK_BUDGET:
+            if budget["after_first_failure"] > config.shrink_budget:
                 # Out of shrink budget: every new candidate "passes", so Hypothesis settles
                 # on the smallest failure found so far; that one still fails when replayed.
                 best = min(last_failure, key=lambda f: (len(f[0].stream), f[0].stream))

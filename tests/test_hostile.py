@@ -189,7 +189,9 @@ def test_a_hostile_client_gives_errors_and_the_run_goes_on(tmp_path: Path) -> No
         "--examples",
         "2",
         "--timeout",
-        "1",
+        "0.3",  # every case hangs: the timeout is all this test waits for
+        "-j",
+        "2",
         "--no-database",
         "--json",
         str(report),

@@ -37,7 +37,7 @@ FLAGS = (
 )
 
 
-def write_config(tmp_path: Path, wire_schema: Path | None, *, examples: int = 3) -> Path:
+def write_config(tmp_path: Path, wire_schema: Path | None, *, examples: int = 2) -> Path:
     vocabularies = '[[vocabulary]]\nname = "default"\n'
     if wire_schema is not None:
         vocabularies += f'\n[[vocabulary]]\nname = "wire"\nwire_schema = "{wire_schema}"\n'
@@ -96,7 +96,7 @@ def test_json_records_provenance_and_every_cell(graded: Path) -> None:
     doc = json.loads((graded / "out" / "matrix.json").read_text())
     assert doc["format"] == "stella-conform/matrix/1"
     assert doc["kit"]["version"] and doc["corpus_version"] and doc["date"]
-    assert doc["seed"] == 3 and doc["examples"] == 3
+    assert doc["seed"] == 3 and doc["examples"] == 2
     clients = [c["name"] for c in doc["clients"]]
     vocabs = [v["name"] for v in doc["vocabularies"]]
     assert {(c["client"], c["vocabulary"]) for c in doc["cells"]} == {

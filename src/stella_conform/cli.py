@@ -365,6 +365,14 @@ def _default_jobs() -> int:
     "--no-database", is_flag=True, help="Do not read or write the Hypothesis example database."
 )
 @click.option(
+    "--max-shrinks",
+    type=click.IntRange(min=0),
+    default=150,
+    show_default=True,
+    help="Client runs a check may spend shrinking its first failing generated case "
+    "(0: report the case as found).",
+)
+@click.option(
     "--shard",
     default=None,
     metavar="I/N",
@@ -391,6 +399,7 @@ def run(
     markdown_path: Path | None,
     failures_dir: Path,
     no_database: bool,
+    max_shrinks: int,
     shard: str | None,
     verbose: bool,
     wire_schema: Path | None,
@@ -433,6 +442,7 @@ def run(
         failures_dir=failures_dir,
         database_dir=None if no_database else Path(".stella-conform/hypothesis"),
         wire_schema=str(wire_schema) if wire_schema else None,
+        shrink_budget=max_shrinks,
     )
     tty = sys.stderr.isatty()
 

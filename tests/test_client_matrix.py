@@ -96,7 +96,7 @@ REFERENCES = [
         id="jq-exit",
         marks=pytest.mark.skipif(not shutil.which("jq"), reason="no jq"),
     ),
-    pytest.param("report", DASHBOARD, ("reader", "dashboard"), id="dashboard-report"),
+    pytest.param("persistent", DASHBOARD, ("reader", "dashboard"), id="dashboard-persistent"),
     pytest.param("exit", RECORDER, ("reader", "recorder"), id="recorder-exit"),
     pytest.param("exit", (*RECORDER, "--out", "{record}"), ("recorder",), id="recorder-exit-file"),
     pytest.param("exit", ENVELOPE, ("envelope",), id="envelope-exit"),

@@ -327,32 +327,30 @@ def _stream_order(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
 # ------------------------------------------------------------ envelopes
 
 
-def _envelope(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
-    """The verdict on the envelope, then (when the client reports) the check's fields."""
-    want = case.envelope
-    if obs.verdict != want.verdict:
-        why = f" ({want.reason})" if want.reason else ""
-        return Judgment("fail", f"expected {want.verdict}{why}; client: {obs.describe()}")
-    if want.verdict != "accept" or obs.summary is None or not ctx.fields:
+def _verdict_then_fields(
+    want: str, why: str, reading: dict[str, Any], obs: Observation, ctx: Context
+) -> Judgment:
+    """The verdict on a whole document, then (when the client reports) the check's fields."""
+    if obs.verdict != want:
+        return Judgment("fail", f"expected {want}{why}; client: {obs.describe()}")
+    if want != "accept" or obs.summary is None or not ctx.fields:
         return Judgment("pass")
-    problems = _field_problems(want.to_json(), obs.summary, ctx.fields)
+    problems = _field_problems(reading, obs.summary, ctx.fields)
     if problems:
         return Judgment("fail", "; ".join(problems[:3]))
     return Judgment("pass")
+
+
+def _envelope(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
+    want = case.envelope
+    why = f" ({want.reason})" if want.reason else ""
+    return _verdict_then_fields(want.verdict, why, want.to_json(), obs, ctx)
 
 
 def _journal(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
-    """A journal reader's verdict, then (when it reports) the check's fields."""
     want = case.journal
-    if obs.verdict != want.verdict:
-        where = f" at line {want.rejected_line} ({want.reason})" if want.rejected_line else ""
-        return Judgment("fail", f"expected {want.verdict}{where}; client: {obs.describe()}")
-    if want.verdict != "accept" or obs.summary is None or not ctx.fields:
-        return Judgment("pass")
-    problems = _field_problems(want.summary(), obs.summary, ctx.fields)
-    if problems:
-        return Judgment("fail", "; ".join(problems[:3]))
-    return Judgment("pass")
+    why = f" at line {want.rejected_line} ({want.reason})" if want.rejected_line else ""
+    return _verdict_then_fields(want.verdict, why, want.summary(), obs, ctx)
 
 
 # ------------------------------------------------------------ recorders

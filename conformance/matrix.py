@@ -18,7 +18,6 @@ import datetime as _dt
 import html
 import multiprocessing
 import os
-import tomllib
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -33,7 +32,7 @@ from stella_conform.conformance.report import OUTCOMES, Report, load_known_failu
 from stella_conform.conformance.runner import MODES, Client, resolve_client
 from stella_conform.conformance.suite import CheckResult, SuiteConfig, run_check
 from stella_conform.corpus import corpus_version
-from stella_conform.errors import SetupError, read_json_file
+from stella_conform.errors import SetupError, read_json_file, read_toml_file
 from stella_conform.schemas.vocabulary import Vocabulary, VocabularyError
 
 MATRIX_FORMAT = "stella-conform/matrix/1"
@@ -106,14 +105,7 @@ def _table(doc: dict[str, Any], key: str, where: str) -> list[dict[str, Any]]:
 
 def load_config(path: Path) -> MatrixConfig:
     """Read and check a matrix config; every problem is a :class:`SetupError` naming it."""
-    try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SetupError(f"matrix config not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SetupError(f"cannot read matrix config {path}: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SetupError(f"malformed matrix config {path}: {exc}") from None
+    doc = read_toml_file(path, "matrix config")
     base = path.resolve().parent
     settings = doc.get("matrix", {})
     if not isinstance(settings, dict):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import tomllib
 import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -16,7 +15,7 @@ from stella_conform._version import __version__
 from stella_conform.conformance.checks import BY_ID, unmatched_globs
 from stella_conform.conformance.suite import CheckResult, SuiteConfig
 from stella_conform.corpus import corpus_version
-from stella_conform.errors import SetupError
+from stella_conform.errors import SetupError, read_toml_file
 
 OUTCOMES = ("pass", "fail", "warn", "error", "skip")
 REPORT_FORMAT = "stella-conform/report/1"
@@ -24,14 +23,7 @@ REPORT_FORMAT = "stella-conform/report/1"
 
 def load_known_failures(path: Path) -> dict[str, str]:
     """``[known-failures]`` table of check id -> reason; :class:`SetupError` when malformed."""
-    try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SetupError(f"known-failures file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SetupError(f"cannot read known-failures file {path}: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SetupError(f"malformed known-failures file {path}: {exc}") from None
+    doc = read_toml_file(path, "known-failures file")
     table = doc.get("known-failures")
     if not isinstance(table, dict) or set(doc) - {"known-failures"}:
         raise SetupError(
@@ -219,16 +211,18 @@ def write_outputs(
     def as_json() -> str:
         return json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n"
 
-    renderers: list[tuple[Path | None, Callable[[], str]]] = [
-        (json_path, as_json),
-        (junit_path, report.junit),
-        (markdown_path, report.markdown),
-    ]
-    for path, text in renderers:
+    write_rendered(
+        [(json_path, as_json), (junit_path, report.junit), (markdown_path, report.markdown)]
+    )
+
+
+def write_rendered(outputs: Sequence[tuple[Path | None, Callable[[], str]]]) -> None:
+    """Render and write each requested output (``None``: not asked for); errors exit 2."""
+    for path, render in outputs:
         if path is None:
             continue
         try:
-            path.write_text(text(), encoding="utf-8")
+            path.write_text(render(), encoding="utf-8")
         except OSError as exc:
             raise SetupError(f"cannot write {path}: {exc.strerror or exc}") from None
 

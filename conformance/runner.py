@@ -353,66 +353,22 @@ def _expect_hello(reader: _Reader, deadline: float) -> dict[str, Any]:
     return parse_message(raw, expect=("hello",))
 
 
-def run_report(client: Client, stream: bytes) -> Observation:
-    """Report mode, lockstep: line k+1 is written only after line k is acknowledged."""
-    obs = Observation()
-    lines = split_lines(stream)
-    proc = _start(client, list(client.argv))
-    try:
-        deadline = time.monotonic() + client.timeout
-        written = [0]
-        reader = _Reader(proc, obs, written)
-        try:
-            obs.hello = _expect_hello(reader, deadline)
-            lockstep = True
-            for index, line in enumerate(lines, 1):
-                last = index == len(lines)
-                proc.send(line, then_close=last)
-                written[0] = index
-                if not lockstep or last:
-                    continue
-                if not _await_ack(reader, index, deadline, client.line_timeout):
-                    if obs.verdict is not None or proc.stdout_closed:
-                        break  # the client finished (e.g. rejected) before reading on
-                    obs.stalled_at = index
-                    lockstep = False  # grade the rest anyway, without lockstep
-                if obs.summary is not None or any(
-                    o.get("outcome") == "reject" for o in obs.lines.values()
-                ):
-                    break
-            proc.close_stdin()
-            while obs.summary is None:
-                message = reader.next(deadline)
-                if message is None:
-                    break
-        except ProtocolError as exc:
-            obs.status, obs.detail = "protocol-error", str(exc)
-            proc.kill()
-            return _finish(obs, proc)
-        ended = proc.wait(deadline)
-        _settle_report(obs, ended)
-    finally:
-        proc.kill()
-    return _finish(obs, proc)
-
-
-def run_document(client: Client, data: bytes, feed: Feed) -> Observation:
-    """Report mode for a whole document (an envelope) or no input at all (a wrapper).
-
-    No lockstep: the client gets everything at once and answers with its hello
-    and a summary; line observations have nothing to refer to and are refused.
-    """
+def _reporting(
+    client: Client,
+    feed: Feed,
+    written: list[int],
+    send_input: Callable[[ClientProcess, _Reader, Observation, float], None],
+) -> Observation:
+    """A report-mode run: hello, the input (``send_input``), the summary, the exit status."""
     obs = Observation()
     proc = _start(client, list(client.argv), feed=feed)
     try:
         deadline = time.monotonic() + client.timeout
-        reader = _Reader(proc, obs, [0])
+        reader = _Reader(proc, obs, written)
         try:
             obs.hello = _expect_hello(reader, deadline)
-            if feed.style == "document":
-                proc.send(data, then_close=True)
-            else:
-                proc.close_stdin()
+            send_input(proc, reader, obs, deadline)
+            proc.close_stdin()
             while obs.summary is None:
                 if reader.next(deadline) is None:
                     break
@@ -425,6 +381,46 @@ def run_document(client: Client, data: bytes, feed: Feed) -> Observation:
     finally:
         proc.kill()
     return _finish(obs, proc)
+
+
+def run_report(client: Client, stream: bytes) -> Observation:
+    """Report mode, lockstep: line k+1 is written only after line k is acknowledged."""
+    lines = split_lines(stream)
+    written = [0]
+
+    def lockstep(proc: ClientProcess, reader: _Reader, obs: Observation, deadline: float) -> None:
+        waiting = True
+        for index, line in enumerate(lines, 1):
+            last = index == len(lines)
+            proc.send(line, then_close=last)
+            written[0] = index
+            if not waiting or last:
+                continue
+            if not _await_ack(reader, index, deadline, client.line_timeout):
+                if obs.verdict is not None or proc.stdout_closed:
+                    break  # the client finished (e.g. rejected) before reading on
+                obs.stalled_at = index
+                waiting = False  # grade the rest anyway, without lockstep
+            if obs.summary is not None or any(
+                o.get("outcome") == "reject" for o in obs.lines.values()
+            ):
+                break
+
+    return _reporting(client, LINES, written, lockstep)
+
+
+def run_document(client: Client, data: bytes, feed: Feed) -> Observation:
+    """Report mode for a whole document (an envelope) or no input at all (a wrapper).
+
+    No lockstep: the client gets everything at once and answers with its hello
+    and a summary; line observations have nothing to refer to and are refused.
+    """
+
+    def whole(proc: ClientProcess, reader: _Reader, obs: Observation, deadline: float) -> None:
+        if feed.style == "document":
+            proc.send(data)
+
+    return _reporting(client, feed, [0], whole)
 
 
 def _await_ack(reader: _Reader, line: int, deadline: float, line_timeout: float) -> bool:

@@ -49,13 +49,12 @@ from stella_conform.conformance.runner import (
 from stella_conform.conformance.wrapper import staged
 from stella_conform.corpus import (
     SCENARIO_SUFFIX,
+    TraceFixture,
     bundled_fixtures_dir,
     expectation_from,
-    is_trace_fixture,
     read_envelope_fixture,
-    read_fixture,
+    read_jsonl_fixture,
     read_scenario,
-    read_trace_fixture,
     write_envelope_fixture,
     write_fixture,
     write_scenario,
@@ -213,10 +212,9 @@ def load_case(path: Path, vocab: Vocabulary | None = None) -> GradedCase:
             envelope.name, envelope.data, "fixture", vocab=vocab, kind="envelope",
             command=envelope.command,
         )  # fmt: skip
-    if is_trace_fixture(path):
-        trace = read_trace_fixture(path)
-        return GradedCase(trace.name, trace.data, "fixture", vocab=vocab, kind="journal")
-    fixture = read_fixture(path)  # validates the expectation too
+    fixture = read_jsonl_fixture(path)  # validates the expectation too
+    if isinstance(fixture, TraceFixture):
+        return GradedCase(fixture.name, fixture.data, "fixture", vocab=vocab, kind="journal")
     also = tuple(fixture.expect.get("also_conforming", ()))
     return GradedCase(fixture.name, fixture.stream, "fixture", also_conforming=also, vocab=vocab)
 

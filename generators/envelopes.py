@@ -135,14 +135,25 @@ def _withheld(draw: st.DrawFn) -> Doc | None:
     return {"withheld_by": "trust_gate", "memories": draw(st.integers(0, 9)), "rules": 1}
 
 
-def raw_success(draw: st.DrawFn, vocab: Vocabulary, *, records: int = 0) -> Doc:
-    run = draw(runs(vocab, failed=False, max_turns=2, max_steps=2))
+def _cost(draw: st.DrawFn) -> float:
+    return float(draw(st.floats(0, 5, allow_nan=False).map(lambda x: round(x, 4))))
+
+
+def _completed(draw: st.DrawFn, run: Run) -> Doc:
+    """The keys every successful run's envelope starts with."""
     return {
         "schema_version": 1,
         "status": "completed",
         "text": _final_text(run) or draw(prose()),
-        "cost_usd": draw(st.floats(0, 5, allow_nan=False).map(lambda x: round(x, 4))),
+        "cost_usd": _cost(draw),
         "reason": None,
+    }
+
+
+def raw_success(draw: st.DrawFn, vocab: Vocabulary, *, records: int = 0) -> Doc:
+    run = draw(runs(vocab, failed=False, max_turns=2, max_steps=2))
+    return {
+        **_completed(draw, run),
         "model": _model(run) or draw(st.sampled_from(MODELS)),
         "events": run.events,
         "files_touched": {"files_touched": _records(draw, records)},
@@ -153,11 +164,7 @@ def raw_success(draw: st.DrawFn, vocab: Vocabulary, *, records: int = 0) -> Doc:
 def pipeline_success(draw: st.DrawFn, vocab: Vocabulary) -> Doc:
     run = draw(runs(vocab, failed=False, max_turns=2, max_steps=2))
     return {
-        "schema_version": 1,
-        "status": "completed",
-        "text": _final_text(run) or draw(prose()),
-        "cost_usd": draw(st.floats(0, 5, allow_nan=False).map(lambda x: round(x, 4))),
-        "reason": None,
+        **_completed(draw, run),
         "task_class": draw(st.sampled_from(("code_change", "question", "refactor"))),
         "verdict": {"deterministic": draw(st.booleans()), "summary": draw(prose())},
         "revisions": draw(st.integers(0, 3)),
@@ -178,7 +185,7 @@ def failure(draw: st.DrawFn, vocab: Vocabulary) -> tuple[str, Doc]:
             "schema_version": 1,
             "status": status,
             "text": None,
-            "cost_usd": draw(st.floats(0, 5, allow_nan=False).map(lambda x: round(x, 4))),
+            "cost_usd": _cost(draw),
             "reason": reason,
             "model": _model(run),
             "events": run.events,
@@ -189,7 +196,7 @@ def failure(draw: st.DrawFn, vocab: Vocabulary) -> tuple[str, Doc]:
         "schema_version": 1,
         "status": status,
         "text": None,
-        "cost_usd": draw(st.floats(0, 5, allow_nan=False).map(lambda x: round(x, 4))),
+        "cost_usd": _cost(draw),
         "reason": reason,
         "task_class": None,
         "verdict": None,

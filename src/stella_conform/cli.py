@@ -770,7 +770,9 @@ def report_merge(
             raise SetupError("--markdown and --html apply to matrix reports only")
         merged = merge([load_report(p) for p in shards])
         counts_map = merged["summary"]
-        output.write_text(json.dumps(merged, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        from stella_conform.conformance.report import write_rendered
+
+        write_rendered([(output, lambda: _json_text(merged))])
     counts = ", ".join(f"{n} {o}" for o, n in counts_map.items() if n)
     click.echo(f"merged {len(shards)} report(s) into {output}: {counts}")
     sys.exit(merged["exit_code"])
@@ -780,19 +782,19 @@ def _write_matrix(
     doc: dict[str, Any], json_path: Path, markdown_path: Path | None, html_path: Path | None
 ) -> None:
     from stella_conform.conformance.matrix import to_html, to_markdown
+    from stella_conform.conformance.report import write_rendered
 
-    outputs: list[tuple[Path | None, Callable[[], str]]] = [
-        (json_path, lambda: json.dumps(doc, indent=2, ensure_ascii=False) + "\n"),
-        (markdown_path, lambda: to_markdown(doc)),
-        (html_path, lambda: to_html(doc)),
-    ]
-    for path, render in outputs:
-        if path is None:
-            continue
-        try:
-            path.write_text(render(), encoding="utf-8")
-        except OSError as exc:
-            raise SetupError(f"cannot write {path}: {exc.strerror or exc}") from None
+    write_rendered(
+        [
+            (json_path, lambda: _json_text(doc)),
+            (markdown_path, lambda: to_markdown(doc)),
+            (html_path, lambda: to_html(doc)),
+        ]
+    )
+
+
+def _json_text(doc: Any) -> str:
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
 @main.command()

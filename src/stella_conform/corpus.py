@@ -306,26 +306,33 @@ class TraceFixture:
         return self.path.read_bytes()
 
 
-def is_trace_fixture(path: Path) -> bool:
-    """A ``.jsonl`` whose expectation file is in the trace format."""
-    expect = path.with_name(path.name.removesuffix(".jsonl") + EXPECT_SUFFIX)
-    try:
-        doc = json.loads(expect.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(doc, dict) and doc.get("format") == TRACE_EXPECT_FORMAT
-
-
 def read_trace_fixture(path: Path) -> TraceFixture:
     name = path.name.removesuffix(".jsonl")
     if not path.is_file():
         raise SetupError(f"journal fixture not found: {path}")
     doc = read_json_file(path.with_name(name + EXPECT_SUFFIX), "trace expectation file")
+    return _trace_fixture(name, path, doc)
+
+
+def _trace_fixture(name: str, path: Path, doc: Any) -> TraceFixture:
     if not isinstance(doc, dict) or doc.get("format") != TRACE_EXPECT_FORMAT:
         raise SetupError(f"{path}: expectation format must be {TRACE_EXPECT_FORMAT!r}")
     if doc.get("verdict") not in ("accept", "reject"):
         raise SetupError(f"{path}: expectation needs a verdict (accept or reject)")
     return TraceFixture(name, path, doc)
+
+
+def read_jsonl_fixture(path: Path) -> Fixture | TraceFixture:
+    """A stream or a trace-journal fixture, told apart by its expectation's format (read once)."""
+    name = path.name.removesuffix(".jsonl")
+    if not path.is_file():
+        raise SetupError(f"fixture stream not found: {path}")
+    expect_path = path.with_name(name + EXPECT_SUFFIX)
+    doc = read_json_file(expect_path, "expectation file")
+    if isinstance(doc, dict) and doc.get("format") == TRACE_EXPECT_FORMAT:
+        return _trace_fixture(name, path, doc)
+    validate_expectation(doc, str(expect_path))
+    return Fixture(name, path, doc)
 
 
 def iter_trace_fixtures(directory: Path | None = None) -> Iterator[TraceFixture]:

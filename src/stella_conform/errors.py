@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -26,4 +27,17 @@ def read_json_file(path: Path, what: str) -> Any:
     except FileNotFoundError:
         raise SetupError(f"{what} not found: {path}") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SetupError(f"malformed {what} {path}: {exc}") from None
+
+
+def read_toml_file(path: Path, what: str) -> dict[str, Any]:
+    """A TOML file the kit was given (a matrix config, a known-failures list), parsed.
+
+    The same two messages as :func:`read_json_file`.
+    """
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SetupError(f"{what} not found: {path}") from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise SetupError(f"malformed {what} {path}: {exc}") from None

@@ -1,0 +1,34 @@
+"""The ``stella-conform`` command line: a table of contents.
+
+Each command group lives in its own module; this one only assembles them.
+Exit status everywhere: 0 success, 1 the thing checked is wrong (a stream a
+client must reject, a failing check), 2 bad input to the kit (one line on
+stderr, never a traceback).
+"""
+
+from __future__ import annotations
+
+import click
+
+from stella_conform._version import __version__
+from stella_conform.cli._common import KitGroup
+from stella_conform.cli.checks import list_checks
+from stella_conform.cli.corpus import corpus
+from stella_conform.cli.matrix import matrix
+from stella_conform.cli.replay import replay, smoke
+from stella_conform.cli.report import report
+from stella_conform.cli.run import run
+from stella_conform.cli.streams import decode, validate
+from stella_conform.cli.trace import trace
+
+
+@click.group(cls=KitGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="stella-conform")
+def main() -> None:
+    """Conformance tests and fuzzing for clients of stella's machine-readable output."""
+
+
+for command in (decode, validate, corpus, run, replay, smoke, list_checks, trace, report, matrix):
+    main.add_command(command)
+
+__all__ = ["main"]

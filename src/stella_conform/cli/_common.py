@@ -1,0 +1,134 @@
+"""What every command shares: usage errors as exit 2, inputs, the client options."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any, NoReturn, TypeVar
+
+import click
+
+from stella_conform.errors import SetupError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def fail_setup(message: str) -> NoReturn:
+    click.echo(f"stella-conform: {message}", err=True)
+    sys.exit(2)
+
+
+def wire_schema_option(func: F) -> F:
+    return click.option(
+        "--wire-schema",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help="Use a stella release's agentevent.schema.json instead of the default vocabulary.",
+    )(func)
+
+
+def load_vocabulary(wire_schema: Path | None) -> Any:
+    from stella_conform.schemas.vocabulary import Vocabulary, VocabularyError
+
+    try:
+        if wire_schema is None:
+            return Vocabulary.default()
+        return Vocabulary.from_wire_schema(wire_schema)
+    except VocabularyError as exc:
+        raise SetupError(str(exc)) from None
+
+
+@contextmanager
+def open_input(path: str) -> Iterator[IO[bytes]]:
+    """``-`` is stdin; anything else must be a readable file."""
+    if path == "-":
+        yield sys.stdin.buffer
+        return
+    p = Path(path)
+    if not p.exists():
+        raise SetupError(f"no such file: {path}")
+    if p.is_dir():
+        raise SetupError(f"is a directory, not a stream file: {path}")
+    try:
+        fh = open(p, "rb")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise SetupError(f"cannot read {path}: {exc.strerror}") from None
+    with fh:
+        yield fh
+
+
+class KitGroup(click.Group):
+    """Turns :class:`SetupError` into one line and exit 2, and keeps broken pipes quiet."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except SetupError as exc:
+            fail_setup(str(exc))
+        except BrokenPipeError:
+            sys.stderr.close()
+            sys.exit(1)
+
+
+# ---------------------------------------------------------------------- grading
+
+MODE_CHOICE = click.Choice(["exit", "report", "persistent"])
+
+
+def client_options(func: F) -> F:
+    func = click.option(
+        "--mode",
+        type=MODE_CHOICE,
+        default="exit",
+        show_default=True,
+        help="exit: exit status only (any client); report/persistent: the "
+        "adapter protocol (docs/adapter-protocol.md).",
+    )(func)
+    func = click.option(
+        "--timeout",
+        type=click.FloatRange(min=0.1),
+        default=10.0,
+        show_default=True,
+        help="Seconds a client may take for one case.",
+    )(func)
+    func = click.option(
+        "--line-timeout",
+        type=click.FloatRange(min=0.05),
+        default=5.0,
+        show_default=True,
+        help="Report mode: seconds to acknowledge one line (lockstep).",
+    )(func)
+    return func
+
+
+def make_client(command: tuple[str, ...], mode: str, timeout: float, line_timeout: float) -> Any:
+    from stella_conform.conformance.runner import Client, resolve_client
+
+    argv = resolve_client(command)
+    return Client(argv=argv, mode=mode, timeout=timeout, line_timeout=line_timeout)  # type: ignore[arg-type]
+
+
+def parse_shard(spec: str) -> tuple[int, int]:
+    """``I/N`` (1-based) as numbers; :class:`SetupError` when malformed."""
+    try:
+        index_text, total_text = spec.split("/")
+        index, total = int(index_text), int(total_text)
+    except ValueError:
+        raise SetupError(f"--shard must be I/N, e.g. 1/3 (got {spec!r})") from None
+    if total < 1 or not 1 <= index <= total:
+        raise SetupError(f"--shard {spec}: I must be between 1 and N")
+    return index, total
+
+
+def shard_checks(checks: list[Any], spec: str) -> list[Any]:
+    """Checks of shard I of N (1-based): every N-th, starting at the I-th, in catalogue order."""
+    index, total = parse_shard(spec)
+    return [c for position, c in enumerate(checks) if position % total == index - 1]
+
+
+def _default_jobs() -> int:
+    import os
+
+    return max(1, min(4, os.cpu_count() or 1))

@@ -1,0 +1,86 @@
+"""Many clients by many vocabularies: ``matrix``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from stella_conform.cli._common import parse_shard
+from stella_conform.cli.report import _write_matrix
+from stella_conform.errors import SetupError
+
+
+@click.command()
+@click.argument("config_path", metavar="CONFIG.toml", type=click.Path(path_type=Path))
+@click.option(
+    "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+    default=Path("matrix-report"), show_default=True,
+    help="Directory for matrix.json, matrix.md and matrix.html.",
+)  # fmt: skip
+@click.option("--shard", metavar="I/N", help="Grade only shard I of N of the (cell, check) tasks.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Parallel workers (config: jobs).")
+@click.option("--examples", type=click.IntRange(min=0), help="Generated cases per check.")
+@click.option("--seed", type=int, help="Seed (config: seed).")
+@click.option("-v", "--verbose", is_flag=True, help="One line per graded check.")
+def matrix(
+    config_path: Path,
+    out_dir: Path,
+    shard: str | None,
+    jobs: int | None,
+    examples: int | None,
+    seed: int | None,
+    verbose: bool,
+) -> None:
+    """Grade every client of CONFIG.toml against every vocabulary: one table.
+
+    Writes OUT/matrix.json, OUT/matrix.md and OUT/matrix.html (self-contained). Exit 1
+    when any client fails a check it must pass, 2 on a bad config.
+    """
+    from stella_conform.conformance.matrix import cell_text, load_config, run_matrix
+
+    config = load_config(config_path)
+    if jobs is not None:
+        config.jobs = jobs
+    if examples is not None:
+        config.examples = examples
+    if seed is not None:
+        config.seed = seed
+    parsed = parse_shard(shard) if shard else None
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SetupError(f"cannot create {out_dir}: {exc.strerror or exc}") from None
+    paths = [out_dir / "matrix.json", out_dir / "matrix.md", out_dir / "matrix.html"]
+    from stella_conform.conformance.report import check_writable
+
+    check_writable(paths)
+    tty = sys.stderr.isatty()
+
+    def progress(done: int, total: int, cell: str, result: Any) -> None:
+        line = f"[{done}/{total}] {cell}: {result.id}: {result.outcome}"
+        if tty:
+            click.echo(f"\r\033[K{line}", err=True, nl=done == total)
+        elif verbose:
+            click.echo(line, err=True)
+
+    cells = len(config.cells())
+    click.echo(
+        f"grading {len(config.clients)} client(s) x {len(config.vocabularies)} vocabulary(ies) "
+        f"= {cells} cell(s) with {config.jobs} worker(s)...",
+        err=True,
+    )
+    doc = run_matrix(config, shard=parsed, progress=progress)
+    _write_matrix(doc, *paths)
+    width = max(len(c.name) for c in config.clients)
+    for client in config.clients:
+        row = [
+            f"{cell['vocabulary']}: {cell_text(cell['report'])}"
+            for cell in doc["cells"]
+            if cell["client"] == client.name
+        ]
+        click.echo(f"{client.name:<{width}}  " + "   ".join(row))
+    click.echo(f"wrote {', '.join(str(p) for p in paths)}")
+    sys.exit(doc["exit_code"])

@@ -1,0 +1,171 @@
+"""One case at a time: ``replay`` and ``smoke``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from stella_conform.cli._common import (
+    client_options,
+    load_vocabulary,
+    make_client,
+    wire_schema_option,
+)
+from stella_conform.errors import SetupError
+
+
+@click.command()
+@client_options
+@wire_schema_option
+@click.option(
+    "--check",
+    "check_id",
+    metavar="ID",
+    help="Judge the case as this check does (needed for dashboard, recorder, envelope and "
+    "wrapper cases; the report's replay command includes it).",
+)
+@click.argument("case", type=click.Path(path_type=Path))
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def replay(
+    case: Path,
+    command: tuple[str, ...],
+    mode: str,
+    timeout: float,
+    line_timeout: float,
+    wire_schema: Path | None,
+    check_id: str | None,
+) -> None:
+    """Re-run one saved case: stella-conform replay CASE -- CMD [ARGS...]
+
+    Shows what the client did against what a correct client does. Exit 0 when the
+    client's verdict is right, 1 when not.
+    """
+    from stella_conform.conformance.grader import GradedCase
+    from stella_conform.conformance.report import show_stream
+    from stella_conform.conformance.runner import run_once
+
+    if not case.is_file():
+        raise SetupError(f"no such case file: {case}")
+    client = make_client(command, mode, timeout, line_timeout)
+    vocab = load_vocabulary(wire_schema)
+    if check_id is not None or case.suffix == ".json":
+        _replay_as_check(case, check_id, client, vocab)
+    graded = GradedCase(case.name, case.read_bytes(), "saved", vocab=vocab)
+    obs = run_once(client, graded.stream)
+    click.echo(f"stream ({len(graded.stream)} bytes):")
+    click.echo(show_stream(graded.stream))
+    click.echo("")
+    click.echo(f"{'line':>5}  {'correct client':<28} client")
+    for outcome in graded.outcomes:
+        seen = obs.lines.get(outcome.line)
+        right = outcome.kind.value + (f" {outcome.tag}" if outcome.tag else "")
+        got = (
+            (seen["outcome"] + (f" {seen.get('type')}" if seen.get("type") else ""))
+            if seen
+            else ("-" if mode == "exit" else "(no observation)")
+        )
+        click.echo(f"{outcome.line:>5}  {right:<28} {got}")
+    expected = graded.expected
+    want = (
+        "accept" if expected.verdict == "accept" else (f"reject at line {expected.rejected_line}")
+    )
+    click.echo(f"\nexpected: {want}")
+    click.echo(f"client:   {obs.describe()}")
+    if obs.stderr_tail.strip():
+        click.echo(f"client stderr (tail): {obs.stderr_tail.strip()[-400:]}")
+    sys.exit(0 if obs.ok and obs.verdict == expected.verdict else 1)
+
+
+def _replay_as_check(case: Path, check_id: str | None, client: Any, vocab: Any) -> None:
+    """Replay a case through one check's runner and judge; exits."""
+    import json as json_
+
+    from stella_conform.conformance.checks import BY_ID
+    from stella_conform.conformance.grader import Context, expected_text, judge
+    from stella_conform.conformance.suite import CaseRunner, SuiteConfig, load_case
+
+    if check_id is None:
+        raise SetupError(f"{case.name}: say which check judges it with --check ID")
+    check = BY_ID.get(check_id)
+    if check is None:
+        raise SetupError(f"unknown check {check_id!r} (see: stella-conform checks)")
+    graded = load_case(case, vocab)
+    if graded.kind != check.input:
+        raise SetupError(f"{case.name} is a {graded.kind} case; {check.id} grades {check.input}s")
+    if not check.grades_in(client.mode):
+        raise SetupError(f"{check.id} {check.skip_reason(client.mode)}")
+    runner = CaseRunner(SuiteConfig(client), check)
+    try:
+        obs = runner.run(graded)
+    finally:
+        runner.close()
+    verdict = judge(check, graded, obs, Context())
+    click.echo(f"{check.id}: {check.name}")
+    click.echo(f"case:     {case}")
+    click.echo(f"expected: {json_.dumps(expected_text(graded), ensure_ascii=False)}")
+    click.echo(f"client:   {obs.describe()}")
+    if obs.summary is not None:
+        click.echo(f"summary:  {json_.dumps(obs.summary, ensure_ascii=False)[:400]}")
+    if obs.invocations:
+        click.echo(f"invoked:  {json_.dumps([i.get('argv') for i in obs.invocations])}")
+    if obs.stderr_tail.strip():
+        click.echo(f"client stderr (tail): {obs.stderr_tail.strip()[-400:]}")
+    click.echo(f"judgment: {verdict.verdict}" + (f": {verdict.message}" if verdict.message else ""))
+    sys.exit(1 if verdict.verdict in ("fail", "error") else 0)
+
+
+@click.command()
+@client_options
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def smoke(command: tuple[str, ...], mode: str, timeout: float, line_timeout: float) -> None:
+    """Check the adapter itself before grading: stella-conform smoke -- CMD [ARGS...]
+
+    Tells "the adapter is broken" apart from "the client is non-conformant".
+    """
+    from stella_conform.conformance.runner import run_once
+    from stella_conform.corpus import bundled_fixtures_dir
+
+    client = make_client(command, mode, timeout, line_timeout)
+    fixtures = bundled_fixtures_dir()
+    valid = run_once(client, (fixtures / "minimal_run.jsonl").read_bytes())
+    corrupt = run_once(client, (fixtures / "bad_body_missing_field.jsonl").read_bytes())
+    steps = [
+        (
+            "answers at all (no crash, no timeout)",
+            valid.status not in ("crash", "timeout"),
+            valid.describe(),
+        ),
+    ]
+    if mode != "exit":
+        hello = valid.hello or {}
+        name = (hello.get("client") or {}).get("name", "?")
+        steps.append(
+            (
+                "speaks valid protocol (hello, observations, summary)",
+                valid.status == "ok",
+                f"hello from {name!r}" if valid.ok else valid.describe(),
+            )
+        )
+    steps.append(
+        (
+            "accepts a trivially valid stream",
+            valid.ok and valid.verdict == "accept",
+            valid.describe(),
+        )
+    )
+    steps.append(
+        (
+            "rejects a trivially corrupt stream",
+            corrupt.ok and corrupt.verdict == "reject",
+            corrupt.describe(),
+        )
+    )
+    for label, ok, detail in steps:
+        click.echo(f"{'ok  ' if ok else 'FAIL'} {label}: {detail}")
+    failed = [s for s in steps if not s[1]]
+    if failed:
+        click.echo("the adapter is broken: fix it before grading the client", err=True)
+    sys.exit(1 if failed else 0)

@@ -1,0 +1,174 @@
+"""Grading a client: ``run``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from stella_conform.cli._common import (
+    _default_jobs,
+    client_options,
+    load_vocabulary,
+    make_client,
+    shard_checks,
+    wire_schema_option,
+)
+from stella_conform.errors import SetupError
+
+
+@click.command()
+@client_options
+@click.option(
+    "--profile",
+    "profiles",
+    multiple=True,
+    default=("reader",),
+    show_default=True,
+    help="Check profile to grade (repeatable).",
+)
+@click.option(
+    "--examples",
+    type=click.IntRange(min=0),
+    default=25,
+    show_default=True,
+    help="Generated cases per check (0: fixtures only).",
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=_default_jobs,
+    show_default="CPUs, at most 4",
+    help="Checks graded in parallel.",
+)
+@click.option("--only", multiple=True, metavar="GLOB", help="Only checks matching (repeatable).")
+@click.option("--skip", multiple=True, metavar="GLOB", help="Skip checks matching (repeatable).")
+@click.option(
+    "--known-failures",
+    type=click.Path(path_type=Path),
+    default=None,
+    help='TOML file: [known-failures] "CHECK-ID" = "reason".',
+)
+@click.option("--json", "json_path", type=click.Path(path_type=Path), default=None)
+@click.option("--junit-xml", "junit_path", type=click.Path(path_type=Path), default=None)
+@click.option(
+    "--markdown",
+    "markdown_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Markdown summary (e.g. $GITHUB_STEP_SUMMARY).",
+)
+@click.option(
+    "--failures-dir",
+    type=click.Path(path_type=Path),
+    default=Path(".stella-conform/failures"),
+    show_default=True,
+)
+@click.option(
+    "--no-database", is_flag=True, help="Do not read or write the Hypothesis example database."
+)
+@click.option(
+    "--max-shrinks",
+    type=click.IntRange(min=0),
+    default=150,
+    show_default=True,
+    help="Client runs a check may spend shrinking its first failing generated case "
+    "(0: report the case as found).",
+)
+@click.option(
+    "--shard",
+    default=None,
+    metavar="I/N",
+    help="Grade only shard I of N (checks split deterministically; merge the JSON "
+    "reports with 'stella-conform report merge').",
+)
+@click.option("--verbose", "-v", is_flag=True)
+@wire_schema_option
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def run(
+    command: tuple[str, ...],
+    mode: str,
+    timeout: float,
+    line_timeout: float,
+    profiles: tuple[str, ...],
+    examples: int,
+    seed: int,
+    jobs: int,
+    only: tuple[str, ...],
+    skip: tuple[str, ...],
+    known_failures: Path | None,
+    json_path: Path | None,
+    junit_path: Path | None,
+    markdown_path: Path | None,
+    failures_dir: Path,
+    no_database: bool,
+    max_shrinks: int,
+    shard: str | None,
+    verbose: bool,
+    wire_schema: Path | None,
+) -> None:
+    """Grade a client: stella-conform run [OPTIONS] -- CMD [ARGS...]
+
+    Exit 0 when every MUST check passes (or is a listed known failure), 1 when a check
+    fails or errors, 2 for usage and set-up errors.
+    """
+    from stella_conform.conformance.checks import PROFILES, select, unmatched_globs
+    from stella_conform.conformance.report import (
+        Report,
+        check_writable,
+        load_known_failures,
+        write_outputs,
+    )
+    from stella_conform.conformance.suite import SuiteConfig, run_suite
+
+    unknown_profiles = [p for p in profiles if p not in PROFILES]
+    if unknown_profiles:
+        raise SetupError(f"unknown profile {unknown_profiles[0]!r} (known: {', '.join(PROFILES)})")
+    bad = unmatched_globs([*only, *skip])
+    if bad:
+        raise SetupError(
+            f"--only/--skip {bad[0]!r} matches no check id (see stella-conform checks)"
+        )
+    known = load_known_failures(known_failures) if known_failures else {}
+    check_writable([json_path, junit_path, markdown_path])
+    client = make_client(command, mode, timeout, line_timeout)
+    vocab = load_vocabulary(wire_schema)
+    checks = select(profiles, only, skip)
+    if shard is not None:
+        checks = shard_checks(checks, shard)
+    if not checks:
+        raise SetupError("no checks selected")
+    config = SuiteConfig(
+        client=client,
+        examples=examples,
+        seed=seed,
+        failures_dir=failures_dir,
+        database_dir=None if no_database else Path(".stella-conform/hypothesis"),
+        wire_schema=str(wire_schema) if wire_schema else None,
+        shrink_budget=max_shrinks,
+    )
+    tty = sys.stderr.isatty()
+
+    def progress(done: int, total: int, result: Any) -> None:
+        if tty:
+            click.echo(
+                f"\r\033[K[{done}/{total}] {result.id}: {result.outcome}",
+                err=True,
+                nl=done == total,
+            )
+        elif verbose:
+            click.echo(f"[{done}/{total}] {result.id}: {result.outcome}", err=True)
+
+    if tty:
+        click.echo(
+            f"grading {len(checks)} check(s) in {mode} mode with {jobs} worker(s)...", err=True
+        )
+    results = run_suite(checks, config, jobs=jobs, progress=progress)
+    report = Report(config, results, vocab.ident, known, shard=shard)
+    write_outputs(report, json_path=json_path, junit_path=junit_path, markdown_path=markdown_path)
+    click.echo(report.terminal(verbose))
+    sys.exit(report.exit_code)

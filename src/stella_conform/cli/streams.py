@@ -1,0 +1,123 @@
+"""Reading a stream as the oracle does: ``decode`` and ``validate``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from stella_conform.cli._common import load_vocabulary, open_input, wire_schema_option
+
+
+@click.command()
+@click.argument("stream", metavar="FILE|-")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Machine-readable output (one JSON document)."
+)
+@click.option("--quiet", "-q", is_flag=True, help="Print only the verdict.")
+@wire_schema_option
+def decode(stream: str, as_json: bool, quiet: bool, wire_schema: Path | None) -> None:
+    """Show what a correct client does with a stream, line by line.
+
+    Exit 0 when a correct client must accept the stream, 1 when it must reject it.
+    """
+    from stella_conform.decoder import Kind, RunFold
+    from stella_conform.decoder import decode as run_decoder
+
+    vocab = load_vocabulary(wire_schema)
+    fold = RunFold()
+    lines: list[dict[str, Any]] = []
+    with open_input(stream) as fh:
+        for outcome in run_decoder(fh, vocab):
+            fold.feed(outcome)
+            if as_json:
+                lines.append(outcome.to_json())
+            elif not quiet and outcome.kind is not Kind.BLANK:
+                click.echo(_describe(outcome))
+    summary = fold.finish()
+    if as_json:
+        doc = {"vocabulary": vocab.ident, "lines": lines, "summary": summary.to_json()}
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+    else:
+        _print_summary(summary, quiet)
+    sys.exit(0 if summary.verdict == "accept" else 1)
+
+
+_ACTIONS = {
+    "known": "handle",
+    "unknown": "skip (unrecognized, inert)",
+    "torn": "drop (torn final line)",
+    "reject": "REJECT",
+}
+
+
+def _describe(outcome: Any) -> str:
+    action = _ACTIONS[outcome.kind.value]
+    tag = f" {outcome.tag}" if outcome.tag is not None else ""
+    reason = f" — {outcome.reason}" if outcome.reason and outcome.kind.value != "known" else ""
+    return f"line {outcome.line}: {action}{tag}{reason}"
+
+
+def _print_summary(summary: Any, quiet: bool) -> None:
+    if summary.verdict == "reject":
+        click.echo(f"verdict: reject at line {summary.rejected_line}: {summary.reason}")
+        if quiet:
+            return
+    else:
+        click.echo("verdict: accept")
+        if quiet:
+            return
+    types = ", ".join(summary.unrecognized_types) or "none"
+    click.echo(f"unrecognized: {summary.unrecognized_events} event(s); types: {types}")
+    click.echo(
+        f"terminator: {summary.terminator or 'none'}; turns completed: {summary.turns_completed}"
+    )
+    stages = "; ".join(f"{k}: {' > '.join(v) or '-'}" for k, v in summary.stages.items())
+    click.echo(f"stages: {stages}")
+    if summary.tool_calls:
+        calls = ", ".join(f"{c.call_id}={c.status}" for c in summary.tool_calls)
+        click.echo(f"tool calls: {calls}")
+    final = summary.final_text
+    if final is not None and len(final) > 200:
+        final = final[:197] + "..."
+    click.echo(f"final text: {json.dumps(final, ensure_ascii=False)}")
+    if summary.elapsed_ms is not None:
+        click.echo(f"elapsed: {summary.elapsed_ms} ms")
+
+
+@click.command()
+@click.argument("stream", metavar="FILE|-")
+@wire_schema_option
+def validate(stream: str, wire_schema: Path | None) -> None:
+    """Validate each line of a stream against the vocabulary's schemas.
+
+    Stricter than decode: it reports every problem, not just the first, and
+    flags lines no reader can use. Unrecognized types are reported, not errors.
+    """
+    from stella_conform.decoder import Kind, classify, iter_physical_lines, parse_line
+
+    vocab = load_vocabulary(wire_schema)
+    problems = 0
+    lines = 0
+    with open_input(stream) as fh:
+        for number, (content, _terminated) in enumerate(iter_physical_lines(fh), 1):
+            lines = number
+            if not content.strip(b" \t\r\n"):
+                continue
+            value, error = parse_line(content)
+            if error is not None:
+                problems += 1
+                click.echo(f"line {number}: {error}")
+                continue
+            outcome = classify(number, value, vocab)
+            if outcome.kind is Kind.REJECT:
+                problems += 1
+                click.echo(f"line {number}: {outcome.reason}")
+            elif outcome.kind is Kind.UNKNOWN:
+                what = outcome.tag if outcome.tag is not None else outcome.reason
+                click.echo(f"line {number}: unrecognized ({what})")
+    click.echo(f"{lines} line(s), {problems} problem(s) against {vocab.ident}")
+    sys.exit(1 if problems else 0)

@@ -1,0 +1,83 @@
+"""The trace journal: ``trace check``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from stella_conform.errors import SetupError
+
+
+@click.group()
+def trace() -> None:
+    """The trace journal (contextgraph-trace): check a journal's invariants."""
+
+
+@trace.command("check")
+@click.argument("journal", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def trace_check(journal: Path, as_json: bool) -> None:
+    """Run every trace check over JOURNAL (a file, or - for stdin).
+
+    Exit 0 when every check passes (or has nothing to see), 1 when a check fails,
+    2 when the journal cannot be read (a corrupt line that is not the last, a
+    recognized event whose body does not fit) or does not exist.
+    """
+    from stella_conform.conformance.trace import grade_journal
+
+    if str(journal) == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            data = journal.read_bytes()
+        except FileNotFoundError:
+            raise SetupError(f"journal not found: {journal}") from None
+        except OSError as exc:
+            raise SetupError(f"cannot read journal {journal}: {exc.strerror or exc}") from None
+    report = grade_journal(data)
+    if as_json:
+        click.echo(json.dumps(report.to_json(str(journal)), indent=2, ensure_ascii=False))
+        sys.exit(report.exit_code)
+    reading = report.reading
+    if not report.readable:
+        click.echo(
+            f"stella-conform: {journal}: unreadable at line {reading['rejected_line']}: "
+            f"{reading['reason']}",
+            err=True,
+        )
+        sys.exit(2)
+    unknown = reading["unrecognized_events"]
+    kinds = (
+        f" ({', '.join(reading['unrecognized_types'])})" if reading["unrecognized_types"] else ""
+    )
+    torn = ", a torn final line dropped" if reading["torn_final_line"] else ""
+    click.echo(
+        f"{journal}: {reading['known_events']} recognized event(s), {unknown} unrecognized"
+        f"{kinds}{torn}"
+    )
+    width = max(len(r.id) for r in report.results)
+    for result in report.results:
+        first = result.evidence[0] if result.evidence else None
+        where = f"seq {first.seq}: " if first and first.seq is not None else ""
+        detail = f"{where}{first.message}" if first else result.name
+        click.echo(f"{result.outcome.upper():<5} {result.id:<{width}}  {detail}")
+        for more in result.evidence[1:4]:
+            at = f"seq {more.seq}: " if more.seq is not None else ""
+            click.echo(f"{'':<5} {'':<{width}}  {at}{more.message}")
+        if len(result.evidence) > 4:
+            click.echo(f"{'':<5} {'':<{width}}  ... {len(result.evidence) - 4} more")
+    facts = [
+        f"{key.replace('_', ' ')}: "
+        + (", ".join(map(str, value)) if isinstance(value, list) else str(value))
+        for r in report.results
+        for key, value in r.facts.items()
+        if key != "crashed" and value
+    ]
+    for fact in facts:
+        click.echo(f"fact: {fact}")
+    failed = sum(1 for r in report.results if r.outcome == "fail")
+    click.echo(f"\n{failed} check(s) failed" if failed else "\nevery check passes")
+    sys.exit(report.exit_code)

@@ -1,0 +1,107 @@
+"""The source tree is the package: the wheel maps it one to one, an editable install sees it.
+
+``src/stella_conform/{schemas,generators,conformance,fixtures,adapters}`` are committed
+links to the top-level folders the design names.  These tests hold the two promises
+that arrangement makes: a wheel holds exactly the tree's files under ``stella_conform/``
+(nothing lost, nothing doubled), and an editable install imports every subpackage from
+the checkout itself.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+LINKED = ("schemas", "generators", "conformance", "fixtures", "adapters")
+
+
+def _pip(*args: str, cwd: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "pip", "--disable-pip-version-check", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def _tree_files() -> set[str]:
+    """Files of the checkout that the build should ship, by the git index (plus new files)."""
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    return {name for name in listed.split("\0") if name and (REPO / name).is_file()}
+
+
+def test_links_point_at_the_top_level_folders() -> None:
+    for name in LINKED:
+        link = REPO / "src" / "stella_conform" / name
+        assert link.is_symlink(), f"{link} should be a committed link"
+        assert link.resolve() == (REPO / name).resolve()
+
+
+def test_wheel_holds_the_tree_mapped_one_to_one(tmp_path: Path) -> None:
+    _pip("wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), ".", cwd=REPO)
+    (wheel,) = tmp_path.glob("*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        shipped = [n for n in zf.namelist() if ".dist-info/" not in n]
+    assert len(shipped) == len(set(shipped)), "a file is in the wheel twice"
+    expected = set()
+    for name in _tree_files():
+        top = name.split("/", 1)[0]
+        if top in LINKED:
+            expected.add(f"stella_conform/{name}")
+        elif name.startswith("src/stella_conform/"):
+            expected.add(name.removeprefix("src/"))
+    assert set(shipped) == expected
+
+
+def test_editable_install_imports_every_subpackage_from_the_checkout(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    # the kit's dependencies come from this test environment; the kit itself is editable
+    site = next(venv.glob("lib/python*/site-packages"))
+    (site / "_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    _pip(
+        "--python", str(python), "install", "-q", "--no-deps", "--no-build-isolation",
+        "-e", ".", cwd=REPO,
+    )  # fmt: skip
+    probe = """
+import importlib, json, pkgutil, stella_conform
+seen = {}
+for info in pkgutil.walk_packages(stella_conform.__path__, "stella_conform."):
+    if ".adapters" in info.name or ".fixtures" in info.name:
+        continue  # programs and data, not modules of the kit
+    seen[info.name] = importlib.import_module(info.name).__file__
+print(json.dumps(seen))
+"""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run(
+        [str(python), "-c", probe], cwd=tmp_path, capture_output=True, text=True, env=env,
+        timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    import json
+
+    modules = json.loads(out.stdout)
+    for package in ("schemas", "generators", "conformance", "cli"):
+        assert f"stella_conform.{package}" in modules
+    assert "stella_conform.conformance.checks" in modules
+    checkout = str(REPO / "src" / "stella_conform")
+    outside = {m: f for m, f in modules.items() if not f.startswith(checkout)}
+    assert not outside, f"imported from outside the checkout: {outside}"

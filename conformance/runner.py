@@ -307,9 +307,15 @@ class _Reader:
         if self.case_id is not None and message["kind"] != "hello":
             got = message.get("id")
             if got != self.case_id:
+                hint = (
+                    " (an answer without a case id: the adapter may not support persistent "
+                    "mode; try --mode report, or list its modes in its hello)"
+                    if got is None
+                    else ""
+                )
                 raise ProtocolError(
                     f"answer for case {got!r} while case {self.case_id!r} is running: "
-                    f"{excerpt(raw)}"
+                    f"{excerpt(raw)}{hint}"
                 )
         self.record(message, raw)
         return message
@@ -341,7 +347,27 @@ class _Reader:
             self.obs.verdict = message["verdict"]
 
 
-def _expect_hello(reader: _Reader, deadline: float) -> dict[str, Any]:
+class UnsupportedMode(SetupError):
+    """The adapter's hello lists the modes it supports, and the one asked for is not one."""
+
+
+def check_mode(hello: Mapping[str, Any], mode: str) -> None:
+    """Raise :class:`UnsupportedMode` when the hello declares modes that exclude ``mode``.
+
+    A set-up error, not a per-case one: grading a report-only adapter in persistent
+    mode would otherwise give an error for every case, none of them naming the cause.
+    """
+    modes = hello.get("modes")
+    if modes is None or mode in modes:
+        return
+    name = (hello.get("client") or {}).get("name", "the adapter")
+    supported = ", ".join(str(m) for m in modes) or "none"
+    raise UnsupportedMode(
+        f"{name} does not support --mode {mode}: its hello lists the modes {supported}"
+    )
+
+
+def _expect_hello(reader: _Reader, deadline: float, mode: str | None = None) -> dict[str, Any]:
     try:
         raw = reader.proc.next_line(deadline)
     except LineTooLong as exc:
@@ -350,7 +376,36 @@ def _expect_hello(reader: _Reader, deadline: float) -> dict[str, Any]:
         if reader.proc.stdout_closed:
             raise ProtocolError("no hello: the client closed stdout without writing one")
         raise ProtocolError("no hello within the timeout")
-    return parse_message(raw, expect=("hello",))
+    hello = parse_message(raw, expect=("hello",))
+    if mode is not None:
+        check_mode(hello, mode)
+    return hello
+
+
+#: The longest the mode preflight waits for a hello (a hanging client is graded later).
+HANDSHAKE_WAIT = 5.0
+
+
+def ensure_mode_supported(client: Client) -> dict[str, Any] | None:
+    """Start the adapter once and read its hello; :class:`UnsupportedMode` before any check.
+
+    Only the declared modes are judged here: a client that writes no hello, or a bad
+    one, is graded (and reported) by the checks as usual.  Returns the hello, if any.
+    """
+    if client.mode == "exit" or client.function is not None:
+        return None
+    try:
+        proc = _start(client, list(client.argv))
+    except SetupError:
+        return None  # reported by the run itself
+    try:
+        deadline = time.monotonic() + min(client.timeout, HANDSHAKE_WAIT)
+        hello = _expect_hello(_Reader(proc, Observation(), [0]), deadline, client.mode)
+    except ProtocolError:
+        return None
+    finally:
+        proc.kill()
+    return hello
 
 
 def _reporting(
@@ -366,7 +421,7 @@ def _reporting(
         deadline = time.monotonic() + client.timeout
         reader = _Reader(proc, obs, written)
         try:
-            obs.hello = _expect_hello(reader, deadline)
+            obs.hello = _expect_hello(reader, deadline, client.mode)
             send_input(proc, reader, obs, deadline)
             proc.close_stdin()
             while obs.summary is None:
@@ -465,7 +520,7 @@ class PersistentSession:
             self.restarts += 1
         self.proc = _start(self.client, list(self.client.argv))
         scratch = Observation()
-        self.hello = _expect_hello(_Reader(self.proc, scratch, [0]), deadline)
+        self.hello = _expect_hello(_Reader(self.proc, scratch, [0]), deadline, self.client.mode)
         return self.proc
 
     def run(self, stream: bytes, feed: Feed = LINES) -> Observation:

@@ -191,7 +191,7 @@ class LineSplitter {
 const emit = (m) => process.stdout.write(JSON.stringify(m) + "\n");
 const hello = () => emit({ kind: "hello", protocol: 1,
   client: { name: "stella-reader-node", version: "1.0", language: "javascript" },
-  profiles: ["reader"] });
+  profiles: ["reader"], modes: ["report", "persistent"] });
 
 function readAll(bytes, onMessage) {
   const reader = new Reader();

@@ -368,6 +368,8 @@ class Adapter:
     profiles: tuple[str, ...] = ("reader", "dashboard")
     buffer_whole_stream = False  # rule 1 says never; a broken client sets this
     drop_unterminated_last_line = False
+    #: The protocol modes this adapter speaks, listed in its hello.
+    modes: tuple[str, ...] = ("report", "persistent")
 
     def __init__(self) -> None:
         self.out = sys.stdout
@@ -383,6 +385,7 @@ class Adapter:
                 "protocol": PROTOCOL,
                 "client": {"name": NAME, "version": VERSION, "language": "python"},
                 "profiles": list(self.profiles),
+                "modes": list(self.modes),
             }
         )
 

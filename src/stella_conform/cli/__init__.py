@@ -15,9 +15,10 @@ from stella_conform.cli._common import KitGroup
 from stella_conform.cli.checks import list_checks
 from stella_conform.cli.corpus import corpus
 from stella_conform.cli.matrix import matrix
-from stella_conform.cli.replay import replay, smoke
+from stella_conform.cli.replay import replay
 from stella_conform.cli.report import report
 from stella_conform.cli.run import run
+from stella_conform.cli.smoke import smoke
 from stella_conform.cli.streams import decode, validate
 from stella_conform.cli.trace import trace
 

@@ -1,4 +1,4 @@
-"""One case at a time: ``replay`` and ``smoke``."""
+"""One case at a time: ``replay``."""
 
 from __future__ import annotations
 
@@ -115,57 +115,3 @@ def _replay_as_check(case: Path, check_id: str | None, client: Any, vocab: Any) 
         click.echo(f"client stderr (tail): {obs.stderr_tail.strip()[-400:]}")
     click.echo(f"judgment: {verdict.verdict}" + (f": {verdict.message}" if verdict.message else ""))
     sys.exit(1 if verdict.verdict in ("fail", "error") else 0)
-
-
-@click.command()
-@client_options
-@click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def smoke(command: tuple[str, ...], mode: str, timeout: float, line_timeout: float) -> None:
-    """Check the adapter itself before grading: stella-conform smoke -- CMD [ARGS...]
-
-    Tells "the adapter is broken" apart from "the client is non-conformant".
-    """
-    from stella_conform.conformance.runner import run_once
-    from stella_conform.corpus import bundled_fixtures_dir
-
-    client = make_client(command, mode, timeout, line_timeout)
-    fixtures = bundled_fixtures_dir()
-    valid = run_once(client, (fixtures / "minimal_run.jsonl").read_bytes())
-    corrupt = run_once(client, (fixtures / "bad_body_missing_field.jsonl").read_bytes())
-    steps = [
-        (
-            "answers at all (no crash, no timeout)",
-            valid.status not in ("crash", "timeout"),
-            valid.describe(),
-        ),
-    ]
-    if mode != "exit":
-        hello = valid.hello or {}
-        name = (hello.get("client") or {}).get("name", "?")
-        steps.append(
-            (
-                "speaks valid protocol (hello, observations, summary)",
-                valid.status == "ok",
-                f"hello from {name!r}" if valid.ok else valid.describe(),
-            )
-        )
-    steps.append(
-        (
-            "accepts a trivially valid stream",
-            valid.ok and valid.verdict == "accept",
-            valid.describe(),
-        )
-    )
-    steps.append(
-        (
-            "rejects a trivially corrupt stream",
-            corrupt.ok and corrupt.verdict == "reject",
-            corrupt.describe(),
-        )
-    )
-    for label, ok, detail in steps:
-        click.echo(f"{'ok  ' if ok else 'FAIL'} {label}: {detail}")
-    failed = [s for s in steps if not s[1]]
-    if failed:
-        click.echo("the adapter is broken: fix it before grading the client", err=True)
-    sys.exit(1 if failed else 0)

@@ -123,6 +123,7 @@ def run(
         load_known_failures,
         write_outputs,
     )
+    from stella_conform.conformance.runner import ensure_mode_supported
     from stella_conform.conformance.suite import SuiteConfig, run_suite
 
     unknown_profiles = [p for p in profiles if p not in PROFILES]
@@ -136,6 +137,7 @@ def run(
     known = load_known_failures(known_failures) if known_failures else {}
     check_writable([json_path, junit_path, markdown_path])
     client = make_client(command, mode, timeout, line_timeout)
+    ensure_mode_supported(client)
     vocab = load_vocabulary(wire_schema)
     checks = select(profiles, only, skip)
     if shard is not None:

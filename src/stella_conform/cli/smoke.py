@@ -1,0 +1,174 @@
+"""Before grading: ``smoke`` says which side is wrong, the adapter or the client.
+
+Two streams go through the client: a trivially valid run and a run whose second
+line is not JSON at all.  Two separate verdicts come out.  *The adapter speaks
+the protocol* (report and persistent modes: a hello, an observation per line, a
+summary, an exit status that matches it; exit mode: an exit status of 0 or 1)
+is about the harness, and only it makes ``smoke`` exit 1: nothing can be graded
+through a broken harness.  *The client reads both streams right* is about the
+client's parser: a wrong answer there is shown, with what a correct client
+does, and left for ``stella-conform run`` to explain rule by rule.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from stella_conform.cli._common import client_options, make_client
+
+if TYPE_CHECKING:
+    from stella_conform.conformance.grader import GradedCase
+    from stella_conform.conformance.runner import Client, Observation
+
+#: (bundled fixture, what it is) for the two streams smoke sends.
+VALID = ("minimal_run", "a trivially valid run")
+CORRUPT = ("corrupt_middle_line", "line 2 is not JSON")
+
+
+@dataclass
+class Step:
+    label: str
+    ok: bool | None  # None: not judged (the adapter gave nothing to judge)
+    detail: str
+
+    def line(self) -> str:
+        mark = {True: "ok  ", False: "FAIL", None: "--  "}[self.ok]
+        return f"  {mark} {self.label}: {self.detail}"
+
+
+def _observe(client: Client, cases: list[GradedCase]) -> list[Observation]:
+    """Run every case; in persistent mode through one session, as grading does."""
+    from stella_conform.conformance.runner import PersistentSession, run_once
+
+    if client.mode != "persistent":
+        return [run_once(client, case.stream) for case in cases]
+    with PersistentSession(client) as session:
+        return [session.run(case.stream) for case in cases]
+
+
+def _protocol_detail(obs: Observation, exit_mode: bool) -> str:
+    if not obs.ok:
+        return obs.describe()
+    ended = obs.exit.describe() if obs.exit is not None else "ready for the next case"
+    if exit_mode:
+        return f"{ended} ({obs.verdict})"
+    parts = [f"{len(obs.lines)} observation(s)", f"summary {obs.verdict}", ended]
+    if obs.stalled_at is not None:
+        parts.append(f"no answer to line {obs.stalled_at} within --line-timeout")
+    return ", ".join(parts)
+
+
+def _expected(case: GradedCase) -> str:
+    expected = case.expected
+    if expected.verdict == "reject":
+        return f"reject at line {expected.rejected_line}"
+    return "accept"
+
+
+def _hello_step(hello: dict[str, Any] | None) -> Step:
+    if hello is None:
+        return Step("hello", None, "none read")
+    client = hello.get("client") or {}
+    version = f" {client['version']}" if client.get("version") else ""
+    modes = ", ".join(hello.get("modes") or []) or "not listed (all assumed)"
+    profiles = ", ".join(hello.get("profiles") or []) or "none"
+    return Step(
+        "hello",
+        True,
+        f"{client.get('name', '?')!r}{version}, profiles {profiles}, modes {modes}",
+    )
+
+
+@click.command()
+@client_options
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def smoke(command: tuple[str, ...], mode: str, timeout: float, line_timeout: float) -> None:
+    """Check the adapter before grading: stella-conform smoke -- CMD [ARGS...]
+
+    Two verdicts: whether the adapter speaks the protocol (exit 1 when not: fix it
+    before grading), and whether the client reads a valid and a corrupt stream right
+    (a wrong reading is shown; grade the client with `run` to see which rules it breaks).
+    """
+    from stella_conform.conformance.grader import GradedCase
+    from stella_conform.conformance.report import show_stream
+    from stella_conform.conformance.runner import UnsupportedMode
+    from stella_conform.corpus import bundled_fixtures_dir
+
+    client = make_client(command, mode, timeout, line_timeout)
+    fixtures = bundled_fixtures_dir()
+    cases = [
+        GradedCase(f"{name}.jsonl", (fixtures / f"{name}.jsonl").read_bytes(), "fixture")
+        for name, _ in (VALID, CORRUPT)
+    ]
+    exit_mode = mode == "exit"
+    try:
+        observed = _observe(client, cases)
+    except UnsupportedMode as exc:
+        click.echo(f"the adapter ({mode} mode):")
+        click.echo(Step(f"supports --mode {mode}", False, str(exc)).line())
+        click.echo(f"the adapter is broken: {exc}", err=True)
+        sys.exit(1)
+
+    adapter: list[Step] = []
+    if not exit_mode:
+        adapter.append(_hello_step(next((o.hello for o in observed if o.hello), None)))
+    for (_, what), case, obs in zip((VALID, CORRUPT), cases, observed, strict=True):
+        label = (
+            f"exits 0 or 1 on {case.name} ({what})"
+            if exit_mode
+            else f"speaks the protocol on {case.name} ({what})"
+        )
+        adapter.append(Step(label, obs.ok, _protocol_detail(obs, exit_mode)))
+
+    reading: list[Step] = []
+    for case, obs in zip(cases, observed, strict=True):
+        want = _expected(case)
+        label = f"{'accepts' if case.expected.verdict == 'accept' else 'rejects'} {case.name}"
+        if not obs.ok:
+            reading.append(Step(label, None, "not judged: the adapter gave no answer"))
+            continue
+        right = obs.verdict == case.expected.verdict
+        detail = obs.describe()
+        if not right or (obs.rejected_line is not None and detail != want):
+            detail += f" (a correct client: {want})"
+        reading.append(Step(label, right, detail))
+
+    heading = (
+        "the command (exit statuses, exit mode):" if exit_mode else f"the adapter ({mode} mode):"
+    )
+    click.echo(heading)
+    for step in adapter:
+        click.echo(step.line())
+    click.echo("the client (its reading of two trivial streams):")
+    for step in reading:
+        click.echo(step.line())
+
+    speaks = "the command exits with verdicts" if exit_mode else "the adapter speaks the protocol"
+    broken = [s for s in adapter if s.ok is False]
+    wrong = [(c, o) for c, o, s in zip(cases, observed, reading, strict=True) if s.ok is False]
+    if broken:
+        for obs in observed:
+            if not obs.ok and obs.stderr_tail.strip():
+                click.echo(f"client stderr (tail): {obs.stderr_tail.strip()[-400:]}")
+        side = (
+            "the command cannot be graded as it is (only exit 0 and 1 are verdicts)"
+            if exit_mode
+            else "the adapter is broken"
+        )
+        click.echo(f"{side}: fix it before grading the client", err=True)
+        sys.exit(1)
+    if wrong:
+        for case, _ in wrong:
+            click.echo(f"\n{case.name}:")
+            click.echo(show_stream(case.stream))
+        names = " and ".join(c.name for c, _ in wrong)
+        click.echo(
+            f"{speaks}; the client looks wrong on {names}: "
+            "see which rules it breaks with `stella-conform run`"
+        )
+        return
+    click.echo(f"{speaks}, and the client reads both streams right")

@@ -1,0 +1,89 @@
+"""`stella-conform smoke` blames the right side: the adapter's protocol, or the client's reading."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ADAPTERS, PY_REFERENCE, kit
+
+from stella_conform.cli.smoke import CORRUPT
+from stella_conform.corpus import bundled_fixtures_dir
+from stella_conform.decoder import decode_all
+
+SKIPS_BAD_LINES = (sys.executable, str(ADAPTERS / "broken" / "skips_bad_lines.py"))
+
+
+def report_only_adapter(tmp_path: Path, *, declare: bool) -> Path:
+    """The reference adapter, speaking report mode whatever mode it is started in."""
+    script = tmp_path / "report_only.py"
+    script.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(ADAPTERS / 'python')!r})\n"
+        "from stella_reader import Adapter, main\n"
+        "class ReportOnly(Adapter):\n"
+        f"    modes = {('report',) if declare else ('report', 'persistent')!r}\n"
+        "    def main(self, argv=None):\n"
+        "        return self.run_report()\n"
+        "main(ReportOnly)\n"
+    )
+    return script
+
+
+@pytest.mark.parametrize("mode", ["exit", "report", "persistent"])
+def test_a_working_adapter_and_client_pass_both_verdicts(mode: str) -> None:
+    out = kit("smoke", "--mode", mode, "--", *PY_REFERENCE)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "FAIL" not in out.stdout
+    assert "the client reads both streams right" in out.stdout
+
+
+def test_the_corrupt_stream_is_corrupt_not_a_bad_body() -> None:
+    stream = (bundled_fixtures_dir() / f"{CORRUPT[0]}.jsonl").read_bytes()
+    decoded = decode_all(stream)
+    assert decoded.summary.verdict == "reject"
+    rejected = [o for o in decoded.outcomes if o.kind.value == "reject"]
+    assert rejected and rejected[0].reason and "not JSON" in rejected[0].reason
+
+
+def test_a_broken_adapter_is_blamed_and_the_client_not_judged(tmp_path: Path) -> None:
+    garbage = tmp_path / "garbage.sh"
+    garbage.write_text("#!/bin/sh\necho hello world\ncat >/dev/null\n")
+    garbage.chmod(0o755)
+    out = kit("smoke", "--mode", "report", "--", str(garbage))
+    assert out.returncode == 1
+    assert "the adapter is broken" in out.stderr
+    assert "not judged" in out.stdout and "'hello world'" in out.stdout
+
+
+def test_a_wrong_client_behind_a_working_adapter_is_blamed_on_the_client() -> None:
+    out = kit("smoke", "--mode", "report", "--", *SKIPS_BAD_LINES)
+    assert out.returncode == 0, out.stdout + out.stderr  # the adapter is fine: go and grade it
+    assert "ok   speaks the protocol on corrupt_middle_line.jsonl" in out.stdout
+    assert (
+        "FAIL rejects corrupt_middle_line.jsonl: accept (a correct client: reject at line 2)"
+        in (out.stdout)
+    )
+    assert "the adapter speaks the protocol; the client looks wrong" in out.stdout
+    assert "the adapter is broken" not in out.stderr
+
+
+def test_a_mode_the_hello_does_not_list_is_one_setup_error(tmp_path: Path) -> None:
+    adapter = report_only_adapter(tmp_path, declare=True)
+    out = kit("run", "--mode", "persistent", "--examples", "2", "--", sys.executable, str(adapter))
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert out.stdout == ""
+    assert out.stderr.strip().splitlines() == [
+        "stella-conform: stella-reader-python does not support --mode persistent: "
+        "its hello lists the modes report"
+    ]
+    smoke = kit("smoke", "--mode", "persistent", "--", sys.executable, str(adapter))
+    assert smoke.returncode == 1 and "does not support --mode persistent" in smoke.stdout
+
+
+def test_an_adapter_that_answers_without_case_ids_gets_a_hint(tmp_path: Path) -> None:
+    adapter = report_only_adapter(tmp_path, declare=False)
+    out = kit("smoke", "--mode", "persistent", "--", sys.executable, str(adapter))
+    assert out.returncode == 1
+    assert "may not support persistent mode; try --mode report" in out.stdout

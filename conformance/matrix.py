@@ -29,7 +29,7 @@ from stella_conform._version import __version__
 from stella_conform.conformance.checks import PROFILES, Check, select
 from stella_conform.conformance.compare import merge as merge_reports
 from stella_conform.conformance.report import OUTCOMES, Report, load_known_failures
-from stella_conform.conformance.runner import MODES, Client, resolve_client
+from stella_conform.conformance.runner import MODES, Client, ensure_mode_supported, resolve_client
 from stella_conform.conformance.suite import CheckResult, SuiteConfig, run_check
 from stella_conform.corpus import corpus_version
 from stella_conform.errors import SetupError, read_json_file, read_toml_file
@@ -172,7 +172,7 @@ def _client(entry: dict[str, Any], base: Path, path: Path) -> ClientSpec:
     if known_path is not None:
         load_known_failures(known_path)  # fail now, not after an hour of grading
     resolve_client(command)  # a relative program path was made absolute above
-    return ClientSpec(
+    spec = ClientSpec(
         name,
         tuple(command),
         mode,
@@ -181,6 +181,11 @@ def _client(entry: dict[str, Any], base: Path, path: Path) -> ClientSpec:
         float(entry.get("timeout", 10.0)),
         float(entry.get("line_timeout", 5.0)),
     )
+    try:
+        ensure_mode_supported(Client(spec.command, mode, timeout=spec.timeout, cwd=str(base)))
+    except SetupError as exc:
+        raise SetupError(f"{path}: client {name!r}: {exc}") from None
+    return spec
 
 
 def _vocabulary(entry: dict[str, Any], base: Path, path: Path) -> VocabularySpec:

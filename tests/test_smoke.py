@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -87,3 +88,24 @@ def test_an_adapter_that_answers_without_case_ids_gets_a_hint(tmp_path: Path) ->
     out = kit("smoke", "--mode", "persistent", "--", sys.executable, str(adapter))
     assert out.returncode == 1
     assert "may not support persistent mode; try --mode report" in out.stdout
+
+
+def test_the_plugin_and_the_matrix_refuse_an_unsupported_mode_up_front(tmp_path: Path) -> None:
+    import shlex
+    import subprocess
+
+    adapter = report_only_adapter(tmp_path, declare=True)
+    command = shlex.join([sys.executable, str(adapter)])
+    plugin = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--stella-client", command,
+         "--stella-mode", "persistent"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert plugin.returncode == 4, plugin.stdout + plugin.stderr  # pytest's usage error
+    assert "does not support --mode persistent" in plugin.stderr
+    config = tmp_path / "matrix.toml"
+    argv = json.dumps([sys.executable, str(adapter)])
+    config.write_text(f'[[client]]\nname = "ro"\ncommand = {argv}\n')
+    matrix = kit("matrix", str(config), "--out", str(tmp_path / "out"))
+    assert matrix.returncode == 2, matrix.stdout + matrix.stderr
+    assert "client 'ro': stella-reader-python does not support --mode persistent" in matrix.stderr

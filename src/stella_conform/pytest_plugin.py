@@ -204,7 +204,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "stella: a stella-conform conformance check")
     if not _active(config):
         return
-    from stella_conform.conformance.runner import Client, resolve_client
+    from stella_conform.conformance.runner import Client, ensure_mode_supported, resolve_client
     from stella_conform.errors import SetupError
 
     try:
@@ -214,11 +214,16 @@ def pytest_configure(config: pytest.Config) -> None:
     mode = str(_option(config, "mode") or "exit")
     if mode not in ("exit", "report", "persistent"):
         raise pytest.UsageError(f"--stella-mode: unknown mode {mode!r}")
-    config.stash[_CLIENT_KEY] = Client(
+    client = Client(
         argv=argv,
         mode=mode,  # type: ignore[arg-type]
         timeout=float(_option(config, "timeout") or 10),
     )
+    try:
+        ensure_mode_supported(client)
+    except SetupError as exc:
+        raise pytest.UsageError(f"--stella-mode: {exc}") from None
+    config.stash[_CLIENT_KEY] = client
     config.stash[_CHECKS_KEY] = _checks(config)
     config.stash[_KNOWN_KEY] = _known(config)
 

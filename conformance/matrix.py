@@ -41,9 +41,7 @@ DEFAULT_VOCABULARY = "default"
 
 @cache
 def _vocabulary_at(wire_schema: str | None) -> Vocabulary:
-    if wire_schema is None:
-        return Vocabulary.default()
-    return Vocabulary.from_wire_schema(wire_schema)
+    return Vocabulary.load(wire_schema)
 
 
 @dataclass(frozen=True)

@@ -134,9 +134,8 @@ class SuiteConfig:
     database: Any = None
 
     def vocabulary(self) -> Vocabulary:
-        if self.wire_schema is None:
-            return Vocabulary.default()
-        return Vocabulary.from_wire_schema(self.wire_schema)
+        """The vocabulary as this client sees it: the stella's, narrowed to what it knows."""
+        return Vocabulary.load(self.wire_schema)
 
 
 def check_seed(seed: int, check_id: str) -> int:

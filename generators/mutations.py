@@ -141,9 +141,11 @@ def _insert_at(draw: st.DrawFn, stream: Stream, line: Line, *, not_last: bool = 
 
 
 def _unknown_tag(draw: st.DrawFn, vocab: Vocabulary) -> str:
-    names = [n for n in TEMPTING_NAMES if n not in vocab.known]
+    # never a type this stella writes: not one the client knows, nor one it merely
+    # does not claim (that one would be a real event of the stream, not an invented one)
+    names = [n for n in TEMPTING_NAMES if n not in vocab.written]
     invented = st.text("abcdefghijklmnopqrstuvwxyz_", min_size=3, max_size=12).filter(
-        lambda n: n not in vocab.known
+        lambda n: n not in vocab.written
     )
     return draw(st.sampled_from(names) | invented)
 

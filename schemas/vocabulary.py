@@ -10,14 +10,25 @@ The default vocabulary is written by us from the contract
 (``events.schema.json`` + ``vocabulary.json``).  A stella release's generated
 wire schema (``agentevent.schema.json``, a top-level ``oneOf`` over ``type``
 consts) can replace it, so a client is graded against the release it ships
-with; the aliases and archived shapes still apply to the tags it knows.
+with; the aliases and archived shapes still apply to the tags it knows.  Other
+vocabularies ship by name (:data:`BUNDLED`): ``stella-older`` is the stella
+that still wrote ``complete`` as its turn boundary.
+
+Two sets matter and can differ.  :attr:`Vocabulary.written` is what the stella
+writes (the generators draw streams from it); :attr:`Vocabulary.known` is what
+the client under test recognizes.  They are equal until a client claims to know
+less (``--knows``): :meth:`Vocabulary.restrict` keeps every body schema but
+narrows ``known``, so the reference decoder reads an unclaimed type as
+unrecognized *for this client* (a bad ``tool_result`` body is inert to a client
+that never reads ``tool_result``), and rule-4 cases are drawn from known types
+only.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
@@ -62,10 +73,53 @@ class Vocabulary:
     aliases: Mapping[str, Alias] = field(default_factory=dict)
     archived: Mapping[str, ArchivedShape] = field(default_factory=dict)
     source: str = "builtin"
+    #: The type that closes one turn (``complete`` before stella renamed it).
+    turn_boundary: str = "turn_complete"
+    #: The types the client claims to know (``None``: every member).
+    claimed: frozenset[str] | None = None
 
     @property
     def known(self) -> frozenset[str]:
+        """The types the client recognizes: a line of any other type is unrecognized."""
+        return self.claimed if self.claimed is not None else frozenset(self.members)
+
+    @property
+    def written(self) -> frozenset[str]:
+        """Every type this stella writes, known to the client or not (what streams hold)."""
         return frozenset(self.members)
+
+    @property
+    def unclaimed(self) -> frozenset[str]:
+        """Types stella writes that the client does not claim to know (not graded as known)."""
+        return self.written - self.known
+
+    def restrict(self, known: Iterable[str]) -> Vocabulary:
+        """This vocabulary as seen by a client that recognizes only ``known``.
+
+        Every body schema stays (streams still hold every type), but the decoder's
+        dispatch, and so every expected outcome, treats the other types as
+        unrecognized.  Raises :class:`VocabularyError` on a name this stella
+        never writes: a typo must not silently narrow what is graded.
+        """
+        wanted = frozenset(known)
+        strangers = sorted(wanted - self.written)
+        if strangers:
+            raise VocabularyError(
+                f"{', '.join(map(repr, strangers))}: not a type of {self.ident} "
+                f"(its types: {', '.join(sorted(self.written))})"
+            )
+        if wanted == self.known:
+            return self
+        key = (id(self), wanted)
+        cached = _RESTRICTED.get(key)
+        if cached is None:
+            cached = replace(self, claimed=wanted)
+            # the compiled fits are per member and do not depend on the claim: share them
+            for name in ("_fits", "_fast"):
+                if name in self.__dict__:
+                    cached.__dict__[name] = self.__dict__[name]
+            _RESTRICTED[key] = cached
+        return cached
 
     @property
     def ident(self) -> str:
@@ -105,6 +159,7 @@ class Vocabulary:
                 self.archived[tag].missing if tag in self.archived else None,
             )
             for tag in self.members
+            if tag in self.known
         }
 
     def fits(self, tag: str, normalized: Mapping[str, Any]) -> bool:
@@ -146,6 +201,36 @@ class Vocabulary:
         return _default()
 
     @classmethod
+    def bundled(cls, name: str) -> Vocabulary:
+        """A vocabulary shipped with the kit, by name (``default``, ``stella-older``...)."""
+        manifest = BUNDLED.get(BUNDLED_ALIASES.get(name, name))
+        if manifest is None:
+            raise VocabularyError(
+                f"no bundled vocabulary named {name!r} (bundled: {', '.join(bundled_names())})"
+            )
+        return _load_bundled(manifest)
+
+    @classmethod
+    def load(cls, spec: str | Path | None) -> Vocabulary:
+        """A vocabulary from what a user typed: nothing (the default), a wire schema
+        file, or a bundled vocabulary's name; raises :class:`VocabularyError`.
+
+        A file of that name wins over a bundled name, so a user's own file is never
+        shadowed by the kit.
+        """
+        if spec is None or str(spec) == "":
+            return _default()
+        path = Path(spec)
+        if not path.exists() and BUNDLED_ALIASES.get(str(spec), str(spec)) in BUNDLED:
+            return cls.bundled(str(spec))
+        if not path.exists():
+            raise VocabularyError(
+                f"wire schema not found: {path} (nor is it a bundled vocabulary: "
+                f"{', '.join(bundled_names())})"
+            )
+        return cls.from_wire_schema(path)
+
+    @classmethod
     def from_wire_schema(cls, path: str | Path, *, name: str | None = None) -> Vocabulary:
         """Import a stella wire schema file; raises :class:`VocabularyError`."""
         path = Path(path)
@@ -179,6 +264,7 @@ class Vocabulary:
         aliases: Mapping[str, Alias] | None = None,
         archived: Mapping[str, ArchivedShape] | None = None,
         source: str = "<schema>",
+        turn_boundary: str = "turn_complete",
     ) -> Vocabulary:
         if not isinstance(doc, dict):
             raise VocabularyError(f"{source}: a wire schema must be a JSON object")
@@ -212,6 +298,7 @@ class Vocabulary:
             aliases={k: v for k, v in (aliases or {}).items() if k in known},
             archived={k: v for k, v in (archived or {}).items() if k in known},
             source=source,
+            turn_boundary=turn_boundary,
         )
         vocab.compile_all()
         return vocab
@@ -267,22 +354,38 @@ def load_schema(name: str) -> dict[str, Any]:
     return loaded
 
 
-_DEFAULT: Vocabulary | None = None
+#: Bundled vocabularies: name -> manifest file in the package's ``schemas`` folder.
+BUNDLED = {"stella-default": "vocabulary.json", "stella-older": "vocabulary.older.json"}
+#: Short names accepted wherever a bundled vocabulary is named.
+BUNDLED_ALIASES = {"default": "stella-default", "older": "stella-older"}
+
+_LOADED: dict[str, Vocabulary] = {}
+_RESTRICTED: dict[tuple[int, frozenset[str]], Vocabulary] = {}
 
 
-def _default() -> Vocabulary:
-    global _DEFAULT
-    if _DEFAULT is None:
-        manifest = load_schema("vocabulary.json")
+def bundled_names() -> list[str]:
+    return sorted(BUNDLED)
+
+
+def _load_bundled(manifest_name: str) -> Vocabulary:
+    loaded = _LOADED.get(manifest_name)
+    if loaded is None:
+        manifest = load_schema(manifest_name)
         doc = load_schema(manifest["schema"])
         aliases = {tag: Alias(**spec) for tag, spec in manifest["aliases"].items()}
         archived = {a["type"]: ArchivedShape(**a) for a in manifest["archived_shapes"]}
-        _DEFAULT = Vocabulary.from_schema_document(
+        loaded = Vocabulary.from_schema_document(
             doc,
             name=manifest["name"],
             version=manifest["version"],
             aliases=aliases,
             archived=archived,
             source="builtin:" + manifest["schema"],
+            turn_boundary=manifest.get("turn_boundary", "turn_complete"),
         )
-    return _DEFAULT
+        _LOADED[manifest_name] = loaded
+    return loaded
+
+
+def _default() -> Vocabulary:
+    return _load_bundled(BUNDLED["stella-default"])

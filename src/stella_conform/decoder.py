@@ -318,10 +318,15 @@ class RunSummary:
 
 
 class RunFold:
-    """Folds line outcomes into a :class:`RunSummary`, one outcome at a time."""
+    """Folds line outcomes into a :class:`RunSummary`, one outcome at a time.
 
-    def __init__(self) -> None:
+    ``turn_boundary`` is the vocabulary's name for the end of a turn: ``turn_complete``
+    today, ``complete`` in the older stella that had not renamed it yet.
+    """
+
+    def __init__(self, turn_boundary: str = "turn_complete") -> None:
         self.summary = RunSummary()
+        self._turn_boundary = turn_boundary
         self._preview: list[str] = []
         self._calls: dict[str, ToolCallRecord] = {}
         self._unknown: dict[str, None] = {}
@@ -370,7 +375,9 @@ class RunFold:
             s.texts.append(event["text"])
             self._preview.clear()
         elif tag == "stage":
-            s.stages.setdefault(event["scope"], []).append(event["name"])
+            # a stage without scope is known only to a vocabulary from before scope
+            # existed, when every stage was the engine's: a turn stage
+            s.stages.setdefault(event.get("scope", "turn"), []).append(event["name"])
         elif tag == "tool_start":
             call = event["call"]
             record = ToolCallRecord(call["call_id"], call["name"], "open")
@@ -384,7 +391,7 @@ class RunFold:
                 found.status = status
             else:
                 s.tool_calls.append(ToolCallRecord(event["call_id"], None, "orphan"))
-        elif tag == "turn_complete":
+        elif tag == self._turn_boundary:
             s.turns_completed += 1
         elif tag == "run_complete" and s.terminator != "run_complete":
             s.terminator = "run_complete"
@@ -419,7 +426,7 @@ def decode_all(
     source: IO[bytes] | Iterable[bytes] | bytes, vocab: Vocabulary | None = None
 ) -> Decoded:
     """Decode a whole stream, keeping the outcomes (for tests and small cases)."""
-    fold = RunFold()
+    fold = RunFold(vocab.turn_boundary if vocab is not None else "turn_complete")
     outcomes = []
     for outcome in decode(source, vocab):
         fold.feed(outcome)
@@ -431,7 +438,7 @@ def summarize(
     source: IO[bytes] | Iterable[bytes] | bytes, vocab: Vocabulary | None = None
 ) -> RunSummary:
     """Decode a stream of any length in constant memory and return its summary."""
-    fold = RunFold()
+    fold = RunFold(vocab.turn_boundary if vocab is not None else "turn_complete")
     for outcome in decode(source, vocab):
         fold.feed(outcome)
     return fold.finish()

@@ -172,7 +172,7 @@ def _read_turn(doc: dict[str, Any], vocab: Vocabulary, out: EnvelopeReading) -> 
             out.files_touched = paths
     events = _optional(doc, "events", (list,), "an array")
     if events is not None:
-        fold = RunFold()
+        fold = RunFold(vocab.turn_boundary)
         for index, value in enumerate(events, 1):
             outcome = classify(index, value, vocab)
             if outcome.kind is Kind.REJECT:

@@ -23,19 +23,21 @@ def fail_setup(message: str) -> NoReturn:
 def wire_schema_option(func: F) -> F:
     return click.option(
         "--wire-schema",
+        "--vocabulary",
+        "wire_schema",
         type=click.Path(dir_okay=False, path_type=Path),
         default=None,
-        help="Use a stella release's agentevent.schema.json instead of the default vocabulary.",
+        metavar="FILE|NAME",
+        help="Grade against a stella release's agentevent.schema.json, or a bundled "
+        "vocabulary by name (stella-default, stella-older; see stella-conform vocabulary).",
     )(func)
 
 
-def load_vocabulary(wire_schema: Path | None) -> Any:
+def load_vocabulary(wire_schema: Path | str | None) -> Any:
     from stella_conform.schemas.vocabulary import Vocabulary, VocabularyError
 
     try:
-        if wire_schema is None:
-            return Vocabulary.default()
-        return Vocabulary.from_wire_schema(wire_schema)
+        return Vocabulary.load(wire_schema)
     except VocabularyError as exc:
         raise SetupError(str(exc)) from None
 

@@ -28,7 +28,7 @@ def decode(stream: str, as_json: bool, quiet: bool, wire_schema: Path | None) ->
     from stella_conform.decoder import decode as run_decoder
 
     vocab = load_vocabulary(wire_schema)
-    fold = RunFold()
+    fold = RunFold(vocab.turn_boundary)
     lines: list[dict[str, Any]] = []
     with open_input(stream) as fh:
         for outcome in run_decoder(fh, vocab):

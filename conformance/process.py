@@ -26,6 +26,9 @@ from dataclasses import dataclass, field
 #: Defaults; the runner may lower or raise them.
 STDOUT_LINE_CAP = 4 * 1024 * 1024
 STDERR_KEEP = 64 * 1024
+#: The end of stderr is kept too, however much came before: a runtime's crash report
+#: comes last, after whatever the client logged.
+STDERR_TAIL_KEEP = 16 * 1024
 CHUNK = 64 * 1024
 
 
@@ -57,6 +60,8 @@ class Exit:
 class StreamStats:
     kept: bytearray = field(default_factory=bytearray)
     total: int = 0
+    #: The last bytes seen (only kept for stderr).
+    tail: bytearray = field(default_factory=bytearray)
 
 
 class ClientProcess:
@@ -238,6 +243,10 @@ class ClientProcess:
         room = self.stderr_keep - len(self.stderr.kept)
         if room > 0:
             self.stderr.kept.extend(data[:room])
+        tail = self.stderr.tail
+        tail.extend(data[-STDERR_TAIL_KEEP:])
+        if len(tail) > STDERR_TAIL_KEEP:
+            del tail[: len(tail) - STDERR_TAIL_KEEP]
 
     # ----------------------------------------------------------------- reading
 
@@ -319,5 +328,13 @@ class ClientProcess:
         return time.monotonic() - self.started
 
     def stderr_text(self, limit: int = 2000) -> str:
-        text = bytes(self.stderr.kept[-limit:]).decode("utf-8", "replace")
-        return text
+        """The last ``limit`` bytes of stderr (from the kept tail, however much came before)."""
+        return bytes(self.stderr.tail[-limit:]).decode("utf-8", "replace")
+
+    def stderr_for_crash_report(self) -> str:
+        """Where a runtime's crash report can be: the start of stderr and its end."""
+        head = bytes(self.stderr.kept)
+        tail = bytes(self.stderr.tail)
+        if self.stderr.total <= len(head):
+            return head.decode("utf-8", "replace")
+        return (head + b"\n" + tail).decode("utf-8", "replace")

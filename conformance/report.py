@@ -138,6 +138,10 @@ class Report:
             detail = r.message.replace("|", "\\|").replace("\n", " ")
             if r.failures and r.failures[0].replay:
                 detail += f"<br>replay: `{r.failures[0].replay}`"
+            tail = stderr_tail(r.failures[0]) if r.failures else ""
+            if tail:
+                shown = "<br>".join(_markdown_text(line) for line in tail_lines(tail, 5))
+                detail += f"<br>client stderr:<br><code>{shown}</code>"
             out.append(f"| `{r.id}` | {outcome} | {detail} |")
         counts = self.counts()
         out.append("")
@@ -179,6 +183,14 @@ class Report:
                 el.text = body
             elif r.outcome == "skip":
                 ET.SubElement(case, "skipped", message=r.message)
+            tails = [stderr_tail(f) for f in r.failures[:3]]
+            if r.outcome in ("fail", "warn", "error") and any(tails):
+                err = ET.SubElement(case, "system-err")
+                err.text = "\n".join(
+                    f"--- client stderr, case {f.case}:\n{t}"
+                    for f, t in zip(r.failures[:3], tails, strict=True)
+                    if t
+                )
         ET.indent(suite)
         return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
 
@@ -195,6 +207,11 @@ def _failure_lines(failure: Any) -> list[str]:
         seen += f" at line {observed['rejected_line']}"
     detail = f" ({observed['detail']})" if observed.get("detail") else ""
     out.append(f"    client:   {seen}{detail}")
+    tail = stderr_tail(failure)
+    if tail:
+        shown = tail_lines(tail, TERMINAL_STDERR_LINES)
+        out.append(f"    client stderr (last {len(shown)} line(s)):")
+        out.extend(f"      {line}" for line in shown)
     if failure.stream is not None:
         out.append("    stream:")
         out.extend("    " + line for line in show_stream(failure.stream, limit=8).splitlines())
@@ -203,6 +220,35 @@ def _failure_lines(failure: Any) -> list[str]:
     if failure.replay:
         out.append(f"    replay:   {failure.replay}")
     return out
+
+
+#: Lines of a client's stderr shown under a failure in the terminal (JSON keeps more).
+TERMINAL_STDERR_LINES = 10
+
+
+def stderr_tail(failure: Any) -> str:
+    """The end of the client's stderr for a failing case ("" when it wrote none)."""
+    tail = (failure.observed or {}).get("stderr_tail")
+    return tail.strip("\n") if isinstance(tail, str) and tail.strip() else ""
+
+
+def tail_lines(tail: str, count: int) -> list[str]:
+    """The last ``count`` lines, control characters made visible (client text is untrusted)."""
+    lines = tail.splitlines()[-count:]
+    return [
+        "".join(c if c.isprintable() or c == "\t" else f"\\x{ord(c):02x}" for c in line)
+        for line in lines
+    ]
+
+
+def _markdown_text(text: str) -> str:
+    """Client text inside a Markdown table cell: no markup, no cell breaks."""
+    for raw, safe in MARKDOWN_ESCAPES:
+        text = text.replace(raw, safe)
+    return text
+
+
+MARKDOWN_ESCAPES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("|", "&#124;"), ("`", "&#96;"))
 
 
 def write_outputs(

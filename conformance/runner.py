@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from stella_conform.conformance.crash import crash_signature
 from stella_conform.conformance.process import ClientProcess, Exit, LineTooLong
 from stella_conform.conformance.protocol import (
     MODE_ENV,
@@ -37,6 +38,8 @@ RECORD_PLACEHOLDER = "{record}"
 Status = Literal["ok", "timeout", "crash", "protocol-error"]
 #: The most of a recorder's output kept for grading.
 RECORDING_CAP = 64 * 1024 * 1024
+#: The end of the client's stderr that travels with every result (bytes, whole lines).
+STDERR_TAIL = 2000
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,11 @@ class Client:
     line_timeout: float = 5.0
     env: Mapping[str, str] = field(default_factory=dict)
     cwd: str | None = None
+    #: Exit mode: the exit statuses that mean "rejected" (0 always means "accepted").
+    reject_exit_codes: frozenset[int] = frozenset({1})
+    #: Grade a runtime's crash report on stderr (an uncaught exception, a panic) as a
+    #: crash even when the exit status says "rejected" (see ``crash.py``).
+    detect_crashes: bool = True
     #: An in-process Python parser instead of a command (see ``inprocess.py``).
     function: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
 
@@ -155,6 +163,7 @@ class Observation:
             "stalled_at": self.stalled_at,
             "summary": self.summary,
             "stderr_bytes": self.stderr_bytes,
+            "stderr_tail": self.stderr_tail or None,
             "seconds": round(self.seconds, 4),
         }
 
@@ -229,24 +238,57 @@ def _finish(obs: Observation, proc: ClientProcess) -> Observation:
     obs.stderr_bytes = proc.stderr.total
     kept = bytes(proc.stderr.kept)
     obs.stderr_lines = kept.count(b"\n") + (1 if kept and not kept.endswith(b"\n") else 0)
-    obs.stderr_tail = proc.stderr_text(400)
+    obs.stderr_tail = _whole_lines(proc.stderr_text(STDERR_TAIL), proc.stderr.total)
     obs.stdout_bytes = proc.stdout.total
     obs.seconds = proc.elapsed
     return obs
 
 
-def _exit_status(obs: Observation, ended: Exit, timeout_detail: str) -> str | None:
-    """Record how the process ended; the verdict its exit status gives, or None (an error)."""
+def _whole_lines(tail: str, total: int) -> str:
+    """A cut tail starts at a line boundary, so the first line shown is never half a line."""
+    if total > STDERR_TAIL and "\n" in tail[:-1]:
+        return tail[tail.index("\n") + 1 :]
+    return tail
+
+
+def _crashed(client: Client, proc: ClientProcess) -> str | None:
+    """The client's own crash report (an uncaught exception, a panic), when detection is on."""
+    if not client.detect_crashes:
+        return None
+    return crash_signature(proc.stderr_for_crash_report())
+
+
+def _exit_status(
+    obs: Observation,
+    ended: Exit,
+    timeout_detail: str,
+    client: Client,
+    proc: ClientProcess,
+    *,
+    detect: bool = True,
+) -> str | None:
+    """Record how the process ended; the verdict its exit status gives, or None (an error).
+
+    ``detect``: look for a crash report on stderr (not when a summary already gave
+    the verdict: an adapter may log a caught exception and still answer properly).
+    """
     obs.exit = ended
     if ended.timed_out:
         obs.status, obs.detail = "timeout", timeout_detail
+        return None
+    crash = _crashed(client, proc) if detect else None
+    if ended.signal is None and ended.returncode == 0:
+        return "accept"
+    if crash is not None:
+        obs.status, obs.detail = "crash", f"crashed: {crash} ({ended.describe()})"
     elif ended.signal is not None:
         obs.status, obs.detail = "crash", ended.describe()
-    elif ended.returncode in (0, 1):
-        return "accept" if ended.returncode == 0 else "reject"
+    elif ended.returncode in client.reject_exit_codes:
+        return "reject"
     else:
+        codes = ", ".join(str(c) for c in sorted(client.reject_exit_codes))
         obs.status = "crash"
-        obs.detail = f"{ended.describe()} (only 0 = accept and 1 = reject are verdicts)"
+        obs.detail = f"{ended.describe()} (only 0 = accept and {codes} = reject are verdicts)"
     return None
 
 
@@ -261,7 +303,7 @@ def run_exit(client: Client, stream: bytes, feed: Feed = LINES) -> Observation:
             else:
                 proc.close_stdin()
             ended = proc.wait(time.monotonic() + client.timeout)
-            obs.verdict = _exit_status(obs, ended, "no exit within the timeout")
+            obs.verdict = _exit_status(obs, ended, "no exit within the timeout", client, proc)
         finally:
             proc.kill()
         if feed.record:
@@ -429,10 +471,15 @@ def _reporting(
                     break
         except ProtocolError as exc:
             obs.status, obs.detail = "protocol-error", str(exc)
+            if proc.stdout_closed:  # the client is going away: say why, if it says
+                proc.drain(time.monotonic() + 0.2)
+                crash = _crashed(client, proc)
+                if crash is not None:
+                    obs.status, obs.detail = "crash", f"crashed: {crash} ({exc})"
             proc.kill()
             return _finish(obs, proc)
         ended = proc.wait(deadline)
-        _settle_report(obs, ended)
+        _settle_report(obs, ended, client, proc)
     finally:
         proc.kill()
     return _finish(obs, proc)
@@ -490,8 +537,15 @@ def _await_ack(reader: _Reader, line: int, deadline: float, line_timeout: float)
     return True
 
 
-def _settle_report(obs: Observation, ended: Exit) -> None:
-    exit_verdict = _exit_status(obs, ended, "no summary and exit within the timeout")
+def _settle_report(obs: Observation, ended: Exit, client: Client, proc: ClientProcess) -> None:
+    exit_verdict = _exit_status(
+        obs,
+        ended,
+        "no summary and exit within the timeout",
+        client,
+        proc,
+        detect=obs.summary is None,
+    )
     if exit_verdict is None:
         return
     if obs.summary is None:
@@ -550,7 +604,9 @@ class PersistentSession:
             if obs.summary is None:
                 if proc.proc.poll() is not None or proc.stdout_closed:
                     ended = proc.wait(deadline)
-                    obs.status, obs.detail = "crash", f"{ended.describe()} in the middle of a case"
+                    crash = _crashed(self.client, proc)
+                    how = f"crashed: {crash} ({ended.describe()})" if crash else ended.describe()
+                    obs.status, obs.detail = "crash", f"{how} in the middle of a case"
                     obs.exit = ended
                 else:
                     obs.status, obs.detail = "timeout", "no summary within the timeout"

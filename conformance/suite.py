@@ -145,6 +145,10 @@ def check_seed(seed: int, check_id: str) -> int:
 
 def replay_command(path: str, client: Client, check: Check | None = None) -> str:
     parts = ["stella-conform", "replay", path, "--mode", client.mode]
+    if client.reject_exit_codes != frozenset({1}):
+        parts += ["--reject-exit-codes", ",".join(map(str, sorted(client.reject_exit_codes)))]
+    if not client.detect_crashes:
+        parts.append("--no-crash-detection")
     if check is not None and check.profile != "reader":
         parts += ["--check", check.id]
     return shlex.join([*parts, "--", *client.argv])

@@ -102,14 +102,56 @@ def client_options(func: F) -> F:
         show_default=True,
         help="Report mode: seconds to acknowledge one line (lockstep).",
     )(func)
+    func = click.option(
+        "--reject-exit-codes",
+        metavar="CODES",
+        callback=_remember,
+        expose_value=False,
+        help="Exit mode: the exit statuses that mean 'rejected', comma-separated [default: 1].",
+    )(func)
+    func = click.option(
+        "--crash-detection/--no-crash-detection",
+        default=True,
+        callback=_remember,
+        expose_value=False,
+        help="Grade a runtime's crash report on stderr (uncaught exception, panic) as a "
+        "crash, not a rejection [default: on].",
+    )(func)
     return func
+
+
+def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Client settings every grading command shares, kept for :func:`make_client`."""
+    ctx.meta[f"stella_conform.{param.name}"] = value
+    return value
+
+
+def parse_exit_codes(spec: str | None) -> frozenset[int]:
+    """``"1,2"`` as exit statuses; :class:`SetupError` when malformed or when it claims 0."""
+    if spec is None:
+        return frozenset({1})
+    try:
+        codes = frozenset(int(part) for part in spec.split(","))
+    except ValueError:
+        raise SetupError(f"--reject-exit-codes must be numbers like 1,2 (got {spec!r})") from None
+    if not codes or any(not 1 <= code <= 255 for code in codes):
+        raise SetupError(f"--reject-exit-codes: each status must be 1..255 (got {spec!r})")
+    return codes
 
 
 def make_client(command: tuple[str, ...], mode: str, timeout: float, line_timeout: float) -> Any:
     from stella_conform.conformance.runner import Client, resolve_client
 
     argv = resolve_client(command)
-    return Client(argv=argv, mode=mode, timeout=timeout, line_timeout=line_timeout)  # type: ignore[arg-type]
+    meta = click.get_current_context().meta
+    return Client(
+        argv=argv,
+        mode=mode,  # type: ignore[arg-type]
+        timeout=timeout,
+        line_timeout=line_timeout,
+        reject_exit_codes=parse_exit_codes(meta.get("stella_conform.reject_exit_codes")),
+        detect_crashes=meta.get("stella_conform.crash_detection", True),
+    )
 
 
 def parse_shard(spec: str) -> tuple[int, int]:

@@ -248,3 +248,41 @@ def test_bad_reject_exit_codes_are_one_line_and_exit_2(spec: str) -> None:
     out = kit("run", "--reject-exit-codes", spec, "--", *NAIVE_PY)
     assert out.returncode == 2 and "--reject-exit-codes" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_the_crash_report_is_found_after_a_flood_of_logging(tmp_path: Path) -> None:
+    """Only the first 64 KiB of stderr is kept whole; the end is kept apart for this."""
+    script = tmp_path / "chatty.py"
+    script.write_text(
+        "import sys\nsys.stdin.read()\n"
+        "for i in range(3000): sys.stderr.write(f'debug: line {i} of chatter\\n')\n"
+        "raise KeyError('type')\n"
+    )
+    obs = run_exit(_exit_client((sys.executable, str(script))), b"{}\n")
+    assert obs.stderr_bytes > 64 * 1024
+    assert obs.status == "crash" and obs.detail.startswith("crashed: KeyError: 'type'")
+    tail = obs.to_json()["stderr_tail"]
+    assert tail.endswith("KeyError: 'type'\n") and len(tail.encode()) <= 2000
+    assert tail.startswith("debug: line ")  # cut at a line boundary, not mid-line
+
+
+def test_client_text_in_reports_cannot_break_the_markdown_or_the_terminal() -> None:
+    from stella_conform.conformance.checks import BY_ID
+    from stella_conform.conformance.report import Report
+    from stella_conform.conformance.suite import CaseFailure, CheckResult, SuiteConfig
+
+    check = BY_ID["R3.missing-or-non-string-type"]
+    failure = CaseFailure(
+        "c",
+        "fixture",
+        "client crash",
+        {},
+        {"status": "crash", "stderr_tail": "a|b <i>x</i> `y`\x1b[31m\n"},
+    )
+    result = CheckResult(
+        check.id, check.name, check.rule, check.tier, "error", "m", failures=[failure]
+    )
+    report = Report(SuiteConfig(Client(argv=("x",))), [result], "v")
+    md = report.markdown()
+    assert "a&#124;b &lt;i&gt;x&lt;/i&gt; &#96;y&#96;\\x1b[31m" in md
+    assert "\x1b" not in report.terminal() and "\\x1b[31m" in report.terminal()

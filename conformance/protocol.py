@@ -57,7 +57,7 @@ def parse_message(raw: bytes, *, expect: tuple[str, ...] = CLIENT_KINDS) -> dict
     if not isinstance(message, dict):
         raise ProtocolError(f"output line is not a JSON object: {excerpt(raw)}")
     kind = message.get("kind")
-    if kind not in _checks():
+    if not isinstance(kind, str) or kind not in _checks():  # [] or {} are unhashable
         raise ProtocolError(f"unknown message kind {kind!r}: {excerpt(raw)}")
     if kind not in expect:
         raise ProtocolError(f"expected {' or '.join(expect)}, got {kind}: {excerpt(raw)}")

@@ -16,9 +16,20 @@ from stella_conform.conformance.checks import BY_ID, unmatched_globs
 from stella_conform.conformance.suite import CheckResult, SuiteConfig
 from stella_conform.corpus import corpus_version
 from stella_conform.errors import SetupError, read_toml_file
+from stella_conform.safe_files import write_atomic
+from stella_conform.safe_text import (
+    clip,
+    for_terminal,
+    json_safe,
+    markdown_code,
+    no_surrogates,
+    xml_safe,
+)
 
 OUTCOMES = ("pass", "fail", "warn", "error", "skip")
 REPORT_FORMAT = "stella-conform/report/1"
+#: GitHub refuses a step summary over 1 MiB; the Markdown report stays well under it.
+MARKDOWN_CAP = 512 * 1024
 
 
 def load_known_failures(path: Path) -> dict[str, str]:
@@ -103,7 +114,7 @@ class Report:
             mark = r.outcome.upper()
             if r.known_failure:
                 mark += " (known)"
-            lines.append(f"{mark:<13} {r.id:<{width}}  {r.message}")
+            lines.append(f"{mark:<13} {r.id:<{width}}  {terminal_line(r.message)}")
             if r.outcome in ("fail", "warn", "error") and (verbose or not r.known_failure):
                 for failure in r.failures[:1]:
                     lines.extend(_failure_lines(failure))
@@ -112,14 +123,15 @@ class Report:
         lines.append(", ".join(f"{n} {o}" for o, n in counts.items() if n) or "no checks")
         for check_id in self.now_passing:
             lines.append(f"known failure now passes, remove it from the list: {check_id}")
-        return "\n".join(lines)
+        return for_terminal("\n".join(lines))
 
     def markdown(self) -> str:
         client = self.config.client
         out = [
             "## stella-conform",
             "",
-            f"`{' '.join(client.argv)}` ({client.mode} mode), vocabulary `{self.vocabulary}`, "
+            f"{markdown_code(' '.join(client.argv))} ({client.mode} mode), "
+            f"vocabulary {markdown_code(self.vocabulary)}, "
             f"corpus `{corpus_version()}`, seed {self.config.seed}, "
             f"stella-conform {__version__}, {self.date}",
             "",
@@ -133,21 +145,33 @@ class Report:
             "error": "💥 error",
             "skip": "⏭️ skip",
         }
-        for r in self.results:
+        size = sum(len(line) + 1 for line in out)
+        for index, r in enumerate(self.results):
             outcome = icons[r.outcome] + (" (known)" if r.known_failure else "")
-            detail = r.message.replace("|", "\\|").replace("\n", " ")
+            # client text goes in code spans: no HTML, link, @mention or table break
+            detail = markdown_code(r.message) if r.message else ""
             if r.failures and r.failures[0].replay:
-                detail += f"<br>replay: `{r.failures[0].replay}`"
+                detail += f"<br>replay: {markdown_code(r.failures[0].replay, 1000)}"
             tail = stderr_tail(r.failures[0]) if r.failures else ""
             if tail:
                 shown = "<br>".join(_markdown_text(line) for line in tail_lines(tail, 5))
                 detail += f"<br>client stderr:<br><code>{shown}</code>"
-            out.append(f"| `{r.id}` | {outcome} | {detail} |")
+            row = f"| {markdown_code(r.id)} | {outcome} | {detail} |"
+            size += len(row.encode("utf-8")) + 1
+            if size > MARKDOWN_CAP:
+                out.append(
+                    f"| … | | cut: {len(self.results) - index} more check(s) past "
+                    f"{MARKDOWN_CAP // 1024} KiB; the JSON report has them all |"
+                )
+                break
+            out.append(row)
         counts = self.counts()
         out.append("")
         out.append("**" + ", ".join(f"{n} {o}" for o, n in counts.items() if n) + "**")
         for check_id in self.now_passing:
-            out.append(f"\nKnown failure now passes, remove it from the list: `{check_id}`")
+            out.append(
+                f"\nKnown failure now passes, remove it from the list: {markdown_code(check_id)}"
+            )
         return "\n".join(out) + "\n"
 
     def junit(self) -> str:
@@ -165,31 +189,34 @@ class Report:
             case = ET.SubElement(
                 suite,
                 "testcase",
-                classname=f"stella_conform.{r.rule}",
-                name=r.id,
+                classname=xml_safe(f"stella_conform.{r.rule}"),
+                name=xml_safe(r.id),
                 time=f"{r.seconds:.3f}",
             )
-            body = "\n".join(line for f in r.failures[:3] for line in _failure_lines(f))
+            body = xml_safe("\n".join(line for f in r.failures[:3] for line in _failure_lines(f)))
+            message = xml_safe(clip(no_surrogates(r.message)))
             if r.outcome in ("fail", "warn"):
                 el = ET.SubElement(
                     case,
                     "failure",
-                    message=r.message,
+                    message=message,
                     type="known-failure" if r.known_failure else r.tier,
                 )
                 el.text = body
             elif r.outcome == "error":
-                el = ET.SubElement(case, "error", message=r.message)
+                el = ET.SubElement(case, "error", message=message)
                 el.text = body
             elif r.outcome == "skip":
-                ET.SubElement(case, "skipped", message=r.message)
+                ET.SubElement(case, "skipped", message=message)
             tails = [stderr_tail(f) for f in r.failures[:3]]
             if r.outcome in ("fail", "warn", "error") and any(tails):
                 err = ET.SubElement(case, "system-err")
-                err.text = "\n".join(
-                    f"--- client stderr, case {f.case}:\n{t}"
-                    for f, t in zip(r.failures[:3], tails, strict=True)
-                    if t
+                err.text = xml_safe(
+                    "\n".join(
+                        f"--- client stderr, case {f.case}:\n{t}"
+                        for f, t in zip(r.failures[:3], tails, strict=True)
+                        if t
+                    )
                 )
         ET.indent(suite)
         return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
@@ -255,7 +282,7 @@ def write_outputs(
     report: Report, *, json_path: Path | None, junit_path: Path | None, markdown_path: Path | None
 ) -> None:
     def as_json() -> str:
-        return json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n"
+        return report_json_text(report.to_json())
 
     write_rendered(
         [(json_path, as_json), (junit_path, report.junit), (markdown_path, report.markdown)]
@@ -268,9 +295,24 @@ def write_rendered(outputs: Sequence[tuple[Path | None, Callable[[], str]]]) -> 
         if path is None:
             continue
         try:
-            path.write_text(render(), encoding="utf-8")
+            write_atomic(path, render())  # whole or not at all; never through a planted link
         except OSError as exc:
             raise SetupError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def report_json_text(doc: Any) -> str:
+    """A report as RFC 8259 JSON in UTF-8, whatever strings or numbers a client put in it.
+
+    NaN and infinities become strings and lone surrogates U+FFFD (:func:`json_safe`);
+    ``allow_nan=False`` makes a value that slipped through an error, not invalid JSON.
+    """
+    clean = json_safe(doc, depth=64, string=None, items=None)
+    return json.dumps(clean, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def terminal_line(text: str) -> str:
+    """Client text on one terminal line: newlines shown as ⏎, the length capped."""
+    return clip(no_surrogates(text), 500).replace("\r\n", "⏎").replace("\n", "⏎")
 
 
 def check_writable(paths: Sequence[Path | None]) -> None:

@@ -30,6 +30,7 @@ from stella_conform.conformance.protocol import (
     parse_message,
 )
 from stella_conform.errors import SetupError
+from stella_conform.safe_files import RefusedFile, read_regular
 
 Mode = Literal["exit", "report", "persistent"]
 MODES: tuple[Mode, ...] = ("exit", "report", "persistent")
@@ -313,12 +314,24 @@ def run_exit(client: Client, stream: bytes, feed: Feed = LINES) -> Observation:
 
 def _take_recording(obs: Observation, proc: ClientProcess, path: str | None) -> None:
     if path is not None:
+        # The client wrote this file (or planted a FIFO, a device or a link there): read it
+        # only if it is a regular file, without blocking, and never past the cap.
         try:
-            with open(path, "rb") as fh:
-                obs.recording = fh.read(RECORDING_CAP + 1)
-        except OSError:
+            obs.recording = read_regular(path, RECORDING_CAP, follow=False)
+        except FileNotFoundError:
             obs.recording = b""
-        over = len(obs.recording) > RECORDING_CAP
+        except RefusedFile as exc:
+            obs.recording = b""
+            if obs.ok:
+                obs.status, obs.detail = "crash", f"the {{record}} file {exc.why}"
+            return
+        except OSError as exc:
+            obs.recording = b""
+            if obs.ok:
+                obs.status = "crash"
+                obs.detail = f"cannot read the {{record}} file: {exc.strerror or exc}"
+            return
+        over = False
     else:
         obs.recording = bytes(proc.stdout.kept)
         over = proc.stdout.total > RECORDING_CAP

@@ -64,7 +64,11 @@ from stella_conform.generators.cases import Case, cases
 from stella_conform.generators.envelopes import EnvelopeCase, envelope_cases
 from stella_conform.generators.journals import JournalCase, journal_cases
 from stella_conform.generators.scenarios import ScenarioCase, scenario_cases
+from stella_conform.safe_text import clip, json_safe, no_surrogates
 from stella_conform.schemas.vocabulary import Vocabulary
+
+#: The longest failure message a report keeps (the rest is cut, and says so).
+MESSAGE_CAP = 2000
 
 #: Client runs a shrink may spend after the first failure of a check.
 SHRINK_BUDGET = 150
@@ -170,7 +174,12 @@ class CaseRunner:
         if case.kind == "scenario":
             with staged(case.scenario, case.stream, base_env=client.environment()) as stage:
                 obs = run_once(client, b"", Feed("none", stage.env))
-                obs.invocations = stage.invocations()
+                try:
+                    obs.invocations = stage.invocations()
+                except OSError as exc:  # a FIFO, device or link planted as the log
+                    if obs.ok:
+                        obs.status = "crash"
+                        obs.detail = f"the fake stella's invocation log: {getattr(exc, 'why', exc)}"
             return obs
         if case.kind == "envelope":
             feed = Feed("document", {COMMAND_ENV: case.command})
@@ -254,12 +263,14 @@ def _save(config: SuiteConfig, check: Check, case: GradedCase) -> tuple[str, str
 
 
 def _failure(case: GradedCase, j: Judgment, obs: Observation) -> CaseFailure:
+    # What the client wrote is kept only within limits: a 4 MB preview or a summary nested
+    # a thousand deep would otherwise be copied into every report (docs/reliability.md).
     return CaseFailure(
         case=case.name,
         source=case.source,
-        message=j.message,
+        message=clip(no_surrogates(j.message), MESSAGE_CAP),
         expected=expected_text(case),
-        observed=obs.to_json(),
+        observed=json_safe(obs.to_json()),
         mutations=case.mutations,
         stream=case.stream if len(case.stream) <= 4096 else None,
     )
@@ -302,6 +313,7 @@ def run_check(check: Check, config: SuiteConfig) -> CheckResult:
     finally:
         runner.close()
     result.outcome, result.message = combine(check, judgments)
+    result.message = clip(no_surrogates(result.message), MESSAGE_CAP)
     if result.outcome in ("fail", "warn", "error") and result.failures:
         result.message = result.failures[0].message  # the shrunk case, shown first
     result.seconds = time.monotonic() - started

@@ -36,6 +36,10 @@ from pathlib import Path
 from typing import Any
 
 from stella_conform.fake_stella import LOG_ENV, PACE_ENV, SCENARIO_ENV, SCENARIO_FORMAT
+from stella_conform.safe_files import read_regular
+
+#: The most of the fake stella's invocation log the kit reads back.
+INVOCATION_LOG_CAP = 4 * 1024 * 1024
 
 #: stella's exit status → (the wrapper's outcome, the wrapper's verdict as its exit status).
 EXIT_OUTCOMES: dict[int, tuple[str, str]] = {
@@ -68,10 +72,16 @@ class Stage:
     log: Path
 
     def invocations(self) -> list[dict[str, Any]]:
+        """How the client invoked the fake, one dict per call.
+
+        The client can replace the log with a FIFO, a device or a link: that raises
+        :class:`RefusedFile` (the case is an ``error``), it never blocks or fills memory.
+        """
         try:
-            text = self.log.read_text(encoding="utf-8")
-        except OSError:
+            data = read_regular(self.log, INVOCATION_LOG_CAP, follow=False)
+        except FileNotFoundError:
             return []
+        text = data.decode("utf-8", "replace")
         out = []
         for line in text.splitlines():
             with contextlib.suppress(ValueError):

@@ -17,7 +17,7 @@ HELLO = {"kind": "hello", "protocol": 1, "client": {"name": "hostile"}, "profile
 
 
 def out(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.write(json.dumps(obj) + "\n")  # NaN stays NaN: json.dumps allows it
     sys.stdout.flush()
 
 
@@ -78,6 +78,39 @@ def main():
             msg = json.loads(raw)
             time.sleep(float(arg or 3))
             out({"kind": "summary", "id": msg.get("id"), "verdict": "accept"})
+    elif what == "record-fifo":
+        os.mkfifo(arg)  # the {record} file: a FIFO nobody writes
+        sys.stdin.buffer.read()
+    elif what == "record-zero":
+        os.symlink("/dev/zero", arg)  # the {record} file: endless zeros
+        sys.stdin.buffer.read()
+    elif what == "log-fifo":
+        # a wrapper that replaces the fake stella's invocation log with a FIFO
+        log = os.environ["STELLA_FAKE_LOG"]
+        subprocess.run(["stella", "run", "--output-format", "stream-json", "x"], check=False)
+        os.unlink(log)
+        os.mkfifo(log)
+    elif what == "report-poison":
+        # follows the protocol, but every string is hostile: a lone surrogate, escape
+        # sequences, a workflow command, HTML and a mention; NaN and Infinity as numbers
+        poison = "\ud800\x1b]0;pwned\x07\x1b[2J<script>alert(1)</script> @octocat\n::error::x"
+        out(HELLO)
+        for n, _raw in enumerate(sys.stdin, 1):
+            out({"kind": "line", "line": n, "outcome": "known", "type": "x"})
+        sys.stderr.write(poison + "\n")
+        summary = {"kind": "summary", "verdict": "reject", "rejected_line": 1,
+                   "final_text": poison, "tool_calls": [{"cost": float("nan"),
+                   "n": float("inf"), "name": poison}]}  # fmt: skip
+        out(summary)
+        sys.exit(1)
+    elif what == "report-html":
+        # a line that is not JSON, quoted back in the error: HTML, a link, a mention
+        out(HELLO)
+        sys.stdout.write("<img src=x onerror=alert(1)> [x](https://evil.invalid) @octocat\n")
+        sys.stdout.write("\x1b[2J\x1b]0;pwned\x07\n::error::injected\n")
+        sys.stdout.flush()
+        sys.stdin.buffer.read()
+        sys.exit(1)
     else:
         raise SystemExit(f"unknown behaviour {what}")
 

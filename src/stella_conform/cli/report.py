@@ -81,7 +81,9 @@ def _write_matrix(
 
 
 def _json_text(doc: Any) -> str:
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    from stella_conform.conformance.report import report_json_text
+
+    return report_json_text(doc)
 
 
 @report.command("diff")

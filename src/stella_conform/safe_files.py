@@ -1,0 +1,170 @@
+"""Files where someone else may have put something: read without blocking, write whole.
+
+The kit reads files a client wrote (a ``{record}`` file, the fake stella's invocation
+log) and files a user named (a stream, a report, a journal).  Any of them can be a
+FIFO that never delivers, ``/dev/zero`` that never ends, or a link to either.  So a read
+opens with ``O_NONBLOCK`` (opening a FIFO does not wait for a writer), checks with
+``fstat`` on the opened descriptor (no race between a check and the open) that it is a
+regular file, and never takes more than a cap.
+
+The kit writes reports and saved counterexamples into folders a client or a shard may
+share.  A write goes to a fresh temporary file beside the target (created with
+``O_EXCL | O_NOFOLLOW``) and is renamed over it: a planted symlink is replaced, never
+followed, and a reader sees the old file or the whole new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import secrets
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+#: The most of a JSON document the kit reads (a report, an expectation, a matrix shard).
+DOCUMENT_CAP = 64 * 1024 * 1024
+#: The longest stream line ``decode``, ``validate`` and ``corpus check`` hold at once.
+STREAM_LINE_CAP = 16 * 1024 * 1024
+
+
+class RefusedFile(OSError):
+    """A file the kit will not read: not a regular file, or larger than the cap."""
+
+    def __init__(self, path: str | os.PathLike[str], why: str) -> None:
+        super().__init__(f"{os.fspath(path)} {why}")
+        self.path = os.fspath(path)
+        self.why = why
+
+    def __str__(self) -> str:
+        return f"{self.path} {self.why}"
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return "not a regular file"
+
+
+def open_regular(path: str | os.PathLike[str], *, follow: bool = True) -> IO[bytes]:
+    """Open ``path`` for reading only if it is a regular file, without ever blocking.
+
+    ``follow=False`` refuses a symlink as the last component too (files a client wrote).
+    Raises :class:`RefusedFile` (a non-regular file) or :class:`OSError` (cannot open).
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if not follow and os.path.islink(path):
+            raise RefusedFile(path, "is a symbolic link, not a regular file") from None
+        raise exc
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise RefusedFile(path, f"is {_kind(mode)}, not a regular file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: str | os.PathLike[str], cap: int, *, follow: bool = True) -> bytes:
+    """The whole of a regular file of at most ``cap`` bytes; :class:`RefusedFile` otherwise."""
+    with open_regular(path, follow=follow) as fh:
+        data = fh.read(cap + 1)
+    if len(data) > cap:
+        raise RefusedFile(path, f"is larger than {cap} bytes")
+    return data
+
+
+def read_capped(fh: IO[bytes], cap: int, what: str) -> bytes:
+    """At most ``cap`` bytes from an open stream (stdin); :class:`RefusedFile` beyond."""
+    data = fh.read(cap + 1)
+    if len(data) > cap:
+        raise RefusedFile(what, f"is larger than {cap} bytes")
+    return data
+
+
+def bounded_lines(fh: IO[bytes], cap: int = STREAM_LINE_CAP) -> Iterator[bytes]:
+    """Physical lines (each with its LF) of at most ``cap`` bytes; :class:`RefusedFile` beyond.
+
+    Iterating a file object reads a whole line however long; ``/dev/zero`` on stdin is one
+    endless line.
+    """
+    number = 0
+    while True:
+        line = fh.readline(cap + 1)
+        if not line:
+            return
+        number += 1
+        if len(line) > cap and not (len(line) == cap + 1 and line.endswith(b"\n")):
+            raise RefusedFile(f"line {number}", f"is longer than {cap} bytes")
+        yield line
+
+
+# ---------------------------------------------------------------------- writing
+
+
+def write_atomic(path: Path, data: bytes | str) -> None:
+    """Write ``path`` whole or not at all, replacing (never following) a link at ``path``.
+
+    The temporary file gets the usual permissions (``0o666`` less the umask).
+    """
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    directory = path.parent if str(path.parent) else Path(".")
+    temp = directory / f".{path.name}.{secrets.token_hex(6)}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(temp, flags | getattr(os, "O_CLOEXEC", 0), 0o666)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
+def make_private_dirs(directory: Path) -> None:
+    """``mkdir -p`` that refuses to go on through a symlink it did not make."""
+    directory.mkdir(parents=True, exist_ok=True)
+    if directory.is_symlink():
+        raise RefusedFile(directory, "is a symbolic link; the kit writes only into real folders")
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+=@-]")
+
+
+def path_component(name: str) -> str:
+    """``name`` as one safe file-name component: no separator, no ``..``, no control bytes.
+
+    A name that had to change gets a short digest of the original, so two names that
+    sanitise alike (``a/b`` and ``a_b``) still land in different folders.
+    """
+    safe = _UNSAFE.sub("_", name).lstrip(".")[:80] or "_"
+    if safe != name:
+        safe += "-" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return safe
+
+
+def inside(directory: Path, *parts: str) -> Path:
+    """``directory / parts``, each part made a safe component: never outside ``directory``."""
+    out = directory
+    for part in parts:
+        out = out / path_component(part)
+    return out

@@ -52,8 +52,14 @@ class FakePeer:
         self.lines.clear()
         return Exit(self.returncode)
 
+    def drain(self, until: float) -> None:
+        pass
+
     def kill(self) -> None:
         self.lines.clear()
 
     def stderr_text(self, limit: int = 2000) -> str:
+        return ""
+
+    def stderr_for_crash_report(self) -> str:
         return ""

@@ -147,15 +147,31 @@ def check_seed(seed: int, check_id: str) -> int:
     return seed * 1_000_003 + zlib.crc32(check_id.encode())
 
 
-def replay_command(path: str, client: Client, check: Check | None = None) -> str:
-    parts = ["stella-conform", "replay", path, "--mode", client.mode]
-    if client.reject_exit_codes != frozenset({1}):
-        parts += ["--reject-exit-codes", ",".join(map(str, sorted(client.reject_exit_codes)))]
-    if not client.detect_crashes:
-        parts.append("--no-crash-detection")
+def replay_command(path: str, client: Client, check: Check | None = None) -> str | None:
+    """The command that re-runs one saved case; ``None`` when it cannot be written.
+
+    An in-process parser is named by module and function (``--parser``), with the
+    exception types that mean reject; one that cannot be imported again (a lambda,
+    a function defined inside a test) has no replay command.
+    """
+    parts = ["stella-conform", "replay", path]
     if check is not None and check.profile != "reader":
         parts += ["--check", check.id]
-    return shlex.join([*parts, "--", *client.argv])
+    if client.function is None:
+        parts += ["--mode", client.mode]
+        if client.reject_exit_codes != frozenset({1}):
+            parts += ["--reject-exit-codes", ",".join(map(str, sorted(client.reject_exit_codes)))]
+        if not client.detect_crashes:
+            parts.append("--no-crash-detection")
+        return shlex.join([*parts, "--", *client.argv])
+    from stella_conform.conformance.inprocess import replay_args
+
+    found = replay_args(client.function)
+    if found is None:
+        return None
+    args, pythonpath = found
+    prefix = f"PYTHONPATH={shlex.quote(str(pythonpath))} " if pythonpath else ""
+    return prefix + shlex.join([*parts, *args])
 
 
 class CaseRunner:
@@ -235,7 +251,7 @@ def _fixture_case(check: Check, name: str, vocab: Vocabulary, directory: Path) -
     return load_case(fixture_path(check, name, directory), vocab)
 
 
-def _save(config: SuiteConfig, check: Check, case: GradedCase) -> tuple[str, str]:
+def _save(config: SuiteConfig, check: Check, case: GradedCase) -> tuple[str, str | None]:
     digest = hashlib.sha256(case.stream + case.command.encode() + repr(case.scenario).encode())
     name = f"{check.id}-{digest.hexdigest()[:10]}"
     directory = config.failures_dir
@@ -402,7 +418,7 @@ def _generated(
         judgments.append(j)
 
     # A stable database key per (check, client) so a failure replays first next run.
-    fn = config.client.function
+    fn = getattr(config.client.function, "read", config.client.function)  # inprocess.Parser
     who = f"{fn.__module__}.{fn.__qualname__}" if fn is not None else shlex.join(config.client.argv)
     key = f"{check.id}|{who}|{config.client.mode}".encode()
 

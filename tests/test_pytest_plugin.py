@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import ADAPTERS, PY_REFERENCE, REPO
+from conftest import ADAPTERS, KIT, PY_REFERENCE, REPO
 
 from stella_conform.conformance.checks import select
 
@@ -68,6 +69,7 @@ def test_broken_client_fails_exactly_the_targeted_items(pytester: pytest.Pyteste
     text = result.stdout.str()
     # the failure reads like a good pytest failure: stream with visible line ends, seed, replay
     assert "∅ (no final newline)" in text and "seed: 0" in text and "replay:" in text
+    assert "pytest_plugin.py" not in text and "Traceback" not in text  # no plugin internals
 
 
 def test_k_selects_rules_and_junit_names_checks(pytester: pytest.Pytester, tmp_path: Path) -> None:
@@ -192,3 +194,86 @@ test_parse = conformance_tests(parse, examples=3, only=["R3.unknown-type-inert",
     result = pytester.runpytest_subprocess("-rA", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1)
     assert "FAILED test_parser.py::test_parse[R3.unknown-type-inert]" in result.stdout.str()
+
+
+# ---------------------------------------------------------------------- in-process crashes
+
+
+def test_only_the_named_exception_types_mean_reject() -> None:
+    from stella_conform.conformance.inprocess import Parser, run_inprocess
+
+    class StreamError(Exception):
+        line = 2
+
+    def rejecting(lines: object) -> None:
+        raise StreamError("bad line")
+
+    def buggy(lines: object) -> None:
+        raise TypeError("'NoneType' object is not subscriptable")
+
+    stream = b'{"type":"text","text":"a"}\nnot json\n'
+    rejected = run_inprocess(Parser(rejecting, (StreamError,)), stream)
+    assert rejected.ok and rejected.verdict == "reject" and rejected.rejected_line == 2
+    crashed = run_inprocess(Parser(buggy, (StreamError,)), stream)
+    assert crashed.status == "crash" and crashed.verdict is None
+    assert crashed.detail.startswith("TypeError: 'NoneType' object is not subscriptable")
+    assert "in buggy" in crashed.stderr_tail and "inprocess.py" not in crashed.stderr_tail
+    # with no types named, ValueError (json.JSONDecodeError among them) is the rejection
+    assert run_inprocess(buggy, stream).status == "crash"
+
+
+CRASHING_PARSER = """
+import json
+
+
+class StreamError(ValueError):
+    def __init__(self, line, reason):
+        super().__init__(f"line {line}: {reason}")
+        self.line = line
+
+
+def read(lines):
+    for n, raw in enumerate(lines, 1):
+        try:
+            event = json.loads(raw)
+        except ValueError:
+            raise StreamError(n, "not JSON") from None
+        event["type"]  # the bug: KeyError on an event without a type
+"""
+
+
+def test_in_process_crash_is_a_clean_error_with_a_working_replay(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(myparser=CRASHING_PARSER)
+    pytester.makepyfile(
+        test_conf="""
+from myparser import StreamError, read
+from stella_conform.pytest_plugin import conformance_tests
+
+test_read = conformance_tests(
+    read, examples=2, rejects=StreamError, only=["R3.missing-or-non-string-type"]
+)
+test_lambda = conformance_tests(
+    lambda lines: read(lines), examples=2, only=["R3.missing-or-non-string-type"]
+)
+"""
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2)
+    text = result.stdout.str()
+    assert "ERROR" in text and "KeyError: 'type' (a crash, not a rejection" in text
+    # nothing of the plugin's own code: the explanation is the whole report
+    for internal in ("pytest_plugin.py", "suite.py", "def test_stella_conformance", "Traceback"):
+        assert internal not in text
+    replays = [line.split("replay:", 1)[1].strip() for line in result.outlines if "replay:" in line]
+    assert replays and all("--parser myparser.py:read" in r for r in replays)
+    assert "--reject myparser.py:StreamError" in replays[0]
+    done = subprocess.run(
+        [str(KIT.parent / shlex.split(replays[0])[0]), *shlex.split(replays[0])[1:]],
+        cwd=pytester.path, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "KeyError: 'type'" in done.stdout and 'event["type"]' in done.stdout
+    # a lambda cannot be imported again: the pytest command that re-runs the check instead
+    assert "re-run:   pytest 'test_conf.py::test_lambda[R3.missing-or-non-string-type]'" in text

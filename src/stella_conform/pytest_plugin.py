@@ -124,12 +124,11 @@ def _checks(config: pytest.Config) -> list[Any]:
     return select(profiles)
 
 
-class StellaCheckFailure(Exception):
-    """A check failed or errored; the text is the full, readable explanation."""
+def explain(result: Any, seed: int, rerun: str | None = None) -> str:
+    """A failure message: the minimal stream, what the client did against what was expected.
 
-
-def explain(result: Any, seed: int) -> str:
-    """A failure message: the minimal stream, what the client did against what was expected."""
+    ``rerun`` (a pytest command) stands in for a replay command a case cannot have.
+    """
     from stella_conform.conformance.report import _failure_lines
 
     lines = [f"{result.id} ({result.name}): {result.outcome.upper()}", result.message, ""]
@@ -137,13 +136,21 @@ def explain(result: Any, seed: int) -> str:
         lines.extend(
             line[4:] if line.startswith("    ") else line for line in _failure_lines(failure)
         )
+        if failure.replay is None and rerun is not None:
+            lines.append(f"re-run:   {rerun}")
         lines.append("")
     lines.append(f"seed: {seed} (re-run with --stella-seed {seed})")
     return "\n".join(lines)
 
 
-def run_as_test(check: Any, suite_config: Any, known: dict[str, str]) -> None:
-    """Run one check and turn its outcome into pytest's: pass, fail, skip, xfail, warning."""
+def run_as_test(
+    check: Any, suite_config: Any, known: dict[str, str], rerun: str | None = None
+) -> None:
+    """Run one check and turn its outcome into pytest's: pass, fail, skip, xfail, warning.
+
+    A failure is reported with ``pytest.fail(..., pytrace=False)``: the explanation is
+    the whole report, with no traceback through the plugin's own code.
+    """
     from stella_conform.conformance.suite import run_check
 
     result = run_check(check, suite_config)
@@ -162,7 +169,7 @@ def run_as_test(check: Any, suite_config: Any, known: dict[str, str]) -> None:
         warnings.warn(f"{check.id} (SHOULD): {result.message}", UserWarning, stacklevel=1)
         return
     if result.outcome in ("fail", "error"):
-        raise StellaCheckFailure(explain(result, suite_config.seed))
+        pytest.fail(explain(result, suite_config.seed, rerun), pytrace=False)
 
 
 class StellaCheckItem(pytest.Item):
@@ -177,13 +184,6 @@ class StellaCheckItem(pytest.Item):
         cfg = self.config
         client = cfg.stash[_CLIENT_KEY]
         run_as_test(self.check, build_config(cfg, client), cfg.stash[_KNOWN_KEY])
-
-    def repr_failure(
-        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
-    ) -> str | Any:
-        if isinstance(excinfo.value, StellaCheckFailure):
-            return str(excinfo.value)
-        return super().repr_failure(excinfo, style)
 
     def reportinfo(self) -> tuple[Path | str, int | None, str]:
         return self.path, None, f"stella-conform: {self.check.id} ({self.check.name})"
@@ -239,6 +239,19 @@ def pytest_collection_modifyitems(
     items.extend(collector.collect())
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A skipped check names the check, not the line of the plugin that skipped it."""
+    report = yield
+    if (
+        report.skipped
+        and isinstance(report.longrepr, tuple)
+        and item.get_closest_marker("stella") is not None
+    ):
+        report.longrepr = (item.nodeid, None, report.longrepr[2])
+    return report
+
+
 # ---------------------------------------------------------------------- in-process API
 
 
@@ -250,19 +263,28 @@ def conformance_tests(
     seed: int | None = None,
     known_failures: dict[str, str] | None = None,
     only: Sequence[str] = (),
+    rejects: type[BaseException] | Sequence[type[BaseException]] | None = None,
 ) -> Callable[..., None]:
     """A test function, parametrized by check id, grading an in-process Python parser.
 
     ``parser(lines)`` or ``parser(lines, report)``: see :mod:`stella_conform.conformance.inprocess`.
+    ``rejects``: the exception type(s) by which the parser rejects a stream (default
+    ``ValueError``); any other exception is a crash, graded ``error``.
     Assign the result to a ``test_*`` name in a test module.
     """
     from stella_conform.conformance.checks import select
-    from stella_conform.conformance.inprocess import wants_report
+    from stella_conform.conformance.inprocess import DEFAULT_REJECTS, Parser, wants_report
     from stella_conform.conformance.runner import Client
 
     checks = select(profiles, only)
+    if rejects is None:
+        kinds = DEFAULT_REJECTS
+    elif isinstance(rejects, type):
+        kinds = (rejects,)
+    else:
+        kinds = tuple(rejects)
     mode = "report" if wants_report(parser) else "exit"
-    client = Client(argv=(), mode=mode, function=parser)  # type: ignore[arg-type]
+    client = Client(argv=(), mode=mode, function=Parser(parser, kinds))  # type: ignore[arg-type]
     known = dict(known_failures or {})
 
     @pytest.mark.stella
@@ -278,7 +300,8 @@ def conformance_tests(
             import dataclasses
 
             suite = dataclasses.replace(suite, **overrides)
-        run_as_test(stella_check, suite, known)
+        rerun = shlex.join(["pytest", request.node.nodeid, "--stella-seed", str(suite.seed)])
+        run_as_test(stella_check, suite, known, rerun)
 
     test: Callable[..., None] = test_stella_conformance
     return test

@@ -27,6 +27,21 @@ from stella_conform.errors import SetupError
     help="Judge the case as this check does (needed for dashboard, recorder, envelope and "
     "wrapper cases; the report's replay command includes it).",
 )
+@click.option(
+    "--parser",
+    "parser_spec",
+    metavar="MODULE:FUNCTION",
+    help="Replay against an in-process Python parser instead of a command "
+    "(FILE.py:FUNCTION also works; the pytest plugin's replay line includes it).",
+)
+@click.option(
+    "--reject",
+    "reject_specs",
+    metavar="MODULE:EXCEPTION",
+    multiple=True,
+    help="With --parser: an exception type that means the parser rejected the stream "
+    "(repeatable; default ValueError). Any other exception is a crash.",
+)
 @click.argument("case", type=click.Path(path_type=Path))
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def replay(
@@ -37,6 +52,8 @@ def replay(
     line_timeout: float,
     wire_schema: Path | None,
     check_id: str | None,
+    parser_spec: str | None,
+    reject_specs: tuple[str, ...],
 ) -> None:
     """Re-run one saved case: stella-conform replay CASE -- CMD [ARGS...]
 
@@ -49,7 +66,15 @@ def replay(
 
     if not case.is_file():
         raise SetupError(f"no such case file: {case}")
-    client = make_client(command, mode, timeout, line_timeout)
+    if parser_spec is not None:
+        if command:
+            raise SetupError("give either --parser or a command after '--', not both")
+        client = _inprocess_client(parser_spec, reject_specs)
+    elif reject_specs:
+        raise SetupError("--reject only applies to an in-process --parser")
+    else:
+        client = make_client(command, mode, timeout, line_timeout)
+    mode = client.mode
     vocab = load_vocabulary(wire_schema)
     if check_id is not None or case.suffix == ".json":
         _replay_as_check(case, check_id, client, vocab)
@@ -77,6 +102,27 @@ def replay(
     if obs.stderr_tail.strip():
         click.echo(f"client stderr (tail): {obs.stderr_tail.strip()[-400:]}")
     sys.exit(0 if obs.ok and obs.verdict == expected.verdict else 1)
+
+
+def _inprocess_client(parser_spec: str, reject_specs: tuple[str, ...]) -> Any:
+    """A client for an in-process parser named on the command line."""
+    from stella_conform.conformance.inprocess import (
+        DEFAULT_REJECTS,
+        Parser,
+        load_spec,
+        wants_report,
+    )
+    from stella_conform.conformance.runner import Client
+
+    read = load_spec(parser_spec)
+    if not callable(read):
+        raise SetupError(f"--parser {parser_spec}: not a function")
+    rejects = tuple(load_spec(spec) for spec in reject_specs) or DEFAULT_REJECTS
+    try:
+        parser = Parser(read, rejects)
+    except TypeError as exc:
+        raise SetupError(f"--reject: {exc}") from None
+    return Client(argv=(), mode="report" if wants_report(read) else "exit", function=parser)
 
 
 def _replay_as_check(case: Path, check_id: str | None, client: Any, vocab: Any) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ADAPTERS, REPO, kit
+from conftest import ADAPTERS, KIT, REPO, kit
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -469,3 +470,96 @@ def test_client_text_cannot_inject_markdown_html_or_workflow_commands(tmp_path: 
             assert is_one_code_span(detail), detail
     assert not any(line.lstrip().startswith("::") for line in out.stdout.splitlines())
     assert "\x1b" not in out.stdout and "\x07" not in out.stdout
+
+
+# ------------------------------------------------------ hostile input files (issue 18, item 10)
+
+PEAK = textwrap.dedent("""
+    import resource, subprocess, sys
+    done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    sys.stderr.buffer.write(done.stderr)
+    print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)
+""")
+
+
+def kit_peak(*args: str, stdin: int | None = None, cwd: Path | None = None) -> tuple[int, int, str]:
+    """Run the kit in a fresh parent: its exit status, its own peak MiB, its stderr."""
+    out = subprocess.run(
+        [sys.executable, "-c", PEAK, str(KIT), *args],
+        stdin=stdin, capture_output=True, text=True, timeout=120, cwd=cwd,
+    )  # fmt: skip
+    code, peak = out.stdout.split()
+    return int(code), int(peak), out.stderr
+
+
+def hostile_inputs(tmp_path: Path) -> dict[str, Path]:
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"format":"stella-conform/report/1","checks":' + "[" * 100_000 + "\n")
+    huge = tmp_path / "huge.json"
+    huge.write_text('{"format":"stella-conform/report/1","n":' + "9" * 5000 + ',"checks":[]}\n')
+    return {"zero": Path("/dev/zero"), "fifo": fifo, "deep": deep, "huge": huge}
+
+
+@pytest.mark.parametrize(
+    ("command", "inputs"),
+    [
+        ("decode", ("zero", "fifo")),
+        ("validate", ("zero", "fifo")),
+        ("trace check", ("zero", "fifo")),
+        ("report diff", ("zero", "fifo", "deep", "huge")),
+        ("report merge out.json", ("zero", "fifo", "deep", "huge")),
+        ("corpus check", ("fifo-corpus",)),
+    ],
+)
+def test_hostile_input_files_are_one_line_and_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, inputs: tuple[str, ...]
+) -> None:
+    files = hostile_inputs(tmp_path)
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    os.mkfifo(corpus / "a.jsonl")
+    (corpus / "a.expect.json").write_text("{}")
+    files["fifo-corpus"] = corpus
+    from click.testing import CliRunner
+
+    from stella_conform.cli import main
+
+    # in-process, milliseconds each (the memory of reading /dev/zero is measured below)
+    monkeypatch.chdir(tmp_path)
+    for name in inputs:
+        path = str(files[name])
+        args = (
+            [*command.split(), path, path] if command == "report diff" else [*command.split(), path]
+        )
+        started = time.monotonic()
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 2, (name, result.output, result.exception)
+        message = result.stderr.strip()
+        assert len(message.splitlines()) == 1 and message.startswith("stella-conform: "), message
+        assert time.monotonic() - started < 5  # a FIFO is never waited on
+
+
+@pytest.mark.parametrize("command", ["decode", "validate", "trace check"])
+def test_dev_zero_on_stdin_is_refused_within_the_line_cap(command: str) -> None:
+    """A path to a device is refused before reading; stdin cannot be, so it is capped."""
+    with open("/dev/zero", "rb") as zero:
+        code, peak, stderr = kit_peak(*command.split(), "-", stdin=zero.fileno())
+    assert code == 2 and ("larger than" in stderr or "longer than" in stderr), stderr
+    assert peak < MEMORY_CAP_MIB, f"{command} on /dev/zero: {peak} MiB"
+
+
+def test_decode_json_of_a_generated_stream_stays_flat() -> None:
+    """Output written as it goes: 16 MiB of stream needs no more memory than 2 MiB."""
+    flood = Path(__file__).parent / "hostile" / "stream_flood.py"
+    peaks = []
+    for mib in (2, 16):
+        gen = subprocess.Popen([sys.executable, str(flood), str(mib)], stdout=subprocess.PIPE)
+        assert gen.stdout is not None
+        code, peak, stderr = kit_peak("decode", "--json", "-", stdin=gen.stdout.fileno())
+        gen.stdout.close()
+        gen.wait()
+        assert code == 0, stderr
+        peaks.append(peak)
+    assert peaks[1] - peaks[0] < 8 and peaks[1] < MEMORY_CAP_MIB, peaks

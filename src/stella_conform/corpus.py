@@ -133,6 +133,8 @@ def read_fixture(stream_path: Path) -> Fixture:
     name = stream_path.name.removesuffix(".jsonl")
     expect_path = stream_path.with_name(name + EXPECT_SUFFIX)
     if not stream_path.is_file():
+        if stream_path.exists():
+            raise SetupError(f"fixture stream {stream_path} is not a regular file")
         raise SetupError(f"fixture stream not found: {stream_path}")
     doc = read_json_file(expect_path, "expectation file")
     validate_expectation(doc, str(expect_path))

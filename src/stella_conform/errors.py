@@ -7,6 +7,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from stella_conform.safe_files import DOCUMENT_CAP, RefusedFile, read_regular
+
 
 class SetupError(Exception):
     """Bad input to the kit itself: a missing file, a malformed schema, a bad client command.
@@ -23,11 +25,21 @@ def read_json_file(path: Path, what: str) -> Any:
     that reads files answers bad input the same way.
     """
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(_read_document(path).decode("utf-8"))
     except FileNotFoundError:
         raise SetupError(f"{what} not found: {path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except RefusedFile as exc:
+        raise SetupError(f"cannot read {what}: {exc}") from None
+    except RecursionError:
+        raise SetupError(f"malformed {what} {path}: nested too deeply") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: a huge integer
         raise SetupError(f"malformed {what} {path}: {exc}") from None
+
+
+def _read_document(path: Path) -> bytes:
+    """A regular file of at most :data:`DOCUMENT_CAP` bytes: a FIFO, ``/dev/zero`` or a
+    file too big for a document is refused at once, never waited on or read whole."""
+    return read_regular(path, DOCUMENT_CAP)
 
 
 def read_toml_file(path: Path, what: str) -> dict[str, Any]:
@@ -36,8 +48,12 @@ def read_toml_file(path: Path, what: str) -> dict[str, Any]:
     The same two messages as :func:`read_json_file`.
     """
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(_read_document(path).decode("utf-8"))
     except FileNotFoundError:
         raise SetupError(f"{what} not found: {path}") from None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+    except RefusedFile as exc:
+        raise SetupError(f"cannot read {what}: {exc}") from None
+    except RecursionError:
+        raise SetupError(f"malformed {what} {path}: nested too deeply") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # TOMLDecodeError is one
         raise SetupError(f"malformed {what} {path}: {exc}") from None

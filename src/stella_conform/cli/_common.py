@@ -11,6 +11,7 @@ from typing import IO, Any, NoReturn, TypeVar
 import click
 
 from stella_conform.errors import SetupError
+from stella_conform.safe_files import STREAM_LINE_CAP, RefusedFile, bounded_lines, open_regular
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -54,11 +55,23 @@ def open_input(path: str) -> Iterator[IO[bytes]]:
     if p.is_dir():
         raise SetupError(f"is a directory, not a stream file: {path}")
     try:
-        fh = open(p, "rb")  # noqa: SIM115 - closed below
+        # a FIFO or a device is refused at once (use - to read a pipe on stdin)
+        fh = open_regular(p)
+    except RefusedFile as exc:
+        raise SetupError(f"{exc} (use - to read a pipe on stdin)") from None
     except OSError as exc:
         raise SetupError(f"cannot read {path}: {exc.strerror}") from None
     with fh:
         yield fh
+
+
+def stream_lines(fh: IO[bytes]) -> Iterator[bytes]:
+    """A stream's lines, none longer than the cap: ``/dev/zero`` on stdin is refused, not
+    read into memory whole (:class:`SetupError`, exit 2)."""
+    try:
+        yield from bounded_lines(fh, STREAM_LINE_CAP)
+    except RefusedFile as exc:
+        raise SetupError(f"{exc}: the kit reads stream lines up to that size") from None
 
 
 class KitGroup(click.Group):

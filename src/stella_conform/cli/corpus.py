@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
-from stella_conform.cli._common import load_vocabulary, wire_schema_option
+from stella_conform.cli._common import load_vocabulary, stream_lines, wire_schema_option
 from stella_conform.errors import SetupError
+from stella_conform.safe_files import open_regular
 
 
 @click.group()
@@ -53,8 +54,12 @@ def corpus_check(directory: Path, wire_schema: Path | None) -> None:
     checked = failed = 0
     for fixture in iter_fixtures(directory):
         checked += 1
-        with open(fixture.stream_path, "rb") as fh:
-            problems = compare(fixture.expect, summarize(fh, vocab))
+        try:
+            fh = open_regular(fixture.stream_path)
+        except OSError as exc:
+            raise SetupError(f"cannot read fixture stream: {exc}") from None
+        with fh:
+            problems = compare(fixture.expect, summarize(stream_lines(fh), vocab))
         if problems:
             failed += 1
             for problem in problems:

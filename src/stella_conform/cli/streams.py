@@ -9,7 +9,12 @@ from typing import Any
 
 import click
 
-from stella_conform.cli._common import load_vocabulary, open_input, wire_schema_option
+from stella_conform.cli._common import (
+    load_vocabulary,
+    open_input,
+    stream_lines,
+    wire_schema_option,
+)
 
 
 @click.command()
@@ -29,21 +34,43 @@ def decode(stream: str, as_json: bool, quiet: bool, wire_schema: Path | None) ->
 
     vocab = load_vocabulary(wire_schema)
     fold = RunFold(vocab.turn_boundary)
-    lines: list[dict[str, Any]] = []
+    out = _JsonLines(vocab.ident) if as_json else None
     with open_input(stream) as fh:
-        for outcome in run_decoder(fh, vocab):
+        for outcome in run_decoder(stream_lines(fh), vocab):
             fold.feed(outcome)
-            if as_json:
-                lines.append(outcome.to_json())
+            if out is not None:
+                out.line(outcome.to_json())
             elif not quiet and outcome.kind is not Kind.BLANK:
                 click.echo(_describe(outcome))
     summary = fold.finish()
-    if as_json:
-        doc = {"vocabulary": vocab.ident, "lines": lines, "summary": summary.to_json()}
-        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+    if out is not None:
+        out.finish(summary.to_json())
     else:
         _print_summary(summary, quiet)
     sys.exit(0 if summary.verdict == "accept" else 1)
+
+
+class _JsonLines:
+    """``decode --json`` written as it goes: the same document ``json.dumps(indent=2)``
+    gives, without holding every line's outcome (a 1 GiB stream stays flat in memory)."""
+
+    def __init__(self, vocabulary: str) -> None:
+        self.first = True
+        head = json.dumps({"vocabulary": vocabulary}, indent=2, ensure_ascii=False)
+        self.write(head[: head.rindex("\n")] + ',\n  "lines": [')
+
+    @staticmethod
+    def write(text: str) -> None:
+        click.echo(text, nl=False)
+
+    def line(self, outcome: dict[str, Any]) -> None:
+        body = json.dumps(outcome, indent=2, ensure_ascii=False).replace("\n", "\n    ")
+        self.write(("\n    " if self.first else ",\n    ") + body)
+        self.first = False
+
+    def finish(self, summary: dict[str, Any]) -> None:
+        body = json.dumps(summary, indent=2, ensure_ascii=False).replace("\n", "\n  ")
+        self.write(("]" if self.first else "\n  ]") + f',\n  "summary": {body}\n}}\n')
 
 
 _ACTIONS = {
@@ -103,7 +130,7 @@ def validate(stream: str, wire_schema: Path | None) -> None:
     problems = 0
     lines = 0
     with open_input(stream) as fh:
-        for number, (content, _terminated) in enumerate(iter_physical_lines(fh), 1):
+        for number, (content, _terminated) in enumerate(iter_physical_lines(stream_lines(fh)), 1):
             lines = number
             if not content.strip(b" \t\r\n"):
                 continue

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from stella_conform.errors import SetupError
+from stella_conform.safe_files import DOCUMENT_CAP, RefusedFile, read_capped, read_regular
 
 
 @click.group()
@@ -28,15 +29,17 @@ def trace_check(journal: Path, as_json: bool) -> None:
     """
     from stella_conform.conformance.trace import grade_journal
 
-    if str(journal) == "-":
-        data = sys.stdin.buffer.read()
-    else:
-        try:
-            data = journal.read_bytes()
-        except FileNotFoundError:
-            raise SetupError(f"journal not found: {journal}") from None
-        except OSError as exc:
-            raise SetupError(f"cannot read journal {journal}: {exc.strerror or exc}") from None
+    try:
+        if str(journal) == "-":
+            data = read_capped(sys.stdin.buffer, DOCUMENT_CAP, "the journal on stdin")
+        else:
+            data = read_regular(journal, DOCUMENT_CAP)  # no FIFO, no device, no 3 GiB
+    except FileNotFoundError:
+        raise SetupError(f"journal not found: {journal}") from None
+    except RefusedFile as exc:
+        raise SetupError(f"cannot read journal: {exc}") from None
+    except OSError as exc:
+        raise SetupError(f"cannot read journal {journal}: {exc.strerror or exc}") from None
     report = grade_journal(data)
     if as_json:
         click.echo(json.dumps(report.to_json(str(journal)), indent=2, ensure_ascii=False))

@@ -33,6 +33,7 @@ from stella_conform.conformance.runner import MODES, Client, ensure_mode_support
 from stella_conform.conformance.suite import CheckResult, SuiteConfig, run_check
 from stella_conform.corpus import corpus_version
 from stella_conform.errors import SetupError, read_json_file, read_toml_file
+from stella_conform.safe_files import inside
 from stella_conform.schemas.vocabulary import Vocabulary, VocabularyError
 
 MATRIX_FORMAT = "stella-conform/matrix/1"
@@ -212,7 +213,8 @@ def _suite_config(config: MatrixConfig, client: ClientSpec, vocab: VocabularySpe
         ),
         examples=config.examples,
         seed=config.seed,
-        failures_dir=config.failures_dir / client.name / vocab.name,
+        # names come from the config: "../../x" must not write outside the failures folder
+        failures_dir=inside(config.failures_dir, client.name, vocab.name),
         database_dir=None,  # a matrix is reproducible from its seed alone
         wire_schema=str(vocab.wire_schema) if vocab.wire_schema else None,
     )

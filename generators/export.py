@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 
 from stella_conform._version import __version__
 from stella_conform.corpus import EXPECT_SUFFIX, write_fixture
-from stella_conform.errors import SetupError
+from stella_conform.errors import SetupError, read_json_file
 from stella_conform.generators.cases import Case, cases
+from stella_conform.safe_files import write_atomic
 from stella_conform.schemas.vocabulary import Vocabulary
 
 DRAW_SETTINGS = settings(
@@ -78,6 +79,38 @@ def case_name(index: int, case: Case) -> str:
     return f"{index:04d}-{label}"
 
 
+MANIFEST = "corpus.json"
+
+
+def _remove_exported(directory: Path, existing: list[Path]) -> None:
+    """Delete the files a previous export wrote, as its manifest lists them; nothing else.
+
+    A folder with a ``*.jsonl`` the manifest does not list (someone's own fixtures, a
+    journal) is refused as a whole: ``--force`` replaces a corpus, it does not clean up.
+    """
+    try:
+        doc = read_json_file(directory / MANIFEST, "corpus manifest")
+    except SetupError:
+        doc = None
+    files = doc.get("files") if isinstance(doc, dict) else None
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        raise SetupError(
+            f"{directory} holds fixtures but no manifest ({MANIFEST} with 'files') of a corpus "
+            "the kit exported: refusing to delete them"
+        )
+    listed = {f for f in files if f == Path(f).name}  # plain names only, never a path
+    strangers = [p.name for p in existing if p.name not in listed]
+    if strangers:
+        raise SetupError(
+            f"{directory} holds files the kit did not export ({strangers[0]}): refusing to "
+            "replace it"
+        )
+    for name in sorted(listed):
+        path = directory / name
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+
+
 def export_corpus(
     directory: Path,
     *,
@@ -97,8 +130,8 @@ def export_corpus(
         existing = sorted(directory.glob("*.jsonl")) + sorted(directory.glob("*" + EXPECT_SUFFIX))
         if existing and not force:
             raise SetupError(f"{directory} already holds a corpus; use --force to replace it")
-        for path in existing:
-            path.unlink()
+        if existing:
+            _remove_exported(directory, existing)
     try:
         directory.mkdir(parents=True, exist_ok=True)
         names = []
@@ -117,8 +150,10 @@ def export_corpus(
             "count": count,
             "vocabulary": vocab.ident,
             "max_mutations": max_mutations,
+            # what --force may delete next time: exactly these files, nothing else
+            "files": [f"{n}{suffix}" for n in names for suffix in (".jsonl", EXPECT_SUFFIX)],
         }
-        (directory / "corpus.json").write_text(json.dumps(manifest, indent=2) + "\n")
+        write_atomic(directory / MANIFEST, json.dumps(manifest, indent=2) + "\n")
     except OSError as exc:
         raise SetupError(f"cannot write corpus to {directory}: {exc.strerror or exc}") from None
     return names

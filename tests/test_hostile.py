@@ -563,3 +563,85 @@ def test_decode_json_of_a_generated_stream_stays_flat() -> None:
         assert code == 0, stderr
         peaks.append(peak)
     assert peaks[1] - peaks[0] < 8 and peaks[1] < MEMORY_CAP_MIB, peaks
+
+
+# ------------------------------------------------------------ the file system (item 9)
+
+
+def test_saving_a_failure_replaces_a_planted_link_and_never_writes_through_it(
+    tmp_path: Path,
+) -> None:
+    from stella_conform.corpus import write_fixture
+    from stella_conform.safe_files import write_atomic
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    failures = tmp_path / "failures"
+    failures.mkdir()
+    for name in ("case.jsonl", "case.expect.json", "report.json"):
+        (failures / name).symlink_to(victim)
+    write_fixture(failures, "case", VALID, {"format": "x"})
+    write_atomic(failures / "report.json", "{}\n")
+    assert victim.read_text() == "precious\n"
+    for name in ("case.jsonl", "case.expect.json", "report.json"):
+        assert not (failures / name).is_symlink() and (failures / name).is_file()
+    assert sorted(p.name for p in failures.iterdir()) == [
+        "case.expect.json", "case.jsonl", "report.json",
+    ]  # fmt: skip  # no temporary file left
+
+
+@pytest.mark.parametrize("name", ["../../x", "/etc", "..", "a/../../b", "\x1b[2J"])
+def test_matrix_names_cannot_leave_the_failures_folder(tmp_path: Path, name: str) -> None:
+    from stella_conform.conformance.matrix import (
+        ClientSpec,
+        MatrixConfig,
+        VocabularySpec,
+        _suite_config,
+    )
+
+    failures = tmp_path / "failures"
+    config = MatrixConfig([], [], tmp_path, failures_dir=failures)
+    suite = _suite_config(config, ClientSpec(name, ("true",)), VocabularySpec(name))
+    where = suite.failures_dir.resolve()
+    assert where.is_relative_to(failures.resolve()) and where != failures.resolve()
+    assert len(where.relative_to(failures.resolve()).parts) == 2
+
+
+def test_corpus_export_force_deletes_only_what_it_wrote(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from stella_conform.cli import main
+
+    corpus = tmp_path / "corpus"
+    first = CliRunner().invoke(main, ["corpus", "export", str(corpus), "-n", "2"])
+    assert first.exit_code == 0, first.output
+    mine = corpus / "my-own.jsonl"
+    mine.write_text("{}\n")
+    again = CliRunner().invoke(main, ["corpus", "export", str(corpus), "-n", "1", "--force"])
+    assert again.exit_code == 2 and "did not export (my-own.jsonl)" in again.stderr
+    assert mine.read_text() == "{}\n" and len(list(corpus.glob("*.jsonl"))) == 3
+    mine.unlink()
+    again = CliRunner().invoke(main, ["corpus", "export", str(corpus), "-n", "1", "--force"])
+    assert again.exit_code == 0 and len(list(corpus.glob("*.jsonl"))) == 1
+    # a folder of fixtures the kit never exported (no manifest): --force refuses too
+    (corpus / "corpus.json").unlink()
+    refused = CliRunner().invoke(main, ["corpus", "export", str(corpus), "-n", "1", "--force"])
+    assert refused.exit_code == 2 and "no manifest" in refused.stderr
+
+
+@pytest.mark.parametrize("stream", ["../secret.jsonl", "/etc/hostname", "link.jsonl"])
+def test_a_scenario_plays_only_files_in_its_folder(tmp_path: Path, stream: str) -> None:
+    from stella_conform.conformance.suite import load_case
+    from stella_conform.errors import SetupError
+    from stella_conform.fake_stella import Scenario
+
+    (tmp_path / "secret.jsonl").write_bytes(VALID)
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    (folder / "link.jsonl").symlink_to(tmp_path / "secret.jsonl")
+    path = folder / "s.scenario.json"
+    path.write_text(json.dumps({"format": "stella-conform/scenario/1", "stream": stream}))
+    with pytest.raises(SetupError, match="not a file in its folder"):
+        load_case(path)
+    with pytest.raises(ValueError, match="outside its folder"):
+        Scenario.load(path)

@@ -21,6 +21,7 @@ import jsonschema
 
 from stella_conform.decoder import RunSummary
 from stella_conform.errors import SetupError, read_json_file
+from stella_conform.safe_files import DOCUMENT_CAP, read_regular, write_atomic
 from stella_conform.schemas.vocabulary import load_schema
 
 EXPECT_FORMAT = "stella-conform/expect/1"
@@ -167,9 +168,9 @@ def corpus_version(directory: Path | None = None) -> str:
 def write_fixture(directory: Path, name: str, stream: bytes, expect: Mapping[str, Any]) -> None:
     """Write one case in the fixture format (stable bytes for a given input)."""
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / f"{name}.jsonl").write_bytes(stream)
+    write_atomic(directory / f"{name}.jsonl", stream)  # never through a planted link
     text = json.dumps(expect, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
-    (directory / f"{name}{EXPECT_SUFFIX}").write_text(text, encoding="utf-8")
+    write_atomic(directory / f"{name}{EXPECT_SUFFIX}", text)
 
 
 # ------------------------------------------------------------------ envelopes and scenarios
@@ -221,7 +222,7 @@ class ScenarioFixture:
     def stream(self) -> bytes:
         if "stream_text" in self.scenario:
             return str(self.scenario["stream_text"]).encode("utf-8")
-        return (self.path.parent / str(self.scenario["stream"])).read_bytes()
+        return read_regular(scenario_stream_path(self.path, self.scenario["stream"]), DOCUMENT_CAP)
 
     @property
     def expect(self) -> Mapping[str, Any]:
@@ -251,9 +252,24 @@ def read_scenario(path: Path) -> ScenarioFixture:
         raise SetupError(f"{path}: format must be {SCENARIO_FORMAT!r}")
     if not isinstance(doc.get("exit", 0), int):
         raise SetupError(f"{path}: 'exit' must be an integer")
-    if "stream_text" not in doc and not (path.parent / str(doc.get("stream", ""))).is_file():
-        raise SetupError(f"{path}: its stream {doc.get('stream')!r} is not a file beside it")
+    if "stream_text" not in doc:
+        stream = scenario_stream_path(path, doc.get("stream", ""))
+        if not stream.is_file():
+            raise SetupError(f"{path}: its stream {doc.get('stream')!r} is not a file beside it")
     return ScenarioFixture(name, path, doc)
+
+
+def scenario_stream_path(scenario: Path, stream: Any) -> Path:
+    """Where a scenario's ``stream`` is: inside the scenario's folder, or :class:`SetupError`.
+
+    A scenario file names its stream relative to itself; ``../../etc/passwd``, an absolute
+    path or a link out of the folder would make ``replay`` read and play any file.
+    """
+    folder = scenario.parent.resolve()
+    target = (folder / str(stream)).resolve()
+    if not isinstance(stream, str) or not stream or not target.is_relative_to(folder):
+        raise SetupError(f"{scenario}: its stream {stream!r} is not a file in its folder")
+    return target
 
 
 def iter_envelope_fixtures(directory: Path | None = None) -> Iterator[EnvelopeFixture]:
@@ -274,9 +290,9 @@ def write_envelope_fixture(
 ) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{name}.json"
-    path.write_bytes(data)
+    write_atomic(path, data)
     text = json.dumps({"format": ENVELOPE_EXPECT_FORMAT, **expect}, indent=2, ensure_ascii=False)
-    (directory / f"{name}{EXPECT_SUFFIX}").write_text(text + "\n", encoding="utf-8")
+    write_atomic(directory / f"{name}{EXPECT_SUFFIX}", text + "\n")
     return path
 
 
@@ -286,7 +302,7 @@ def write_scenario(directory: Path, name: str, scenario: Mapping[str, Any], stre
     doc = {"format": SCENARIO_FORMAT, **scenario, "stream_text": stream.decode("utf-8", "replace")}
     doc.pop("stream", None)
     path = directory / f"{name}{SCENARIO_SUFFIX}"
-    path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_atomic(path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     return path
 
 
@@ -349,7 +365,7 @@ def write_trace_fixture(directory: Path, name: str, data: bytes, description: st
 
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{name}.jsonl"
-    path.write_bytes(data)
+    write_atomic(path, data)
     report = grade_journal(data)
     expect: dict[str, Any] = {
         "format": TRACE_EXPECT_FORMAT,
@@ -362,5 +378,5 @@ def write_trace_fixture(directory: Path, name: str, data: bytes, description: st
         expect["crashed"] = report.crashed
         expect["checks"] = {r.id: r.outcome for r in report.results}
     text = json.dumps(expect, indent=2, ensure_ascii=False) + "\n"
-    (directory / f"{name}{EXPECT_SUFFIX}").write_text(text, encoding="utf-8")
+    write_atomic(directory / f"{name}{EXPECT_SUFFIX}", text)
     return path

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from stella_conform.decoder import Kind, decode_all
+from stella_conform.safe_files import read_regular
 
 SCENARIO_ENV = "STELLA_FAKE_SCENARIO"
 LOG_ENV = "STELLA_FAKE_LOG"
@@ -99,14 +100,19 @@ class Scenario:
     def load(cls, path: str | os.PathLike[str]) -> Scenario:
         source = Path(path)
         if source.suffix == ".jsonl":
-            return cls(stream=source.read_bytes())
-        doc = json.loads(source.read_text(encoding="utf-8"))
+            return cls(stream=read_regular(source, 256 * 1024 * 1024))
+        doc = json.loads(read_regular(source, 64 * 1024 * 1024).decode("utf-8"))
         if not isinstance(doc, dict) or doc.get("format") != SCENARIO_FORMAT:
             raise ValueError(f"{source}: not a scenario file (format {SCENARIO_FORMAT!r})")
         if "stream_text" in doc:
             stream = str(doc["stream_text"]).encode("utf-8")
         elif "stream" in doc:
-            stream = (source.parent / str(doc["stream"])).read_bytes()
+            # only a file in the scenario's own folder, and only a regular one
+            folder = source.parent.resolve()
+            target = (folder / str(doc["stream"])).resolve()
+            if not target.is_relative_to(folder):
+                raise ValueError(f"{source}: its stream {doc['stream']!r} is outside its folder")
+            stream = read_regular(target, 256 * 1024 * 1024)
         else:
             stream = MINIMAL_RUN
         return cls(

@@ -49,6 +49,27 @@ def grade_step(tmp_path: Path, client: str, **inputs: str) -> tuple[str, str]:
     return (tmp_path / "output").read_text(), (tmp_path / "summary").read_text()
 
 
+def github_outputs(text: str) -> dict[str, str]:
+    """``$GITHUB_OUTPUT`` read as the runner does: ``name=value`` or ``name<<DELIMITER``."""
+    out: dict[str, str] = {}
+    lines = iter(text.splitlines())
+    for line in lines:
+        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
+            name, delimiter = line.split("<<", 1)
+            value = []
+            for more in lines:
+                if more == delimiter:
+                    break
+                value.append(more)
+            else:
+                raise AssertionError(f"no closing delimiter for {name}")
+            out[name] = "\n".join(value)
+        elif line:
+            name, value = line.split("=", 1)
+            out[name] = value
+    return out
+
+
 @pytest.mark.parametrize(
     ("client", "profiles", "code"),
     [
@@ -61,7 +82,7 @@ def test_the_grade_step_reports_the_exit_code_and_writes_the_summary(
 ) -> None:
     command = shlex.join([sys.executable, str(ADAPTERS / "python" / client)])
     output, summary = grade_step(tmp_path, command, profiles=profiles)
-    assert output.strip() == f"exit-code={code}"
+    assert github_outputs(output) == {"exit-code": code}
     assert "D.run-terminator" in summary and "## stella-conform" in summary
     assert (tmp_path / "stella-report.json").is_file()
     assert (tmp_path / "stella-junit.xml").is_file()

@@ -645,3 +645,47 @@ def test_a_scenario_plays_only_files_in_its_folder(tmp_path: Path, stream: str) 
         load_case(path)
     with pytest.raises(ValueError, match="outside its folder"):
         Scenario.load(path)
+
+
+# ------------------------------------------------------------ the composite action (item 7)
+
+
+def test_the_action_never_evaluates_its_inputs(tmp_path: Path) -> None:
+    """$(…), backticks, ; and globs in every input: nothing runs, words arrive as written."""
+    import yaml
+    from test_ci_action import ACTION, github_outputs
+
+    step = next(s for s in ACTION["runs"]["steps"] if s.get("id") == "grade")
+    assert "eval" not in step["run"] and "${{" not in step["run"]
+    for other in ACTION["runs"]["steps"]:
+        assert "${{" not in other.get("run", ""), other["name"]  # inputs only through env
+    yaml.safe_dump(ACTION)
+    (tmp_path / "decoy.txt").touch()  # an unquoted * would expand to it
+    env = dict(os.environ)
+    env["PATH"] = f"{KIT.parent}{os.pathsep}{env['PATH']}"
+    env.update(
+        CLIENT="'/no/such dir/$(touch pwned1)' `touch pwned2`; touch pwned3 | touch pwned4 *",
+        MODE="exit",
+        PROFILES="reader;touch${IFS}pwned5 $(touch pwned6) *",
+        KNOWN="$(touch pwned7)",
+        EXAMPLES="1",
+        SEED="0",
+        GITHUB_OUTPUT=str(tmp_path / "output"),
+        GITHUB_STEP_SUMMARY=str(tmp_path / "summary"),
+    )
+    done = subprocess.run(
+        ["bash", "-e", "-c", step["run"]], cwd=tmp_path, env=env, capture_output=True,
+        text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert not list(tmp_path.glob("pwned*")), "an input was executed"
+    assert github_outputs((tmp_path / "output").read_text()) == {"exit-code": "2"}
+    assert "unknown profile 'reader;touch${IFS}pwned5'" in done.stderr
+    # with good profiles, the first word reaches the kit whole, quotes honoured
+    env.update(PROFILES="reader", KNOWN="")
+    done = subprocess.run(
+        ["bash", "-e", "-c", step["run"]], cwd=tmp_path, env=env, capture_output=True,
+        text=True, timeout=60,
+    )  # fmt: skip
+    assert "client not found: /no/such dir/$(touch pwned1)" in done.stderr
+    assert not list(tmp_path.glob("pwned*"))

@@ -298,6 +298,12 @@ class ClientProcess:
             return Exit(None, signal=-code)
         return Exit(code)
 
+    def discard_stdout(self) -> None:
+        """From now on stdout is drained and counted, never kept as lines."""
+        self.collect_lines = False
+        self._lines.clear()
+        self._partial.clear()
+
     def drain(self, until: float) -> None:
         while time.monotonic() < until and not (self._stdout_eof and self._stderr_eof):
             self.pump(min(0.05, max(0.0, until - time.monotonic())))

@@ -339,17 +339,35 @@ def _take_recording(obs: Observation, proc: ClientProcess, path: str | None) -> 
         obs.status, obs.detail = "crash", f"the recording is over {RECORDING_CAP} bytes"
 
 
+#: What one case's line observations may hold: a base plus a multiple of the input.
+OBSERVATIONS_BASE = 8 * 1024 * 1024
+OBSERVATIONS_PER_INPUT_BYTE = 4
+
+
+def observations_cap(input_size: int) -> int:
+    return OBSERVATIONS_BASE + OBSERVATIONS_PER_INPUT_BYTE * input_size
+
+
 class _Reader:
     """Reads validated messages from a client, enforcing the report-mode rules."""
 
     def __init__(
-        self, proc: ClientProcess, obs: Observation, written: list[int], case_id: str | None = None
+        self,
+        proc: ClientProcess,
+        obs: Observation,
+        written: list[int],
+        case_id: str | None = None,
+        input_size: int = 0,
     ) -> None:
         self.proc = proc
         self.obs = obs
         self.written = written  # lines written so far, as a one-item list
         self.case_id = case_id
         self.pending: set[int] = set()
+        # Observations are kept for grading; a client echoing a 4 MB ``event`` on every
+        # line would otherwise hold gigabytes. What it may say is bounded by what it got.
+        self.budget = observations_cap(input_size)
+        self.kept = 0
 
     def next(self, deadline: float) -> dict[str, Any] | None:
         try:
@@ -393,6 +411,13 @@ class _Reader:
                 return
             if n in self.obs.lines:
                 raise ProtocolError(f"a second observation for line {n}: {excerpt(raw)}")
+            self.kept += len(raw)
+            if self.kept > self.budget:
+                raise ProtocolError(
+                    f"the line observations of this case exceed {self.budget} bytes "
+                    f"({OBSERVATIONS_BASE} + {OBSERVATIONS_PER_INPUT_BYTE} per input byte), "
+                    f"at line {n}"
+                )
             self.obs.lines[n] = message
             self.pending.discard(n)
         elif kind == "summary":
@@ -468,13 +493,14 @@ def _reporting(
     feed: Feed,
     written: list[int],
     send_input: Callable[[ClientProcess, _Reader, Observation, float], None],
+    input_size: int = 0,
 ) -> Observation:
     """A report-mode run: hello, the input (``send_input``), the summary, the exit status."""
     obs = Observation()
     proc = _start(client, list(client.argv), feed=feed)
     try:
         deadline = time.monotonic() + client.timeout
-        reader = _Reader(proc, obs, written)
+        reader = _Reader(proc, obs, written, input_size=input_size)
         try:
             obs.hello = _expect_hello(reader, deadline, client.mode)
             send_input(proc, reader, obs, deadline)
@@ -482,6 +508,9 @@ def _reporting(
             while obs.summary is None:
                 if reader.next(deadline) is None:
                     break
+            # nothing after the summary is read: count it, keep none of it (a client that
+            # floods lines while the kit waits for its exit would otherwise fill memory)
+            proc.discard_stdout()
         except ProtocolError as exc:
             obs.status, obs.detail = "protocol-error", str(exc)
             if proc.stdout_closed:  # the client is going away: say why, if it says
@@ -521,7 +550,7 @@ def run_report(client: Client, stream: bytes) -> Observation:
             ):
                 break
 
-    return _reporting(client, LINES, written, lockstep)
+    return _reporting(client, LINES, written, lockstep, len(stream))
 
 
 def run_document(client: Client, data: bytes, feed: Feed) -> Observation:
@@ -535,7 +564,7 @@ def run_document(client: Client, data: bytes, feed: Feed) -> Observation:
         if feed.style == "document":
             proc.send(data)
 
-    return _reporting(client, feed, [0], whole)
+    return _reporting(client, feed, [0], whole, len(data))
 
 
 def _await_ack(reader: _Reader, line: int, deadline: float, line_timeout: float) -> bool:
@@ -602,7 +631,7 @@ class PersistentSession:
             proc = self._ensure(deadline)
             obs.hello = self.hello
             written = [len(lines)]
-            reader = _Reader(proc, obs, written, case_id=case_id)
+            reader = _Reader(proc, obs, written, case_id=case_id, input_size=len(stream))
             message: dict[str, Any] = {
                 "kind": "case",
                 "id": case_id,

@@ -151,20 +151,24 @@ def test_persistent_mode_hostile_answers(
 MEMORY_DRIVER = textwrap.dedent("""
     import sys
     from stella_conform.conformance.runner import Client, run_exit, run_report
-    mode = sys.argv[1]
-    client = Client(argv=tuple(sys.argv[2:]), mode=mode, timeout=120)
+    mode, timeout, lines = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+    client = Client(argv=tuple(sys.argv[4:]), mode=mode, timeout=timeout)
     run = run_exit if mode == "exit" else run_report
-    obs = run(client, b'{"type":"run_complete","model":"m","cost_usd":0}\\n')
+    text = b'{"type":"text","text":"hi"}\\n'
+    obs = run(client, text * lines + b'{"type":"run_complete","model":"m","cost_usd":0}\\n')
     # VmHWM: this process's own peak (ru_maxrss would include the parent's, inherited at fork)
     hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM")][0].split()[1]
     print(obs.status, obs.verdict, obs.stdout_bytes + obs.stderr_bytes, int(hwm) // 1024)
 """)
 
 
-def kit_under_flood(mode: str, *behaviour: str) -> tuple[str, str, int, int]:
+def kit_under_flood(
+    mode: str, *behaviour: str, timeout: float = 120, lines: int = 0
+) -> tuple[str, str, int, int]:
     """Run one case in a fresh kit process; its status, verdict, bytes read, peak MiB."""
+    driver = [sys.executable, "-c", MEMORY_DRIVER, mode, str(timeout), str(lines)]
     out = subprocess.run(
-        [sys.executable, "-c", MEMORY_DRIVER, mode, sys.executable, str(HOSTILE), *behaviour],
+        [*driver, sys.executable, str(HOSTILE), *behaviour],
         capture_output=True,
         text=True,
         timeout=300,
@@ -689,3 +693,42 @@ def test_the_action_never_evaluates_its_inputs(tmp_path: Path) -> None:
     )  # fmt: skip
     assert "client not found: /no/such dir/$(touch pwned1)" in done.stderr
     assert not list(tmp_path.glob("pwned*"))
+
+
+# ------------------------------------------- clients that follow the protocol (item 4)
+
+
+def test_lines_after_the_summary_are_counted_not_kept() -> None:
+    """A summary, then a flood while the kit waits for the exit: memory stays flat."""
+    status, _verdict, written, peak_mib = kit_under_flood(
+        "report", "report-after-summary", timeout=3
+    )
+    assert status == "timeout" and written > 50 * 1024 * 1024, (status, written)
+    assert peak_mib < MEMORY_CAP_MIB, f"kit peaked at {peak_mib} MiB"
+
+
+def test_an_event_echoed_on_every_line_is_capped() -> None:
+    """4 MB echoed per line observation: a protocol error past the observations cap."""
+    status, _verdict, written, peak_mib = kit_under_flood(
+        "report", "report-echo-event", timeout=30, lines=40
+    )
+    # the third 4 MB observation passes the cap (8 MiB + 4 bytes per input byte)
+    assert status == "protocol-error" and 8_000_000 < written < 40_000_000, (status, written)
+    assert peak_mib < MEMORY_CAP_MIB, f"kit peaked at {peak_mib} MiB"
+
+
+@pytest.mark.parametrize("behaviour", ["report-deep-summary", "report-big-preview"])
+def test_deep_or_huge_summaries_are_cut_in_every_report(tmp_path: Path, behaviour: str) -> None:
+    """A 400 KB summary nested 900 deep, a 4 MB preview: reports small, the cut said."""
+    code, peak, stderr = kit_peak(
+        "run", "--mode", "report", "--examples", "0", "--only", "R1.valid-runs-accepted",
+        "--no-database", "--json", "r.json", "--junit-xml", "r.xml", "--markdown", "r.md",
+        "--failures-dir", "f", "--timeout", "20",
+        "--", sys.executable, str(HOSTILE), behaviour, cwd=tmp_path,
+    )  # fmt: skip
+    assert code == 1 and "Traceback" not in stderr, stderr
+    assert peak < MEMORY_CAP_MIB, f"kit peaked at {peak} MiB"
+    report = (tmp_path / "r.json").read_text()
+    assert len(report) < 1024 * 1024 and "cut" in report
+    assert (tmp_path / "r.md").stat().st_size < 1024 * 1024  # GitHub's step-summary limit
+    assert (tmp_path / "r.xml").stat().st_size < 1024 * 1024

@@ -55,6 +55,9 @@ class FakePeer:
     def drain(self, until: float) -> None:
         pass
 
+    def discard_stdout(self) -> None:
+        pass
+
     def kill(self) -> None:
         self.lines.clear()
 

@@ -111,8 +111,41 @@ def main():
         sys.stdout.flush()
         sys.stdin.buffer.read()
         sys.exit(1)
+    elif what == "report-after-summary":
+        # a correct conversation, then lines forever while the kit waits for the exit
+        answer(reject=False)
+        line = b'{"kind":"line","line":1,"outcome":"known"}' * 1000 + b"\n"
+        while True:
+            os.write(1, line)
+    elif what == "report-echo-event":
+        # echoes a 4 MB event in every line observation
+        pad = "x" * 4_000_000  # 4 MB: under the line cap, so only the total can stop it
+        answer(reject=False, extra={"event": {"type": "text", "pad": pad}})
+    elif what == "report-deep-summary":
+        # a 400 KB summary nested 900 deep, with items at every level
+        deep = []
+        for _ in range(900):
+            deep = [*range(50), deep]
+        answer(reject=True, summary={"tool_calls": [{"deep": deep}]})
+        sys.exit(1)
+    elif what == "report-big-preview":
+        big = "p" * 4_000_000  # 4 MB: just under the kit's 4 MiB line cap
+        answer(reject=True, summary={"preview": big})
+        sys.exit(1)
     else:
         raise SystemExit(f"unknown behaviour {what}")
+
+
+def answer(reject, extra=None, summary=None):
+    """Follow the protocol: hello, one observation per line, a summary, the exit status."""
+    out(HELLO)
+    n = 0
+    for n, _raw in enumerate(sys.stdin, 1):
+        out({"kind": "line", "line": n, "outcome": "known", "type": "x", **(extra or {})})
+    verdict = "reject" if reject else "accept"
+    rejected = {"rejected_line": n} if reject else {}
+    out({"kind": "summary", "verdict": verdict, **rejected, **(summary or {})})
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":

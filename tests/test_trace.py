@@ -9,6 +9,8 @@ generated valid journals pass every check.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -28,6 +30,7 @@ from stella_conform.generators.journals import (
 from stella_conform.journal import read_journal
 
 TRACE_DIR = bundled_fixtures_dir() / "trace"
+FIXTURES_DIR = bundled_fixtures_dir()
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 
 
@@ -124,3 +127,36 @@ def test_trace_check_exit_codes_and_json(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "not found" in missing.stderr
     piped = kit("trace", "check", "-", stdin=(TRACE_DIR / "resume_lost_work.jsonl").read_bytes())
     assert piped.returncode == 1 and "work lost" in piped.stdout
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"", "the journal is empty"),
+        (b"\n  \n", "the journal is empty"),
+        (b'{"seq":1,"event":"sess', "no journal entry"),
+        (b'{"a":1}\n{"b":2}\n', 'not a trace journal: no line has a "seq" or an "event"'),
+        (
+            (FIXTURES_DIR / "minimal_run.jsonl").read_bytes(),
+            "it looks like a stella event stream (read those with: stella-conform decode FILE)",
+        ),
+    ],
+)
+def test_trace_check_on_what_is_not_a_journal_is_one_line_and_exit_2(
+    data: bytes, message: str
+) -> None:
+    out = kit("trace", "check", "-", stdin=data)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.count("\n") == 1 and message in out.stderr, out.stderr
+    as_json = kit("trace", "check", "--json", "-", stdin=data)
+    assert as_json.returncode == 2 and message in as_json.stderr
+
+
+def test_the_fake_stella_documents_itself() -> None:
+    fake = Path(sys.executable).parent / "stella-conform-fake-stella"
+    for flag in ("--help", "-h"):
+        out = subprocess.run([str(fake), flag], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0 and out.stderr == ""
+        assert out.stdout.startswith("usage: stella-conform-fake-stella")
+        for setting in ("STELLA_FAKE_SCENARIO", "STELLA_FAKE_LOG", "STELLA_FAKE_PACE_MS"):
+            assert setting in out.stdout

@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import textwrap
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -351,11 +352,26 @@ def _log(inv: Invocation, env: dict[str, str]) -> None:
         fh.write(json.dumps(inv.to_json()) + "\n")
 
 
+def usage() -> str:
+    """What ``--help`` prints: this module's own description, so the two cannot drift."""
+    return (
+        "usage: stella-conform-fake-stella [GLOBAL OPTIONS] COMMAND [OPTIONS] [PROMPT]\n"
+        "       (installed as 'stella' first on PATH; commands: run, fleet, "
+        + ", ".join(QUERY_COMMANDS)
+        + ")\n\n"
+        + textwrap.dedent(__doc__ or "").strip()
+        + "\n"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     env = dict(os.environ)
     if args in (["--version"], ["-V"]):
         print("stella 0.0.0-fake (stella-conform fake stella)")
+        return 0
+    if args in (["--help"], ["-h"], ["help"]):
+        print(usage())
         return 0
     try:
         inv = parse(args, env)

@@ -25,7 +25,8 @@ def trace_check(journal: Path, as_json: bool) -> None:
 
     Exit 0 when every check passes (or has nothing to see), 1 when a check fails,
     2 when the journal cannot be read (a corrupt line that is not the last, a
-    recognized event whose body does not fit) or does not exist.
+    recognized event whose body does not fit), is empty, is not a journal at all
+    (no entry has a "seq" or an "event") or does not exist.
     """
     from stella_conform.conformance.trace import grade_journal
 
@@ -40,6 +41,9 @@ def trace_check(journal: Path, as_json: bool) -> None:
         raise SetupError(f"cannot read journal: {exc}") from None
     except OSError as exc:
         raise SetupError(f"cannot read journal {journal}: {exc.strerror or exc}") from None
+    problem = not_a_journal(data)
+    if problem is not None:
+        raise SetupError(f"{journal}: {problem}")
     report = grade_journal(data)
     if as_json:
         click.echo(json.dumps(report.to_json(str(journal)), indent=2, ensure_ascii=False))
@@ -84,3 +88,29 @@ def trace_check(journal: Path, as_json: bool) -> None:
     failed = sum(1 for r in report.results if r.outcome == "fail")
     click.echo(f"\n{failed} check(s) failed" if failed else "\nevery check passes")
     sys.exit(report.exit_code)
+
+
+def not_a_journal(data: bytes) -> str | None:
+    """Why ``data`` cannot be a trace journal at all, or None.
+
+    Every check would otherwise "pass" an empty file (nothing to see) and puzzle over a
+    stella event stream (every line an unrecognized entry without a seq).
+    """
+    from stella_conform.journal import read_journal
+
+    if not data.strip():
+        return "the journal is empty"
+    reading = read_journal(data)
+    if reading.verdict != "accept":
+        return None  # unreadable: reported with the line that breaks it
+    entries = reading.entries
+    if not entries:
+        return "no journal entry: not one line is a complete JSON object"
+    if any("seq" in e or isinstance(e.get("event"), str) for e in entries):
+        return None
+    if any(isinstance(e.get("type"), str) for e in entries):
+        return (
+            'not a trace journal: its lines carry "type", not "seq" and "event"; it looks '
+            "like a stella event stream (read those with: stella-conform decode FILE)"
+        )
+    return 'not a trace journal: no line has a "seq" or an "event"'

@@ -304,7 +304,9 @@ def run_exit(client: Client, stream: bytes, feed: Feed = LINES) -> Observation:
             else:
                 proc.close_stdin()
             ended = proc.wait(time.monotonic() + client.timeout)
-            obs.verdict = _exit_status(obs, ended, "no exit within the timeout", client, proc)
+            obs.verdict = _exit_status(
+                obs, ended, f"no exit within the timeout ({client.timeout:g} s)", client, proc
+            )
         finally:
             proc.kill()
         if feed.record:
@@ -583,7 +585,7 @@ def _settle_report(obs: Observation, ended: Exit, client: Client, proc: ClientPr
     exit_verdict = _exit_status(
         obs,
         ended,
-        "no summary and exit within the timeout",
+        f"no summary and exit within the timeout ({client.timeout:g} s)",
         client,
         proc,
         detect=obs.summary is None,
@@ -651,7 +653,10 @@ class PersistentSession:
                     obs.status, obs.detail = "crash", f"{how} in the middle of a case"
                     obs.exit = ended
                 else:
-                    obs.status, obs.detail = "timeout", "no summary within the timeout"
+                    obs.status, obs.detail = (
+                        "timeout",
+                        (f"no summary within the timeout ({self.client.timeout:g} s)"),
+                    )
                 self._discard()
         except ProtocolError as exc:
             obs.status, obs.detail = "protocol-error", str(exc)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shlex
+import time
 import warnings
 import zlib
 from collections.abc import Callable, Sequence
@@ -136,6 +137,10 @@ class SuiteConfig:
     #: An example database to use instead of ``database_dir`` (the pytest plugin passes
     #: Hypothesis's configured one, e.g. a GitHub-artifact database shared by CI).
     database: Any = None
+    #: ``time.monotonic()`` after which no new case starts (``run --time-budget``).
+    deadline: float | None = None
+    #: The budget in seconds, as the user gave it (for messages).
+    time_budget: float | None = None
 
     def vocabulary(self) -> Vocabulary:
         """The vocabulary as this client sees it: the stella's, narrowed to what it knows."""
@@ -292,10 +297,76 @@ def _failure(case: GradedCase, j: Judgment, obs: Observation) -> CaseFailure:
     )
 
 
+#: Crashes (or protocol errors) in a row, before any answer, that stop a check.
+FAIL_FAST_CRASHES = 3
+
+
+class _StopCheck(BaseException):
+    """Ends a check at once, from inside the Hypothesis property too.
+
+    A ``BaseException``: Hypothesis treats an ``Exception`` as a failure to shrink,
+    and there is nothing to shrink in "the client never answers" or "time is up".
+    """
+
+
+@dataclass
+class _Pace:
+    """Fail fast and the time budget: when a check stops grading, and why.
+
+    A check whose first cases all go unanswered stops with one ``error``: at the
+    first timeout (each costs a whole ``--timeout``, and a client that hung once
+    before answering anything hangs again), or after ``FAIL_FAST_CRASHES``
+    crashes (cheap, but a client that crashes on every input has nothing to grade).
+    Once any case is answered, later crashes and timeouts are ordinary errors.
+    """
+
+    config: SuiteConfig
+    answered: bool = False
+    unanswered: int = 0
+    cases: int = 0
+    #: Why the check stopped early, once it has.
+    reason: str | None = None
+
+    def out_of_time(self) -> bool:
+        deadline = self.config.deadline
+        return deadline is not None and time.monotonic() > deadline
+
+    def budget_message(self) -> str:
+        self.reason = (
+            f"not graded in full: the --time-budget of {self.config.time_budget:g} s ran out "
+            f"after {self.cases} case(s)"
+        )
+        return self.reason
+
+    def stop_message(self, obs: Observation) -> str | None:
+        """Why the check stops after this observation, or None to go on."""
+        self.cases += 1
+        if obs.ok:
+            self.answered = True
+            return None
+        if self.answered:
+            return None
+        self.unanswered += 1
+        if obs.status != "timeout" and self.unanswered < FAIL_FAST_CRASHES:
+            return None
+        said = last_stderr_line(obs.stderr_tail)
+        first = "the first case" if self.unanswered == 1 else f"{self.unanswered} cases"
+        self.reason = f"stopped after {first} without an answer: client {obs.describe()}" + (
+            f"; client stderr: {said}" if said else ""
+        )
+        return self.reason
+
+
+def last_stderr_line(tail: str, limit: int = 200) -> str:
+    """The client's last words: the last non-blank line of its stderr, shortened."""
+    lines = [line.strip() for line in tail.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    return lines[-1] if len(lines[-1]) <= limit else lines[-1][:limit] + "…"
+
+
 def run_check(check: Check, config: SuiteConfig) -> CheckResult:
     """Grade one check (called in a worker process, or inline for ``-j 1``)."""
-    import time
-
     started = time.monotonic()
     vocab = config.vocabulary()
     result = CheckResult(check.id, check.name, check.rule, check.tier, "skip", "")
@@ -305,32 +376,56 @@ def run_check(check: Check, config: SuiteConfig) -> CheckResult:
     if config.client.function is not None and check.input != "stream":
         result.message = f"an in-process client cannot be graded on the {check.profile} profile"
         return result
+    pace = _Pace(config)
+    if pace.out_of_time():
+        result.outcome = "error"
+        result.message = (
+            f"not graded: the --time-budget of {config.time_budget:g} s ran out before it started"
+        )
+        return result
     runner = CaseRunner(config, check)
     judgments: list[Judgment] = []
     try:
         ctx = Context()
         fixtures_dir = config.fixtures_dir or bundled_fixtures_dir()
+        stopped = False
         if check.judge == "quiet":
             baseline = runner.run(_fixture_case(check, "minimal_run", vocab, fixtures_dir))
             ctx.baseline_stderr_lines = baseline.stderr_lines
-        for name in check.fixtures:
+            stop = pace.stop_message(baseline)
+            if stop is not None:
+                judgments.append(Judgment("error", stop))
+                stopped = True
+        for name in () if stopped else check.fixtures:
+            if pace.out_of_time():
+                judgments.append(Judgment("error", pace.budget_message()))
+                stopped = True
+                break
             case = _fixture_case(check, name, vocab, fixtures_dir)
             obs = runner.run(case)
             j = judge(check, case, obs, ctx)
+            stop = pace.stop_message(obs)
+            if stop is not None:
+                j = Judgment("error", stop)
             judgments.append(j)
             result.cases += 1
-            if j.verdict in ("fail", "error") and len(result.failures) < 5:
+            if j.verdict in ("fail", "error") and (len(result.failures) < 5 or stop):
                 failure = _failure(case, j, obs)
                 failure.saved = str(fixture_path(check, name, fixtures_dir))
                 failure.replay = replay_command(failure.saved, config.client, check)
-                result.failures.append(failure)
-        if (check.mutations or check.valid_runs) and config.examples > 0:
-            judgments.extend(_generated(check, config, vocab, runner, ctx, result))
+                result.failures.insert(0 if stop else len(result.failures), failure)
+            if stop is not None:
+                stopped = True
+                break
+        if not stopped and (check.mutations or check.valid_runs) and config.examples > 0:
+            judgments.extend(_generated(check, config, vocab, runner, ctx, result, pace))
     finally:
         runner.close()
     result.outcome, result.message = combine(check, judgments)
     result.message = clip(no_surrogates(result.message), MESSAGE_CAP)
-    if result.outcome in ("fail", "warn", "error") and result.failures:
+    if result.outcome == "error" and pace.reason is not None:
+        result.message = clip(no_surrogates(pace.reason), MESSAGE_CAP)
+    elif result.outcome in ("fail", "warn", "error") and result.failures:
         result.message = result.failures[0].message  # the shrunk case, shown first
     result.seconds = time.monotonic() - started
     return result
@@ -347,6 +442,7 @@ def _generated(
     runner: CaseRunner,
     ctx: Context,
     result: CheckResult,
+    pace: _Pace,
 ) -> list[Judgment]:
     strategy: SearchStrategy[Case | EnvelopeCase | ScenarioCase | JournalCase]
     if check.input == "envelope":
@@ -363,7 +459,9 @@ def _generated(
         strategy = cases(vocab, max_mutations=0)
     judgments: list[Judgment] = []
     last_failure: list[tuple[GradedCase, Judgment, Observation]] = []
-    budget = {"after_first_failure": 0}
+    budget = {"after_first_failure": 0, "limit": config.shrink_budget}
+    stopped: list[tuple[GradedCase, Judgment, Observation]] = []
+    ran = {"cases": 0}
 
     def graded(case: Case | EnvelopeCase | ScenarioCase | JournalCase) -> GradedCase:
         if isinstance(case, EnvelopeCase):
@@ -386,6 +484,34 @@ def _generated(
     if database is None and config.database_dir is not None:
         database = DirectoryBasedExampleDatabase(str(config.database_dir))
 
+    def attempt(
+        case: Case | EnvelopeCase | ScenarioCase | JournalCase,
+    ) -> tuple[GradedCase, Judgment, Observation] | None:
+        """The failure this case shows, if any (out of shrink budget: no client run)."""
+        if pace.out_of_time():
+            raise _StopCheck
+        if last_failure:
+            budget["after_first_failure"] += 1
+            if budget["after_first_failure"] > budget["limit"]:
+                # Out of shrink budget: every new candidate "passes", so Hypothesis settles
+                # on the smallest failure found so far; that one still fails when replayed.
+                best = min(last_failure, key=lambda f: (len(f[0].stream), f[0].stream))
+                return best if graded(case).stream == best[0].stream else None
+        g = graded(case)
+        obs = runner.run(g)
+        ran["cases"] += 1
+        j = judge(check, g, obs, ctx)
+        stop = pace.stop_message(obs)
+        if stop is not None:
+            stopped.append((g, Judgment("error", stop), obs))
+            raise _StopCheck
+        if j.verdict in ("fail", "error"):
+            if obs.status == "timeout":
+                budget["limit"] = 0  # a timeout is not shrunk: each try costs a --timeout
+            return g, j, obs
+        judgments.append(j)
+        return None
+
     @hypothesis_seed(check_seed(config.seed, check.id))
     @settings(
         max_examples=config.examples,
@@ -399,23 +525,11 @@ def _generated(
     )
     @given(strategy)
     def property_(case: Case | EnvelopeCase | ScenarioCase | JournalCase) -> None:
-        if last_failure:
-            budget["after_first_failure"] += 1
-            if budget["after_first_failure"] > config.shrink_budget:
-                # Out of shrink budget: every new candidate "passes", so Hypothesis settles
-                # on the smallest failure found so far; that one still fails when replayed.
-                best = min(last_failure, key=lambda f: (len(f[0].stream), f[0].stream))
-                if graded(case).stream == best[0].stream:
-                    last_failure.append(best)
-                    raise _CheckFailed(best[1].message)
-                return
-        g = graded(case)
-        obs = runner.run(g)
-        j = judge(check, g, obs, ctx)
-        if j.verdict in ("fail", "error"):
-            last_failure.append((g, j, obs))
-            raise _CheckFailed(j.message)
-        judgments.append(j)
+        failure = attempt(case)
+        if failure is not None:
+            # One place raises, so a replay out of budget is the same failure to Hypothesis.
+            last_failure.append(failure)
+            raise _CheckFailed(failure[1].message)
 
     # A stable database key per (check, client) so a failure replays first next run.
     fn = getattr(config.client.function, "read", config.client.function)  # inprocess.Parser
@@ -429,6 +543,22 @@ def _generated(
             property_()
     except _CheckFailed:
         pass
+    except _StopCheck:
+        if stopped:
+            case, j, obs = stopped[0]
+            failure = _failure(case, j, obs)
+            failure.saved, failure.replay = _save(config, check, case)
+            result.failures.insert(0, failure)
+            result.cases += ran["cases"]
+            return [*judgments, j]
+        if last_failure:  # out of time while shrinking: report the smallest failure so far
+            case, j, obs = min(last_failure, key=lambda f: (len(f[0].stream), f[0].stream))
+            failure = _failure(case, j, obs)
+            failure.saved, failure.replay = _save(config, check, case)
+            result.failures.insert(0, failure)
+            judgments.append(j)
+        result.cases += ran["cases"]
+        return [*judgments, Judgment("error", pace.budget_message())]
     except Flaky as exc:
         judgments.append(Judgment("error", f"the client is not deterministic: {exc}"))
         return judgments
@@ -443,6 +573,69 @@ def _generated(
         failure.saved, failure.replay = _save(config, check, case)
         result.failures.insert(0, failure)
     return judgments
+
+
+@dataclass
+class Preflight:
+    """The client's answer to a trivially valid stream, before any check runs."""
+
+    observation: Observation
+    replay: str
+
+    @property
+    def cannot_start(self) -> bool:
+        """It ended without an answer (crash, no hello, a protocol error): nothing to grade."""
+        return self.observation.status in ("crash", "protocol-error")
+
+    @property
+    def hangs(self) -> bool:
+        return self.observation.status == "timeout"
+
+    def message(self) -> str:
+        from stella_conform.conformance.report import terminal_line
+
+        obs = self.observation
+        if self.cannot_start:
+            head = (
+                "the client cannot be graded: it does not answer a trivially valid stream "
+                f"({obs.describe()})"
+            )
+        else:
+            head = (
+                "stella-conform: warning: the client did not answer a trivially valid stream "
+                f"({obs.describe()}); each check stops at its first timeout"
+            )
+        lines = [head]
+        tail = [line for line in obs.stderr_tail.splitlines() if line.strip()][-10:]
+        if tail:
+            lines.append("client stderr:")
+            lines.extend(f"  {terminal_line(line)}" for line in tail)
+        lines.append(f"replay: {self.replay}")
+        return "\n".join(lines)
+
+
+def preflight(checks: Sequence[Check], config: SuiteConfig) -> Preflight | None:
+    """Run the client once on ``minimal_run.jsonl``, so one that cannot start says so once.
+
+    Only for stream clients (a wrapper or an envelope reader is not fed streams); an
+    in-process parser has no start-up to fail.  Without this, a missing script gave one
+    "no hello" error per check and never showed the interpreter's own message.
+    """
+    mode = config.client.mode
+    check = next((c for c in checks if c.grades_in(mode) and c.input == "stream"), None)
+    if check is None or config.client.function is not None:
+        return None
+    fixtures_dir = config.fixtures_dir or bundled_fixtures_dir()
+    case = _fixture_case(check, "minimal_run", config.vocabulary(), fixtures_dir)
+    runner = CaseRunner(config, check)
+    try:
+        obs = runner.run(case)
+    finally:
+        runner.close()
+    if obs.ok:
+        return None
+    path = str(fixture_path(check, "minimal_run", fixtures_dir))
+    return Preflight(obs, replay_command(path, config.client, check))
 
 
 ProgressFn = Callable[[int, int, CheckResult], None]

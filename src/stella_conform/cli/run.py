@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +87,14 @@ from stella_conform.errors import SetupError
     help="Grade only shard I of N (checks split deterministically; merge the JSON "
     "reports with 'stella-conform report merge').",
 )
+@click.option(
+    "--time-budget",
+    type=click.FloatRange(min=1),
+    default=None,
+    metavar="SECONDS",
+    help="Bound the whole run: no case starts after SECONDS (a case in flight may take one "
+    "more --timeout); checks not graded in full are errors that say so.",
+)
 @click.option("--verbose", "-v", is_flag=True)
 @wire_schema_option
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
@@ -108,6 +117,7 @@ def run(
     no_database: bool,
     max_shrinks: int,
     shard: str | None,
+    time_budget: float | None,
     verbose: bool,
     wire_schema: Path | None,
 ) -> None:
@@ -124,7 +134,7 @@ def run(
         write_outputs,
     )
     from stella_conform.conformance.runner import ensure_mode_supported
-    from stella_conform.conformance.suite import SuiteConfig, run_suite
+    from stella_conform.conformance.suite import SuiteConfig, preflight, run_suite
 
     unknown_profiles = [p for p in profiles if p not in PROFILES]
     if unknown_profiles:
@@ -144,6 +154,7 @@ def run(
         checks = shard_checks(checks, shard)
     if not checks:
         raise SetupError("no checks selected")
+    started = time.monotonic()
     config = SuiteConfig(
         client=client,
         examples=examples,
@@ -152,7 +163,14 @@ def run(
         database_dir=None if no_database else Path(".stella-conform/hypothesis"),
         wire_schema=str(wire_schema) if wire_schema else None,
         shrink_budget=max_shrinks,
+        deadline=None if time_budget is None else started + time_budget,
+        time_budget=time_budget,
     )
+    probe = preflight(checks, config)
+    if probe is not None and probe.cannot_start:
+        raise SetupError(probe.message())
+    if probe is not None:
+        click.echo(probe.message(), err=True)
     tty = sys.stderr.isatty()
 
     def progress(done: int, total: int, result: Any) -> None:

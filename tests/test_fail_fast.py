@@ -1,0 +1,140 @@
+"""Fail fast: a client that never answers costs one timeout per check, not one per case."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+from pathlib import Path
+
+from conftest import kit
+
+from stella_conform.conformance.checks import BY_ID
+from stella_conform.conformance.runner import Client
+from stella_conform.conformance.suite import FAIL_FAST_CRASHES, SuiteConfig, run_check
+
+#: A client that answers its first N runs (exit 0) and then behaves as told: hang or crash.
+COUNTING = """
+import pathlib, sys, time
+counter = pathlib.Path(sys.argv[1])
+runs = int(counter.read_text()) if counter.exists() else 0
+counter.write_text(str(runs + 1))
+sys.stdin.buffer.read()
+if runs < int(sys.argv[2]):
+    sys.exit(0)
+if sys.argv[3] == "hang":
+    time.sleep(60)
+sys.stderr.write("fatal: cannot open the cache\\n")
+sys.exit(3)
+"""
+
+
+def counting_client(tmp_path: Path, answers: int, then: str, timeout: float = 0.5) -> Client:
+    script = tmp_path / "counting.py"
+    script.write_text(COUNTING)
+    counter = tmp_path / "runs"
+    return Client(
+        argv=(sys.executable, str(script), str(counter), str(answers), then), timeout=timeout
+    )
+
+
+def runs(tmp_path: Path) -> int:
+    return int((tmp_path / "runs").read_text())
+
+
+def config(client: Client, tmp_path: Path, **more: object) -> SuiteConfig:
+    return SuiteConfig(
+        client=client,
+        database_dir=None,
+        failures_dir=tmp_path / "failures",
+        **more,  # type: ignore[arg-type]
+    )
+
+
+VALID_RUNS = BY_ID["R1.valid-runs-accepted"]  # ten fixtures, then generated valid runs
+
+
+def test_a_check_stops_at_its_first_timeout_when_nothing_answered(tmp_path: Path) -> None:
+    started = time.monotonic()
+    result = run_check(VALID_RUNS, config(counting_client(tmp_path, 0, "hang"), tmp_path))
+    assert time.monotonic() - started < 5  # not ten fixtures and 25 examples of 0.5 s each
+    assert runs(tmp_path) == 1 and result.cases == 1
+    assert result.outcome == "error"
+    assert result.message.startswith("stopped after the first case without an answer: ")
+    assert "timeout" in result.message and "0.5 s" in result.message
+    assert result.failures and result.failures[0].replay
+
+
+def test_a_check_stops_after_three_crashes_naming_the_client_s_last_words(tmp_path: Path) -> None:
+    result = run_check(VALID_RUNS, config(counting_client(tmp_path, 0, "crash"), tmp_path))
+    assert runs(tmp_path) == FAIL_FAST_CRASHES == 3
+    assert result.outcome == "error"
+    assert result.message == (
+        "stopped after 3 cases without an answer: client crash: exit status 3 (only 0 = accept "
+        "and 1 = reject are verdicts); client stderr: fatal: cannot open the cache"
+    )
+    assert result.failures[0].observed["stderr_tail"] == "fatal: cannot open the cache\n"
+
+
+def test_once_the_client_answered_crashes_are_ordinary_errors(tmp_path: Path) -> None:
+    check = dataclasses.replace(VALID_RUNS, fixtures=VALID_RUNS.fixtures[:6])
+    result = run_check(check, config(counting_client(tmp_path, 1, "crash"), tmp_path, examples=0))
+    assert runs(tmp_path) == 6  # every case ran
+    assert result.outcome == "error" and not result.message.startswith("stopped")
+
+
+def test_a_timeout_is_not_shrunk(tmp_path: Path) -> None:
+    check = dataclasses.replace(VALID_RUNS, fixtures=("minimal_run",))
+    started = time.monotonic()
+    result = run_check(check, config(counting_client(tmp_path, 1, "hang"), tmp_path, examples=10))
+    # one answered fixture, one generated case that hangs, and no shrinking runs at all
+    assert runs(tmp_path) == 2, runs(tmp_path)
+    assert time.monotonic() - started < 5
+    assert result.outcome == "error" and "timeout" in result.message
+    generated = result.failures[0]
+    assert generated.source == "generated" and generated.saved and Path(generated.saved).exists()
+
+
+def test_the_time_budget_stops_new_cases(tmp_path: Path) -> None:
+    client = counting_client(tmp_path, 1000, "hang")
+    past = config(client, tmp_path, deadline=time.monotonic() - 1, time_budget=5.0)
+    result = run_check(VALID_RUNS, past)
+    assert result.outcome == "error" and result.cases == 0
+    assert result.message == "not graded: the --time-budget of 5 s ran out before it started"
+    soon = config(client, tmp_path, examples=500, deadline=time.monotonic() + 1.5, time_budget=1.5)
+    started = time.monotonic()
+    result = run_check(VALID_RUNS, soon)
+    assert time.monotonic() - started < 1.5 + 2  # at most one case past the budget
+    assert result.outcome == "error", result.message
+    assert result.message.startswith("not graded in full: the --time-budget of 1.5 s ran out")
+    assert 0 < result.cases < 500
+
+
+def test_a_client_that_cannot_start_is_reported_once_with_its_own_words(tmp_path: Path) -> None:
+    for mode in ("exit", "report"):
+        out = kit("run", "--mode", mode, "--", sys.executable, "nonexistent.py", cwd=tmp_path)
+        assert out.returncode == 2 and out.stdout == "", out.stdout
+        assert out.stderr.startswith(
+            "stella-conform: the client cannot be graded: it does not answer a trivially valid "
+            "stream"
+        )
+        assert "can't open file" in out.stderr and "nonexistent.py" in out.stderr
+        assert "replay: stella-conform replay " in out.stderr
+        assert "Traceback" not in out.stderr
+
+
+def test_a_hung_client_is_warned_about_once_then_each_check_costs_one_timeout(
+    tmp_path: Path,
+) -> None:
+    started = time.monotonic()
+    out = kit(
+        "run", "--timeout", "0.3", "-j", "1", "--no-database", "--", "sleep", "1000",
+        cwd=tmp_path,
+    )  # fmt: skip
+    elapsed = time.monotonic() - started
+    assert out.returncode == 1
+    assert out.stderr.count("did not answer a trivially valid stream") == 1
+    errors = [line for line in out.stdout.splitlines() if line.startswith("ERROR")]
+    assert errors and all("stopped after the first case" in line for line in errors)
+    # the probe plus one timeout per graded check, plus start-up: far from a case each
+    assert elapsed < 0.3 * (len(errors) + 1) + 8, elapsed

@@ -149,7 +149,7 @@ def test_non_executable_client_exit_2(tmp_path: Path) -> None:
 def test_crashing_client_is_error_not_fail(tmp_path: Path) -> None:
     crash = tmp_path / "crash.sh"
     # answers the trivially valid stream run before any check, crashes on everything else
-    crash.write_text('#!/bin/sh\nif grep -q \'"Hello."\'; then exit 0; fi\nexit 3\n')
+    crash.write_text("#!/bin/sh\nif grep -q '\"Hello.\"'; then exit 0; fi\nexit 3\n")
     crash.chmod(0o755)
     report = tmp_path / "r.json"
     out = kit("run", *QUICK, "--json", str(report), "--", str(crash), cwd=tmp_path)

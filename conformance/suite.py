@@ -580,7 +580,7 @@ class Preflight:
     """The client's answer to a trivially valid stream, before any check runs."""
 
     observation: Observation
-    replay: str
+    replay: str | None
 
     @property
     def cannot_start(self) -> bool:
@@ -610,7 +610,8 @@ class Preflight:
         if tail:
             lines.append("client stderr:")
             lines.extend(f"  {terminal_line(line)}" for line in tail)
-        lines.append(f"replay: {self.replay}")
+        if self.replay:
+            lines.append(f"replay: {self.replay}")
         return "\n".join(lines)
 
 

@@ -39,6 +39,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from stella_conform.decoder import decode_all
+from stella_conform.generators.alphabets import strings
 from stella_conform.generators.events import MODELS, prose
 from stella_conform.generators.mutations import MUTATIONS, Stream
 from stella_conform.generators.runs import Run, runs
@@ -241,7 +242,7 @@ _EXTRA_NAMES = st.sampled_from(("trace_id", "x_vendor", "duration_ms", "session"
 _EXTRA_VALUES = st.one_of(
     st.none(),
     st.integers(),
-    st.text(max_size=8),
+    strings(max_size=8),
     st.lists(st.integers(), max_size=2),
     st.fixed_dictionaries({"nested": st.booleans()}),
 )

@@ -30,6 +30,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from stella_conform.generators.alphabets import NAME_CHARS, strings
 from stella_conform.generators.events import Event, strategies_for, tool_start
 from stella_conform.generators.runs import encode
 from stella_conform.schemas.fit import json_type_name
@@ -144,9 +145,7 @@ def _unknown_tag(draw: st.DrawFn, vocab: Vocabulary) -> str:
     # never a type this stella writes: not one the client knows, nor one it merely
     # does not claim (that one would be a real event of the stream, not an invented one)
     names = [n for n in TEMPTING_NAMES if n not in vocab.written]
-    invented = st.text("abcdefghijklmnopqrstuvwxyz_", min_size=3, max_size=12).filter(
-        lambda n: n not in vocab.written
-    )
+    invented = strings(NAME_CHARS, min_size=3, max_size=12).filter(lambda n: n not in vocab.written)
     return draw(st.sampled_from(names) | invented)
 
 
@@ -316,7 +315,7 @@ _EXTRA_VALUES = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(-5, 5),
-    st.text(max_size=5),
+    strings(max_size=5),
     st.just({"nested": {"deep": [1, 2, {"k": "v"}]}}),
     st.just([]),
 )

@@ -18,52 +18,20 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from stella_conform.generators.alphabets import ANY_TEXT, NAME_CHARS, strings
 from stella_conform.schemas.fit import ANNOTATIONS, FORMAT_BOUNDS, UnsupportedSchema, resolve_ref
 
-JSON_LEAVES = st.none() | st.booleans() | st.integers(-1000, 1000) | st.text(max_size=8)
+JSON_LEAVES = st.none() | st.booleans() | st.integers(-1000, 1000) | strings(max_size=8)
 ANY_JSON = st.recursive(
     JSON_LEAVES,
     lambda inner: (
         st.lists(inner, max_size=3)
-        | st.dictionaries(st.text("abcdefgh_", min_size=1, max_size=6), inner, max_size=3)
+        | st.dictionaries(strings("abcdefgh_", min_size=1, max_size=6), inner, max_size=3)
     ),
     max_leaves=6,
 )
 
-#: Every Unicode category but surrogates (which UTF-8 cannot encode).
-_NOT_SURROGATES: tuple[Any, ...] = (
-    "Lu",
-    "Ll",
-    "Lt",
-    "Lm",
-    "Lo",
-    "Mn",
-    "Mc",
-    "Me",
-    "Nd",
-    "Nl",
-    "No",
-    "Pc",
-    "Pd",
-    "Ps",
-    "Pe",
-    "Pi",
-    "Pf",
-    "Po",
-    "Sm",
-    "Sc",
-    "Sk",
-    "So",
-    "Zs",
-    "Zl",
-    "Zp",
-    "Cc",
-    "Cf",
-    "Co",
-    "Cn",
-)
-_NAMES = st.text("abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=10)
-_STRINGS = st.text(st.characters(codec="utf-8", categories=_NOT_SURROGATES), max_size=12)
+_NAMES = strings(NAME_CHARS, min_size=1, max_size=10)
 
 
 class SchemaStrategyError(ValueError):
@@ -139,8 +107,8 @@ class SchemaStrategies:
         if name == "string":
             lo = int(schema.get("minLength", 0))
             max_len = schema.get("maxLength")
-            return st.text(
-                st.characters(codec="utf-8", categories=_NOT_SURROGATES),
+            return strings(
+                ANY_TEXT,
                 min_size=lo,
                 max_size=int(max_len) if max_len is not None else max(lo, 12),
             )

@@ -398,3 +398,39 @@ def test_hypothesis_jsonschema_engine_is_probed_not_trusted() -> None:
 
 def test_strategies_are_cached_per_vocabulary() -> None:
     assert strategies_for(DEFAULT) is strategies_for(DEFAULT)
+
+
+COLD_START_PROBE = """
+import sys
+from hypothesis import given, settings, strategies as st
+from stella_conform.generators import cases
+from stella_conform.generators.envelopes import envelope_cases
+from stella_conform.generators.journals import journal_cases
+from stella_conform.generators.scenarios import scenario_cases
+from stella_conform.schemas.vocabulary import Vocabulary
+vocab = Vocabulary.from_wire_schema(sys.argv[1]) if len(sys.argv) > 1 else Vocabulary.default()
+everything = st.one_of(
+    cases(vocab, max_mutations=3), envelope_cases(vocab), journal_cases(), scenario_cases(vocab)
+)
+
+@settings(max_examples=60, database=None, deadline=None)
+@given(everything)
+def draw(case):
+    pass
+
+draw()
+"""
+
+
+def test_generation_needs_no_unicode_table(tmp_path: Path, upstream_dir: Path) -> None:
+    """Hypothesis builds its Unicode table once per fresh directory (2.8 CPU-s, 200 MiB):
+    every generator draws from explicit alphabets instead, so a CI checkout never pays it."""
+    import subprocess
+    import sys
+
+    wire = str(upstream_dir / "agentevent.schema.json")
+    done = subprocess.run(
+        [sys.executable, "-c", COLD_START_PROBE, wire], cwd=tmp_path, capture_output=True
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    assert not (tmp_path / ".hypothesis" / "unicode_data").exists()

@@ -1,0 +1,170 @@
+"""Grading at the speed of the client: the kit's cases/s over the client's own cases/s.
+
+One default persistent run of the reader profile (every check, the default 25 generated
+examples each, one worker) is graded in this process while every stream handed to the
+client is recorded.  The same streams are then given to a fresh client process alone,
+every case written at once (pipelined), which is the fastest the client can take them;
+and once more through the kit's runner and the oracle without any generation (lockstep,
+a case at a time), which is the floor the kit cannot go below without changing the
+protocol.  Wall and CPU (this process and its reaped children: the client) are both
+reported, as rates and as ratios to the client alone.
+
+    python benchmarks/bench_throughput.py [--examples N] [--client python|node|both]
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from _harness import machine, table
+
+from stella_conform.conformance.checks import select
+from stella_conform.conformance.protocol import MODE_ENV, PROTOCOL_ENV
+from stella_conform.conformance.runner import LINES, Client, Feed, PersistentSession
+from stella_conform.conformance.suite import SuiteConfig, run_suite
+from stella_conform.decoder import decode_all
+
+REPO = Path(__file__).resolve().parents[1]
+CLIENTS = {
+    "python": (sys.executable, str(REPO / "adapters" / "python" / "reference_client.py")),
+    "node": ("node", str(REPO / "adapters" / "node" / "reference_client.js")),
+}
+
+
+def cpu() -> float:
+    """CPU seconds of this process and of its reaped children (the client)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def measured(fn: Callable[[], int]) -> tuple[int, float, float]:
+    """(cases, wall seconds, CPU seconds) of one call."""
+    wall0, cpu0 = time.perf_counter(), cpu()
+    cases = fn()
+    return cases, time.perf_counter() - wall0, cpu() - cpu0
+
+
+def kit_run(argv: tuple[str, ...], examples: int, streams: list[bytes]) -> int:
+    """A default persistent run of the reader profile, recording every stream it sends."""
+    real_run = PersistentSession.run
+
+    def recording(self: PersistentSession, stream: bytes, feed: Feed = LINES) -> object:
+        streams.append(stream)
+        return real_run(self, stream, feed)
+
+    with tempfile.TemporaryDirectory() as scratch:
+        config = SuiteConfig(
+            client=Client(argv, mode="persistent"),
+            examples=examples,
+            failures_dir=Path(scratch),
+            database_dir=None,
+        )
+        PersistentSession.run = recording  # type: ignore[method-assign]
+        try:
+            results = run_suite(select(("reader",)), config, jobs=1)
+        finally:
+            PersistentSession.run = real_run  # type: ignore[method-assign]
+    bad = [r.id for r in results if r.outcome not in ("pass", "skip")]
+    if bad:
+        raise SystemExit(f"the reference client did not pass {bad}: not a fair measurement")
+    return len(streams)
+
+
+def client_alone(argv: tuple[str, ...], streams: list[bytes]) -> int:
+    """Every case written at once to one client process; returns when all are answered."""
+    env = dict(os.environ, **{MODE_ENV: "persistent", PROTOCOL_ENV: "1"})
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    assert proc.stdin is not None and proc.stdout is not None
+    stdin = proc.stdin
+
+    def feed() -> None:
+        for n, stream in enumerate(streams):
+            payload = base64.b64encode(stream).decode("ascii")
+            stdin.write(b'{"kind":"case","id":"c%d","stream":"%s"}\n' % (n, payload.encode()))
+        stdin.write(b'{"kind":"shutdown"}\n')
+        stdin.close()
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    answered = 0
+    for raw in proc.stdout:
+        if b'"summary"' in raw and json.loads(raw).get("kind") == "summary":
+            answered += 1
+    writer.join()
+    proc.wait()
+    if answered != len(streams):
+        raise SystemExit(f"the client answered {answered} of {len(streams)} cases")
+    return answered
+
+
+def kit_replay(argv: tuple[str, ...], streams: list[bytes]) -> int:
+    """The same streams through the kit's runner and oracle, no generation: the floor."""
+    with PersistentSession(Client(argv, mode="persistent")) as session:
+        for stream in streams:
+            obs = session.run(stream)
+            expected = decode_all(stream).summary
+            if not obs.ok or obs.verdict != expected.verdict:
+                raise SystemExit(f"replay disagreed: {obs.describe()}")
+    return len(streams)
+
+
+def measure(name: str, argv: tuple[str, ...], examples: int) -> list[tuple[str, ...]]:
+    streams: list[bytes] = []
+    kit_run(argv, min(examples, 2), [])  # warm-up: imports, strategy construction
+    cases, kit_wall, kit_cpu = measured(lambda: kit_run(argv, examples, streams))
+    _, alone_wall, alone_cpu = measured(lambda: client_alone(argv, streams))
+    _, floor_wall, floor_cpu = measured(lambda: kit_replay(argv, streams))
+    size = sum(len(s) for s in streams)
+    print(f"{name}: {cases} cases, {size / 1e6:.2f} MB of streams", file=sys.stderr)
+
+    def row(what: str, wall: float, cpu_s: float) -> tuple[str, ...]:
+        return (
+            f"{name}: {what}",
+            f"{cases / wall:,.0f}",
+            f"{cases / cpu_s:,.0f}",
+            f"{alone_wall / wall:.3f}",
+            f"{alone_cpu / cpu_s:.3f}",
+        )
+
+    return [
+        row("client alone, pipelined (baseline)", alone_wall, alone_cpu),
+        row("kit runner + oracle, no generation", floor_wall, floor_cpu),
+        row("kit, default persistent run", kit_wall, kit_cpu),
+    ]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--examples", type=int, default=25)
+    parser.add_argument("--client", choices=("python", "node", "both"), default="both")
+    args = parser.parse_args()
+    names = ["python", "node"] if args.client == "both" else [args.client]
+    if "node" in names and not shutil.which("node"):
+        print("node not found: the Node.js client is not measured", file=sys.stderr)
+        names.remove("node")
+    rows: list[tuple[str, ...]] = []
+    for name in names:
+        rows += measure(name, CLIENTS[name], args.examples)
+    print(f"machine: {machine()}")
+    print(
+        f"cases: every stream a default persistent run (reader profile, {args.examples} "
+        "examples per check, -j 1) hands the client\n"
+    )
+    header = ("grading", "cases/s wall", "cases/s CPU", "x client, wall", "x client, CPU")
+    print(table(rows, header))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

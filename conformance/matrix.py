@@ -20,7 +20,7 @@ import multiprocessing
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -34,10 +34,13 @@ from stella_conform.conformance.suite import CheckResult, SuiteConfig, run_check
 from stella_conform.corpus import corpus_version
 from stella_conform.errors import SetupError, read_json_file, read_toml_file
 from stella_conform.safe_files import inside
+from stella_conform.safe_text import clip, markdown_code, no_surrogates
 from stella_conform.schemas.vocabulary import Vocabulary, VocabularyError
 
 MATRIX_FORMAT = "stella-conform/matrix/1"
 DEFAULT_VOCABULARY = "default"
+#: Where ``stella-conform matrix`` writes when not told (``--out``).
+DEFAULT_OUT = Path("matrix-report")
 
 
 @cache
@@ -81,7 +84,9 @@ class MatrixConfig:
     examples: int = 10
     seed: int = 0
     jobs: int = 2
-    failures_dir: Path = field(default_factory=lambda: Path("matrix-failures"))
+    #: Where failing cases are saved (one folder per cell); ``None``: under the output
+    #: folder (``stella-conform matrix --out``), so a matrix's failures travel with it.
+    failures_dir: Path | None = None
 
     def cells(self) -> list[tuple[ClientSpec, VocabularySpec]]:
         return [(c, v) for c in self.clients for v in self.vocabularies]
@@ -132,7 +137,9 @@ def load_config(path: Path) -> MatrixConfig:
             examples=int(settings.get("examples", 10)),
             seed=int(settings.get("seed", 0)),
             jobs=int(settings.get("jobs", 2)),
-            failures_dir=base / str(settings.get("failures_dir", "matrix-failures")),
+            failures_dir=base / str(settings["failures_dir"])
+            if "failures_dir" in settings
+            else None,
         )
     except (TypeError, ValueError) as exc:
         raise SetupError(
@@ -214,7 +221,9 @@ def _suite_config(config: MatrixConfig, client: ClientSpec, vocab: VocabularySpe
         examples=config.examples,
         seed=config.seed,
         # names come from the config: "../../x" must not write outside the failures folder
-        failures_dir=inside(config.failures_dir, client.name, vocab.name),
+        failures_dir=inside(
+            config.failures_dir or DEFAULT_OUT / "failures", client.name, vocab.name
+        ),
         database_dir=None,  # a matrix is reproducible from its seed alone
         wire_schema=str(vocab.wire_schema) if vocab.wire_schema else None,
     )
@@ -376,17 +385,68 @@ def _header(doc: dict[str, Any]) -> str:
     )
 
 
-def _check_rows(doc: dict[str, Any], vocab: str) -> list[tuple[str, dict[str, str]]]:
+def _check_rows(doc: dict[str, Any], vocab: str) -> list[tuple[str, dict[str, dict[str, Any]]]]:
+    """(check id, client name -> that client's check result) in catalogue order."""
     order: list[str] = []
-    per: dict[str, dict[str, str]] = {}
+    per: dict[str, dict[str, dict[str, Any]]] = {}
     for client in doc["clients"]:
         for check in _cell(doc, client["name"], vocab)["report"]["checks"]:
             if check["id"] not in per:
                 order.append(check["id"])
                 per[check["id"]] = {}
-            outcome = check["outcome"] + (" (known)" if check.get("known_failure") else "")
-            per[check["id"]][client["name"]] = outcome
+            per[check["id"]][client["name"]] = check
     return [(i, per[i]) for i in order]
+
+
+def _outcome(check: dict[str, Any]) -> str:
+    """A check's outcome as a known word (a tampered document cannot add CSS classes)."""
+    outcome = check.get("outcome")
+    return outcome if outcome in OUTCOMES else "error"
+
+
+def _outcome_text(check: dict[str, Any]) -> str:
+    return _outcome(check) + (" (known)" if check.get("known_failure") else "")
+
+
+def _overview_status(report: dict[str, Any]) -> str:
+    """``pass``, ``fail``, or ``error`` when nothing fails but something could not be graded."""
+    if report["exit_code"] == 0:
+        return "pass"
+    blocking = [c for c in report["checks"] if not c.get("known_failure")]
+    return "fail" if any(_outcome(c) == "fail" for c in blocking) else "error"
+
+
+#: What each outcome means, for the legends of both renderings.
+LEGEND = (
+    ("pass", "the client reads every case of the check right"),
+    ("fail", "the client breaks the rule: the message says how, the replay command re-runs "
+     "the smallest case that shows it"),
+    ("error", "the rule could not be judged: the client crashed, timed out or broke the "
+     "adapter protocol (its stderr is shown)"),
+    ("warn", "the client breaks a SHOULD rule"),
+    ("skip", "not graded in this client's mode or profiles"),
+)  # fmt: skip
+
+
+def _failures(doc: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """(client, vocabulary, check) of every check that did not pass, in table order."""
+    return [
+        (cell["client"], cell["vocabulary"], check)
+        for cell in doc["cells"]
+        for check in cell["report"]["checks"]
+        if _outcome(check) in ("fail", "error", "warn")
+    ]
+
+
+def _first_failure(check: dict[str, Any]) -> dict[str, Any]:
+    failures = check.get("failures") or []
+    return failures[0] if failures and isinstance(failures[0], dict) else {}
+
+
+def _stderr_of(failure: dict[str, Any]) -> str:
+    observed = failure.get("observed")
+    tail = observed.get("stderr_tail") if isinstance(observed, dict) else None
+    return tail.strip("\n") if isinstance(tail, str) and tail.strip() else ""
 
 
 def to_markdown(doc: dict[str, Any]) -> str:
@@ -398,6 +458,8 @@ def to_markdown(doc: dict[str, Any]) -> str:
     for client in doc["clients"]:
         row = [cell_text(_cell(doc, client["name"], v)["report"]) for v in vocabs]
         out.append(f"| {client['name']} | {client['mode']} | " + " | ".join(row) + " |")
+    out += ["", " · ".join(f"{ICONS[o]} {o}: {meaning}" for o, meaning in LEGEND)]
+    out.append("(known): listed in the client's known-failures file; it does not fail the matrix.")
     for vocab in doc["vocabularies"]:
         out += ["", f"### checks, vocabulary `{vocab['name']}` ({vocab['ident']})", ""]
         out.append("| check | " + " | ".join(clients) + " |")
@@ -405,9 +467,21 @@ def to_markdown(doc: dict[str, Any]) -> str:
         for check_id, by_client in _check_rows(doc, vocab["name"]):
             marks = []
             for name in clients:
-                outcome = by_client.get(name)
-                marks.append(f"{ICONS[outcome.split()[0]]} {outcome}" if outcome else "—")
+                check = by_client.get(name)
+                marks.append(f"{ICONS[_outcome(check)]} {_outcome_text(check)}" if check else "—")
             out.append(f"| `{check_id}` | " + " | ".join(marks) + " |")
+    failing = _failures(doc)
+    if failing:
+        out += ["", "### failures and errors", ""]
+        for client, vocab, check in failing:
+            failure = _first_failure(check)
+            line = (
+                f"- {ICONS[_outcome(check)]} {markdown_code(client)} × {markdown_code(vocab)}, "
+                f"{markdown_code(str(check.get('id')))}: {markdown_code(str(check.get('message')))}"
+            )
+            if isinstance(failure.get("replay"), str):
+                line += f"<br>replay: {markdown_code(failure['replay'], 1000)}"
+            out.append(line)
     out += ["", "**" + ("all clients pass" if doc["exit_code"] == 0 else "a client fails") + "**"]
     return "\n".join(out) + "\n"
 
@@ -417,10 +491,49 @@ body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
 table { border-collapse: collapse; margin: 1em 0; }
 th, td { border: 1px solid #ccc; padding: 4px 8px; text-align: left; vertical-align: top; }
 th { background: #f4f4f4; }
-td.pass { background: #e6f6e6; } td.fail, td.error { background: #fbe3e3; }
-td.warn { background: #fff5d6; } td.skip { color: #888; }
+.pass { background: #e6f6e6; }
+.fail { background: #fbe3e3; }
+.error { background: #e9e3f8; outline: 2px dashed #7a5cc4; outline-offset: -3px; }
+.warn { background: #fff5d6; }
+.skip { color: #888; }
+.outcome { font-weight: 600; }
+.fail .outcome { color: #a11; }
+.error .outcome { color: #4b2a9e; }
+td details { max-width: 40em; margin-top: 2px; }
+td summary { cursor: pointer; }
+td pre { white-space: pre-wrap; margin: 4px 0; font-size: 85%; }
+#legend { list-style: none; padding: 0; }
+#legend li { margin: 2px 0; }
+.swatch { display: inline-block; min-width: 4em; padding: 0 6px; margin-right: 6px; }
 code { font-size: 90%; }
 """
+
+#: Characters of a message, and lines of stderr, shown in an HTML cell (the JSON has all).
+HTML_MESSAGE = 600
+HTML_STDERR_LINES = 12
+
+
+def _html_check_cell(check: dict[str, Any] | None) -> str:
+    """One check of one client: the outcome, and for a failure why and how to replay it."""
+    esc = html.escape
+    if check is None:
+        return '<td class="skip">—</td>'
+    outcome = _outcome(check)
+    head = f'<span class="outcome">{esc(_outcome_text(check))}</span>'
+    if outcome not in ("fail", "error", "warn"):
+        return f'<td class="{outcome}">{head}</td>'
+    failure = _first_failure(check)
+    message = clip(no_surrogates(str(check.get("message") or "")), HTML_MESSAGE)
+    body = [f'<details><summary class="message">{esc(message)}</summary>']
+    if isinstance(failure.get("replay"), str):
+        replay = clip(no_surrogates(failure["replay"]), 2000)
+        body.append(f'<p class="replay">replay: <code>{esc(replay)}</code></p>')
+    tail = _stderr_of(failure)
+    if tail:
+        shown = "\n".join(tail.splitlines()[-HTML_STDERR_LINES:])
+        body.append(f'<pre class="stderr">{esc(no_surrogates(shown))}</pre>')
+    body.append("</details>")
+    return f'<td class="{outcome}">{head}{"".join(body)}</td>'
 
 
 def to_html(doc: dict[str, Any]) -> str:
@@ -443,10 +556,17 @@ def to_html(doc: dict[str, Any]) -> str:
         parts.append(f"<tr><th>{esc(client['name'])}</th><td>{esc(client['mode'])}</td>")
         for vocab in vocabs:
             report = _cell(doc, client["name"], vocab)["report"]
-            status = "pass" if report["exit_code"] == 0 else "fail"
+            status = _overview_status(report)
             parts.append(f'<td class="{status}">{esc(cell_text(report, icons=False))}</td>')
         parts.append("</tr>")
     parts.append("</tbody></table>")
+    parts.append('<ul id="legend">')
+    for outcome, meaning in LEGEND:
+        parts.append(f'<li><span class="swatch {outcome}">{outcome}</span>{esc(meaning)}</li>')
+    parts.append(
+        '<li><span class="swatch">(known)</span>listed in the client\'s known-failures file; '
+        "it does not fail the matrix</li></ul>"
+    )
     for vocab in doc["vocabularies"]:
         parts.append(f"<h2>checks, vocabulary {esc(vocab['name'])} ({esc(vocab['ident'])})</h2>")
         parts.append(f'<table class="checks" data-vocabulary="{esc(vocab["name"])}"><thead><tr>')
@@ -454,10 +574,7 @@ def to_html(doc: dict[str, Any]) -> str:
         parts.append("</tr></thead><tbody>")
         for check_id, by_client in _check_rows(doc, vocab["name"]):
             parts.append(f"<tr><th><code>{esc(check_id)}</code></th>")
-            for name in clients:
-                outcome = by_client.get(name, "—")
-                css = outcome.split()[0] if outcome != "—" else "skip"
-                parts.append(f'<td class="{css}">{esc(outcome)}</td>')
+            parts += [_html_check_cell(by_client.get(name)) for name in clients]
             parts.append("</tr>")
         parts.append("</tbody></table>")
     verdict = "all clients pass" if doc["exit_code"] == 0 else "a client fails"

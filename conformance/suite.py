@@ -163,6 +163,8 @@ def replay_command(path: str, client: Client, check: Check | None = None) -> str
     if check is not None and check.profile != "reader":
         parts += ["--check", check.id]
     if client.function is None:
+        if client.cwd is not None:  # the command's relative paths are relative to it
+            parts += ["--cwd", client.cwd]
         parts += ["--mode", client.mode]
         if client.reject_exit_codes != frozenset({1}):
             parts += ["--reject-exit-codes", ",".join(map(str, sorted(client.reject_exit_codes)))]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import ADAPTERS, kit
+from conftest import ADAPTERS, KIT, kit
 
 from stella_conform.conformance.matrix import cell_text
 from stella_conform.schemas.vocabulary import Vocabulary
@@ -64,7 +65,7 @@ known_failures = "known.toml"
 
 [[client]]
 name = "appends-text"
-command = ["{PY}", "{ADAPTERS / "broken" / "dashboard_appends_text_to_preview.py"}"]
+command = ["{PY}", "adapters/broken/dashboard_appends_text_to_preview.py"]
 mode = "persistent"
 profiles = ["dashboard"]
 
@@ -78,6 +79,9 @@ profiles = ["envelope"]
 """
     path = tmp_path / "matrix.toml"
     path.write_text(config)
+    # one command's path is relative to the config's folder, as in a client's own repository
+    if not (tmp_path / "adapters").exists():
+        (tmp_path / "adapters").symlink_to(ADAPTERS)
     return path
 
 
@@ -149,12 +153,16 @@ class _Tables(HTMLParser):
         self._row: list[str] | None = None
         self._cell: list[str] | None = None
         self.links: list[str] = []
+        self.legend: list[str] = []
+        self._swatch = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = dict(attrs)
         for name in ("src", "href"):
             if a.get(name):
                 self.links.append(str(a[name]))
+        if tag == "span" and "swatch" in (a.get("class") or ""):
+            self._swatch = True
         if tag == "table":
             self._table = a.get("id") or f"checks:{a.get('data-vocabulary')}"
             self.tables[self._table] = []
@@ -174,6 +182,9 @@ class _Tables(HTMLParser):
             self._table = None
 
     def handle_data(self, data: str) -> None:
+        if self._swatch:
+            self.legend.append(data.strip())
+            self._swatch = False
         if self._cell is not None:
             self._cell.append(data)
 
@@ -208,8 +219,70 @@ def test_html_is_self_contained_and_a_browser_reads_back_the_table(graded: Path)
         assert header[1:] == [c["name"] for c in doc["clients"]]
         appends = header.index("appends-text")
         outcome = {row[0]: row[appends] for row in checks}
-        assert outcome["D.text-replaces-preview"] == "fail"
         assert outcome["R1.line-by-line"] == "—"  # not one of that client's profiles
+        # a failing cell carries its outcome, the message and the replay command
+        check = next(
+            c for c in by[("appends-text", vocab)]["checks"] if c["id"] == "D.text-replaces-preview"
+        )
+        cell = outcome["D.text-replaces-preview"]
+        assert cell.startswith("fail") and check["message"][:60] in cell
+        assert check["failures"][0]["replay"] in cell
+    assert dom.legend == ["pass", "fail", "error", "warn", "skip", "(known)"]
+
+
+def test_failures_are_saved_under_out_and_replay_from_anywhere(
+    graded: Path, tmp_path: Path
+) -> None:
+    doc = json.loads((graded / "out" / "matrix.json").read_text())
+    assert not (graded / "matrix-failures").exists()  # not beside the config
+    cell = next(c for c in doc["cells"] if c["client"] == "appends-text")
+    check = next(c for c in cell["report"]["checks"] if c["id"] == "D.text-replaces-preview")
+    failure = check["failures"][0]
+    saved = Path(failure["saved"])
+    assert saved.is_file() and (graded / "out" / "failures") in saved.parents
+    # the client's command has a path relative to the config's folder; the replay command
+    # says where to start it, so it works from another directory
+    argv = shlex.split(failure["replay"])
+    assert argv[argv.index("--cwd") + 1] == str(graded)
+    done = subprocess.run(
+        [str(KIT), *argv[1:]], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "judgment: fail" in done.stdout
+
+
+def test_a_saved_failure_of_every_stream_check_can_be_read_back(tmp_path: Path) -> None:
+    """The expectation a failure is saved with names the check's rule in words it accepts."""
+    from stella_conform.conformance.checks import BY_ID
+    from stella_conform.corpus import expectation_from, read_jsonl_fixture, write_fixture
+    from stella_conform.decoder import decode_all
+
+    stream = b'{"type":"text","text":"a"}\n'
+    summary = decode_all(stream).summary
+    for check in BY_ID.values():
+        if check.input != "stream":
+            continue
+        name = f"{check.id}-case"
+        write_fixture(tmp_path, name, stream, expectation_from(summary, rules=[check.rule]))
+        read_jsonl_fixture(tmp_path / f"{name}.jsonl")  # raises on a rule it does not know
+
+
+def test_errors_look_different_from_failures_in_html_and_markdown(graded: Path) -> None:
+    from stella_conform.conformance.matrix import to_html, to_markdown
+
+    doc = json.loads((graded / "out" / "matrix.json").read_text())
+    cell = next(c for c in doc["cells"] if c["client"] == "reference")
+    crashed = cell["report"]["checks"][0]
+    crashed.update(outcome="error", message="client crash: KeyError: 'type'")
+    crashed["failures"] = [{"observed": {"stderr_tail": "Traceback\nKeyError: 'type'"}}]
+    cell["report"]["exit_code"] = 1
+    page = to_html(doc)
+    assert '<td class="error"><span class="outcome">error</span>' in page
+    assert "KeyError: &#x27;type&#x27;</pre>" in page  # the stderr tail, escaped
+    assert '<td class="error">' in page.split('id="matrix"')[1].split("</table>")[0]
+    assert ".error {" in page and ".fail {" in page
+    text = to_markdown(doc)
+    assert "💥 error" in text and "### failures and errors" in text
 
 
 def test_shards_merge_into_the_unsharded_matrix(graded: Path, tmp_path: Path) -> None:

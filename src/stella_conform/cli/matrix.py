@@ -18,7 +18,7 @@ from stella_conform.errors import SetupError
 @click.option(
     "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
     default=Path("matrix-report"), show_default=True,
-    help="Directory for matrix.json, matrix.md and matrix.html.",
+    help="Directory for matrix.json, matrix.md, matrix.html and the failing cases (failures/).",
 )  # fmt: skip
 @click.option("--shard", metavar="I/N", help="Grade only shard I of N of the (cell, check) tasks.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Parallel workers (config: jobs).")
@@ -48,6 +48,8 @@ def matrix(
         config.examples = examples
     if seed is not None:
         config.seed = seed
+    if config.failures_dir is None:
+        config.failures_dir = out_dir / "failures"  # failures travel with the report
     parsed = parse_shard(shard) if shard else None
     try:
         out_dir.mkdir(parents=True, exist_ok=True)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +45,13 @@ from stella_conform.errors import SetupError
     help="With --parser: an exception type that means the parser rejected the stream "
     "(repeatable; default ValueError). Any other exception is a crash.",
 )
+@click.option(
+    "--cwd",
+    "client_cwd",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Start the client in this directory (the matrix's replay commands name the "
+    "config's folder, which its commands' relative paths are relative to).",
+)
 @click.argument("case", type=click.Path(path_type=Path))
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def replay(
@@ -54,6 +64,7 @@ def replay(
     check_id: str | None,
     parser_spec: str | None,
     reject_specs: tuple[str, ...],
+    client_cwd: Path | None,
 ) -> None:
     """Re-run one saved case: stella-conform replay CASE -- CMD [ARGS...]
 
@@ -72,6 +83,12 @@ def replay(
         client = _inprocess_client(parser_spec, reject_specs)
     elif reject_specs:
         raise SetupError("--reject only applies to an in-process --parser")
+    elif client_cwd is not None:
+        import dataclasses
+
+        with _in_directory(client_cwd):  # a relative program path is relative to it
+            client = make_client(command, mode, timeout, line_timeout)
+        client = dataclasses.replace(client, cwd=os.fspath(client_cwd.resolve()))
     else:
         client = make_client(command, mode, timeout, line_timeout)
     mode = client.mode
@@ -102,6 +119,16 @@ def replay(
     if obs.stderr_tail.strip():
         click.echo(f"client stderr (tail): {obs.stderr_tail.strip()[-400:]}")
     sys.exit(0 if obs.ok and obs.verdict == expected.verdict else 1)
+
+
+@contextlib.contextmanager
+def _in_directory(path: Path) -> Iterator[None]:
+    before = Path.cwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(before)
 
 
 def _inprocess_client(parser_spec: str, reject_specs: tuple[str, ...]) -> Any:

@@ -29,7 +29,7 @@ sys.exit(3)
 """
 
 
-def counting_client(tmp_path: Path, answers: int, then: str, timeout: float = 0.5) -> Client:
+def counting_client(tmp_path: Path, answers: int, then: str, timeout: float = 10.0) -> Client:
     script = tmp_path / "counting.py"
     script.write_text(COUNTING)
     counter = tmp_path / "runs"
@@ -55,13 +55,12 @@ VALID_RUNS = BY_ID["R1.valid-runs-accepted"]  # ten fixtures, then generated val
 
 
 def test_a_check_stops_at_its_first_timeout_when_nothing_answered(tmp_path: Path) -> None:
-    started = time.monotonic()
-    result = run_check(VALID_RUNS, config(counting_client(tmp_path, 0, "hang"), tmp_path))
-    assert time.monotonic() - started < 5  # not ten fixtures and 25 examples of 0.5 s each
-    assert runs(tmp_path) == 1 and result.cases == 1
+    client = counting_client(tmp_path, 0, "hang", timeout=1.0)
+    result = run_check(VALID_RUNS, config(client, tmp_path))
+    assert runs(tmp_path) == 1 and result.cases == 1  # not ten fixtures and 25 examples
     assert result.outcome == "error"
     assert result.message.startswith("stopped after the first case without an answer: ")
-    assert "timeout" in result.message and "0.5 s" in result.message
+    assert "timeout" in result.message and "(1 s)" in result.message
     assert result.failures and result.failures[0].replay
 
 
@@ -85,11 +84,10 @@ def test_once_the_client_answered_crashes_are_ordinary_errors(tmp_path: Path) ->
 
 def test_a_timeout_is_not_shrunk(tmp_path: Path) -> None:
     check = dataclasses.replace(VALID_RUNS, fixtures=("minimal_run",))
-    started = time.monotonic()
-    result = run_check(check, config(counting_client(tmp_path, 1, "hang"), tmp_path, examples=10))
+    client = counting_client(tmp_path, 1, "hang", timeout=2.0)  # the answer must fit in it
+    result = run_check(check, config(client, tmp_path, examples=10))
     # one answered fixture, one generated case that hangs, and no shrinking runs at all
     assert runs(tmp_path) == 2, runs(tmp_path)
-    assert time.monotonic() - started < 5
     assert result.outcome == "error" and "timeout" in result.message
     generated = result.failures[0]
     assert generated.source == "generated" and generated.saved and Path(generated.saved).exists()
@@ -104,7 +102,7 @@ def test_the_time_budget_stops_new_cases(tmp_path: Path) -> None:
     soon = config(client, tmp_path, examples=500, deadline=time.monotonic() + 1.5, time_budget=1.5)
     started = time.monotonic()
     result = run_check(VALID_RUNS, soon)
-    assert time.monotonic() - started < 1.5 + 2  # at most one case past the budget
+    assert time.monotonic() - started < 1.5 + 10  # at most one case (--timeout) past it
     assert result.outcome == "error", result.message
     assert result.message.startswith("not graded in full: the --time-budget of 1.5 s ran out")
     assert 0 < result.cases < 500
@@ -136,5 +134,6 @@ def test_a_hung_client_is_warned_about_once_then_each_check_costs_one_timeout(
     assert out.stderr.count("did not answer a trivially valid stream") == 1
     errors = [line for line in out.stdout.splitlines() if line.startswith("ERROR")]
     assert errors and all("stopped after the first case" in line for line in errors)
-    # the probe plus one timeout per graded check, plus start-up: far from a case each
-    assert elapsed < 0.3 * (len(errors) + 1) + 8, elapsed
+    # each check stopped at its first timeout (above); in time: the probe plus one timeout
+    # per check plus start-up (generous: the CI machine is shared), far from one per case
+    assert elapsed < 0.3 * (len(errors) + 1) + 30, elapsed

@@ -107,7 +107,12 @@ class Report:
 
     # ------------------------------------------------------------------ renderers
 
-    def terminal(self, verbose: bool = False) -> str:
+    def terminal(self, verbose: bool = False, color: bool = False) -> str:
+        """The report for people; ``color``: outcome words in ANSI colour (after escaping)."""
+        text = self._terminal(verbose)
+        return colour_outcomes(text) if color else text
+
+    def _terminal(self, verbose: bool) -> str:
         width = max(len(r.id) for r in self.results) if self.results else 10
         lines = []
         for r in self.results:
@@ -308,6 +313,45 @@ def report_json_text(doc: Any) -> str:
     """
     clean = json_safe(doc, depth=64, string=None, items=None)
     return json.dumps(clean, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+#: ANSI colours of the outcome words; an error is not a failure, so not the same red.
+OUTCOME_COLOURS = {
+    "PASS": "32",  # green
+    "FAIL": "1;31",  # bold red
+    "WARN": "33",  # yellow
+    "ERROR": "1;35",  # bold magenta
+    "SKIP": "2",  # dim
+}
+
+
+def colour_outcome(word: str) -> str:
+    """One outcome word (``PASS``) in its colour."""
+    code = OUTCOME_COLOURS.get(word)
+    return f"\033[{code}m{word}\033[0m" if code else word
+
+
+def colour_outcomes(text: str) -> str:
+    """Colour the outcome word that starts a check's line (client text never starts one:
+    it is indented, and its own escape sequences were made visible before this)."""
+    out = []
+    for line in text.split("\n"):
+        word = line.split(" ", 1)[0]
+        out.append(colour_outcome(word) + line[len(word) :] if word in OUTCOME_COLOURS else line)
+    return "\n".join(out)
+
+
+def progress_line(
+    done: int, total: int, result: CheckResult, *, color: bool = False, message: bool = True
+) -> str:
+    """One finished check, as progress: ``[3/17] PASS R3.unknown-type-inert (1.2 s): ...``."""
+    word = result.outcome.upper()
+    shown = colour_outcome(word) if color else word
+    line = f"[{done}/{total}] {shown} {result.id} ({result.seconds:.1f} s)"
+    if not message:
+        return line
+    said = for_terminal(terminal_line(result.message))
+    return f"{line}: {said if len(said) <= 120 else said[:119] + '…'}"
 
 
 def terminal_line(text: str) -> str:

@@ -112,10 +112,11 @@ def test_a_client_that_cannot_start_is_reported_once_with_its_own_words(tmp_path
     for mode in ("exit", "report"):
         out = kit("run", "--mode", mode, "--", sys.executable, "nonexistent.py", cwd=tmp_path)
         assert out.returncode == 2 and out.stdout == "", out.stdout
-        assert out.stderr.startswith(
-            "stella-conform: the client cannot be graded: it does not answer a trivially valid "
-            "stream"
+        assert (
+            "\nstella-conform: the client cannot be graded: it does not answer a trivially "
+            "valid stream" in out.stderr
         )
+        assert "[1/" not in out.stderr  # no check ran
         assert "can't open file" in out.stderr and "nonexistent.py" in out.stderr
         assert "replay: stella-conform replay " in out.stderr
         assert "Traceback" not in out.stderr

@@ -167,6 +167,29 @@ def make_client(command: tuple[str, ...], mode: str, timeout: float, line_timeou
     )
 
 
+def color_option(func: F) -> F:
+    return click.option(
+        "--color",
+        type=click.Choice(["auto", "always", "never"]),
+        default="auto",
+        show_default=True,
+        help="Colour the outcomes: auto = on a terminal unless NO_COLOR is set.",
+    )(func)
+
+
+def use_color(choice: str, stream: IO[str]) -> bool:
+    """Whether to colour what goes to ``stream`` (https://no-color.org: any non-empty
+    NO_COLOR turns ``auto`` off; an explicit ``--color always`` still wins)."""
+    import os
+
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
 def parse_shard(spec: str) -> tuple[int, int]:
     """``I/N`` (1-based) as numbers; :class:`SetupError` when malformed."""
     try:

@@ -12,9 +12,11 @@ import click
 from stella_conform.cli._common import (
     _default_jobs,
     client_options,
+    color_option,
     load_vocabulary,
     make_client,
     shard_checks,
+    use_color,
     wire_schema_option,
 )
 from stella_conform.errors import SetupError
@@ -95,6 +97,7 @@ from stella_conform.errors import SetupError
     help="Bound the whole run: no case starts after SECONDS (a case in flight may take one "
     "more --timeout); checks not graded in full are errors that say so.",
 )
+@color_option
 @click.option("--verbose", "-v", is_flag=True)
 @wire_schema_option
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
@@ -118,6 +121,7 @@ def run(
     max_shrinks: int,
     shard: str | None,
     time_budget: float | None,
+    color: str,
     verbose: bool,
     wire_schema: Path | None,
 ) -> None:
@@ -131,6 +135,7 @@ def run(
         Report,
         check_writable,
         load_known_failures,
+        progress_line,
         write_outputs,
     )
     from stella_conform.conformance.runner import ensure_mode_supported
@@ -166,29 +171,27 @@ def run(
         deadline=None if time_budget is None else started + time_budget,
         time_budget=time_budget,
     )
+    click.echo(f"grading {len(checks)} check(s) in {mode} mode with {jobs} worker(s)...", err=True)
     probe = preflight(checks, config)
     if probe is not None and probe.cannot_start:
         raise SetupError(probe.message())
     if probe is not None:
         click.echo(probe.message(), err=True)
     tty = sys.stderr.isatty()
+    err_color = use_color(color, sys.stderr)
 
     def progress(done: int, total: int, result: Any) -> None:
-        if tty:
-            click.echo(
-                f"\r\033[K[{done}/{total}] {result.id}: {result.outcome}",
-                err=True,
-                nl=done == total,
-            )
-        elif verbose:
-            click.echo(f"[{done}/{total}] {result.id}: {result.outcome}", err=True)
+        # On a terminal one line is rewritten in place; in a CI log each check gets its
+        # own line the moment it finishes, so a slow run is never silent.
+        line = progress_line(done, total, result, color=err_color, message=not tty)
+        if tty:  # (the cursor control is not colour: kept whatever --color says)
+            click.echo(f"\r\033[K{line}", err=True, nl=done == total, color=True)
+        else:
+            click.echo(line, err=True, color=err_color)
 
-    if tty:
-        click.echo(
-            f"grading {len(checks)} check(s) in {mode} mode with {jobs} worker(s)...", err=True
-        )
     results = run_suite(checks, config, jobs=jobs, progress=progress)
     report = Report(config, results, vocab.ident, known, shard=shard)
     write_outputs(report, json_path=json_path, junit_path=junit_path, markdown_path=markdown_path)
-    click.echo(report.terminal(verbose))
+    out_color = use_color(color, sys.stdout)
+    click.echo(report.terminal(verbose, color=out_color), color=out_color)
     sys.exit(report.exit_code)

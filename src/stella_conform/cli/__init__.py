@@ -14,6 +14,7 @@ from stella_conform._version import __version__
 from stella_conform.cli._common import KitGroup
 from stella_conform.cli.checks import list_checks
 from stella_conform.cli.corpus import corpus
+from stella_conform.cli.init import init
 from stella_conform.cli.matrix import matrix
 from stella_conform.cli.replay import replay
 from stella_conform.cli.report import report
@@ -31,5 +32,6 @@ def main() -> None:
 
 for command in (decode, validate, corpus, run, replay, smoke, list_checks, trace, report, matrix):
     main.add_command(command)
+main.add_command(init)
 
 __all__ = ["main"]

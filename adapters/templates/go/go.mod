@@ -1,0 +1,3 @@
+module stella-adapter
+
+go 1.19

@@ -1,0 +1,89 @@
+"""First contact: ``init LANG`` writes a report-mode adapter skeleton to start from.
+
+Each template is a complete adapter around a trivial reader that passes ``smoke`` and
+the reader profile as written (``tests/test_init.py`` grades every one), so a client
+author starts from green and changes only the lines marked ``EDIT``.  The templates
+are plain files under ``adapters/templates/LANG/``, shipped in the wheel.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from stella_conform.errors import SetupError
+
+
+@dataclass(frozen=True)
+class Template:
+    files: tuple[str, ...]
+    #: How to build it, run from the folder it was written to (empty: nothing to build).
+    build: tuple[str, ...]
+    #: The adapter's command, from that folder.
+    command: tuple[str, ...]
+
+
+TEMPLATES = {
+    "python": Template(("stella_adapter.py",), (), ("python3", "stella_adapter.py")),
+    "typescript": Template(
+        ("stella_adapter.ts", "package.json", "tsconfig.json"),
+        ("npm install", "npx tsc"),
+        ("node", "dist/stella_adapter.js"),
+    ),
+    "go": Template(
+        ("stella_adapter.go", "go.mod"),
+        ("go build -o stella-adapter .",),
+        ("./stella-adapter",),
+    ),
+}
+
+
+def templates_dir() -> Path:
+    return Path(__file__).resolve().parent.parent / "adapters" / "templates"
+
+
+def write_template(language: str, directory: Path, *, force: bool = False) -> list[Path]:
+    """Copy a language's template into ``directory``; :class:`SetupError` rather than overwrite."""
+    template = TEMPLATES[language]
+    source = templates_dir() / language
+    targets = [directory / name for name in template.files]
+    existing = [t for t in targets if t.exists()]
+    if existing and not force:
+        raise SetupError(f"{existing[0]} exists; pass --force to overwrite it")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        for name, target in zip(template.files, targets, strict=True):
+            target.write_bytes((source / name).read_bytes())
+            if name.endswith(".py"):
+                target.chmod(0o755)
+    except OSError as exc:
+        raise SetupError(f"cannot write to {directory}: {exc.strerror or exc}") from None
+    return targets
+
+
+@click.command()
+@click.argument("language", type=click.Choice(sorted(TEMPLATES)))
+@click.argument(
+    "directory", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+)  # fmt: skip
+@click.option("--force", is_flag=True, help="Overwrite files that already exist.")
+def init(language: str, directory: Path, force: bool) -> None:
+    """Write a report-mode adapter skeleton: stella-conform init LANG [DIRECTORY]
+
+    The adapter wraps a trivial reader that passes `smoke` and the reader profile as
+    written; replace the reader with your parser at the lines marked EDIT.
+    """
+    template = TEMPLATES[language]
+    written = write_template(language, directory, force=force)
+    click.echo(f"wrote {', '.join(str(p) for p in written)}")
+    where = [] if directory == Path(".") else [f"cd {shlex.quote(str(directory))}"]
+    command = shlex.join(template.command)
+    click.echo("next:")
+    for step in [*where, *template.build]:
+        click.echo(f"  {step}")
+    click.echo(f"  stella-conform smoke --mode report -- {command}")
+    click.echo(f"  stella-conform run --mode report -- {command}")
+    click.echo("then replace the trivial reader with your parser at the lines marked EDIT")

@@ -1,0 +1,99 @@
+"""`stella-conform init LANG`: every template passes `smoke` and the reader profile as written.
+
+Each language's template is written to a fresh folder, built with its own toolchain
+(Python: nothing; TypeScript: tsc and @types/node; Go: go build), and graded in report
+mode on every reader check.  A missing toolchain skips its language here and fails under
+``.ci/run``, which installs them (STELLA_CONFORM_REQUIRE_TOOLCHAINS).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import REPO, kit
+
+from stella_conform.cli.init import TEMPLATES, templates_dir
+from stella_conform.conformance.checks import select
+
+#: Where .ci/run installs TypeScript and the Node.js types (a folder holding node_modules).
+TS_TOOLCHAIN = Path(
+    os.environ.get("STELLA_CONFORM_TS_TOOLCHAIN", REPO / ".ci" / ".toolchains" / "ts")
+)
+
+
+def _missing(reason: str) -> None:
+    if os.environ.get("STELLA_CONFORM_REQUIRE_TOOLCHAINS"):
+        pytest.fail(f"{reason}, and STELLA_CONFORM_REQUIRE_TOOLCHAINS is set (.ci/run)")
+    pytest.skip(f"{reason} (.ci/run installs it)")
+
+
+def _build(language: str, folder: Path) -> None:
+    """Build a written template the way its `next:` steps say, with the local toolchain."""
+    if language == "typescript":
+        modules = TS_TOOLCHAIN / "node_modules"
+        if shutil.which("node") is None or not (modules / "typescript").is_dir():
+            _missing(f"no node or no TypeScript toolchain at {TS_TOOLCHAIN}")
+        (folder / "node_modules").symlink_to(modules)  # what `npm install` would bring
+        tsc = [shutil.which("node") or "node", str(modules / "typescript" / "bin" / "tsc")]
+        done = subprocess.run([*tsc, "-p", "."], cwd=folder, capture_output=True, text=True)
+    elif language == "go":
+        if shutil.which("go") is None:
+            _missing("no go")
+        env = {**os.environ, "GOFLAGS": "-mod=mod"}
+        done = subprocess.run(
+            ["go", "build", "-o", "stella-adapter", "."],
+            cwd=folder, capture_output=True, text=True, env=env, timeout=300,
+        )  # fmt: skip
+    else:
+        return
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_init_writes_the_files_and_the_next_steps(tmp_path: Path) -> None:
+    out = kit("init", "typescript", str(tmp_path / "adapter"))
+    assert out.returncode == 0, out.stderr
+    for name in TEMPLATES["typescript"].files:
+        assert (tmp_path / "adapter" / name).is_file()
+    assert "npx tsc" in out.stdout
+    assert "stella-conform smoke --mode report -- node dist/stella_adapter.js" in out.stdout
+    again = kit("init", "typescript", str(tmp_path / "adapter"))
+    assert again.returncode == 2 and "--force" in again.stderr  # never overwrites silently
+    assert kit("init", "typescript", str(tmp_path / "adapter"), "--force").returncode == 0
+    assert kit("init", "cobol", str(tmp_path)).returncode == 2
+
+
+@pytest.mark.parametrize("language", sorted(TEMPLATES))
+def test_every_template_marks_the_lines_an_author_edits(language: str) -> None:
+    source = templates_dir() / language
+    text = "".join((source / name).read_text() for name in TEMPLATES[language].files)
+    # the client's name, the parser, each line handed to it, the end, the summary
+    assert text.count("EDIT") >= 5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", sorted(TEMPLATES))
+def test_every_template_passes_smoke_and_the_reader_profile(language: str, tmp_path: Path) -> None:
+    folder = tmp_path / language
+    assert kit("init", language, str(folder)).returncode == 0
+    _build(language, folder)
+    command = list(TEMPLATES[language].command)
+    if command[0] == "python3":
+        command[0] = shutil.which("python3") or "python3"
+    smoke = kit("smoke", "--mode", "report", "--", *command, cwd=folder)
+    assert smoke.returncode == 0, smoke.stdout + smoke.stderr
+    assert "the adapter speaks the protocol, and the client reads both streams right" in (
+        smoke.stdout
+    )
+    report = tmp_path / "report.json"
+    graded = kit(
+        "run", "--mode", "report", "--examples", "3", "--no-database", "-j", "1",
+        "--json", str(report), "--", *command, cwd=folder,
+    )  # fmt: skip
+    assert graded.returncode == 0, graded.stdout + graded.stderr
+    outcomes = {c["id"]: c["outcome"] for c in json.loads(report.read_text())["checks"]}
+    assert outcomes == {c.id: "pass" for c in select(("reader",))}

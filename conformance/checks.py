@@ -71,8 +71,13 @@ class Check:
     tier: Tier = "MUST"
     modes: frozenset[str] = field(default=ALL_MODES)
     why: str = ""
-    #: Summary fields compared with the oracle's reading (judges "reading" and "envelope").
+    #: Summary fields compared with the oracle's reading (judges "reading" and "envelope"),
+    #: or read by the judge ("count", "stream-order"): what a client must compute.
     fields: tuple[str, ...] = ()
+    #: Event types the check is about: ``skip`` for a client that knows none of them.
+    types: tuple[str, ...] = ()
+    #: Envelope parts the check is about: ``skip`` for a client that reads none of them.
+    reads: tuple[str, ...] = ()
 
     @property
     def input(self) -> str:
@@ -191,6 +196,7 @@ CATALOGUE: tuple[Check, ...] = (
         fixtures=_UNKNOWN_FIXTURES,
         mutations=("unknown-type", "unknown-in-tool-pair"),
         modes=REPORTING,
+        fields=("unrecognized_events",),
         why="Counts it, logs it at debug level, or passes it through; a version gap is "
         "reported as a count of unrecognized types.",
     ),
@@ -244,6 +250,7 @@ CATALOGUE: tuple[Check, ...] = (
         "verdict",
         fixtures=("legacy_aliases",),
         mutations=("legacy-alias",),
+        types=("text", "text_delta"),
         why="text accepts delta and text_delta accepts text: an aliased field fits.",
     ),
     Check(
@@ -329,6 +336,8 @@ DASHBOARD: tuple[Check, ...] = (
         mutations=("ts-backwards",),
         profile="dashboard",
         modes=REPORTING,
+        fields=("texts",),
+        types=("text",),
         why="Order is the order of the lines; ts may go backwards and may be absent.",
     ),
     Check(
@@ -341,6 +350,7 @@ DASHBOARD: tuple[Check, ...] = (
         profile="dashboard",
         modes=REPORTING,
         fields=("texts-unordered", "preview"),
+        types=("text", "text_delta"),
         why="text is authoritative and replaces the deltas; a retried call streams its deltas "
         "again from the start, so appending shows doubled or garbled text.",
     ),
@@ -353,6 +363,7 @@ DASHBOARD: tuple[Check, ...] = (
         profile="dashboard",
         modes=REPORTING,
         fields=("texts", "preview"),
+        types=("text", "text_delta"),
         why="Accept either field name on either event; when both are present, the "
         "self-describing name (text's text, text_delta's delta) wins.",
     ),
@@ -366,21 +377,37 @@ DASHBOARD: tuple[Check, ...] = (
         profile="dashboard",
         modes=REPORTING,
         fields=("stages",),
+        types=("stage",),
         why="stage carries scope: turn stages come from the engine, run stages from a "
         "wrapper; merged, they read as one sequence going backwards.",
     ),
     Check(
         "D.run-terminator",
-        "ends the run on run_complete (or error), turns on turn_complete; complete is unknown",
+        "ends the run on run_complete, or on error for a failed run; complete is unknown",
         "terminator",
         "reading",
-        fixtures=("minimal_run", "multiple_turns", "failed_run_ends_on_error", "archived_complete"),
+        fixtures=("minimal_run", "failed_run_ends_on_error", "archived_complete"),
         valid_runs=True,
         profile="dashboard",
         modes=REPORTING,
-        fields=("terminator", "turns_completed"),
+        fields=("terminator",),
+        types=("run_complete", "error"),
         why="run_complete is the terminator; a failed run ends on error; there is no complete "
         "in today's vocabulary, so waiting for it never sees the run end.",
+    ),
+    Check(
+        "D.turns-counted",
+        "counts turns on the turn boundary event (turn_complete), not on stages",
+        "terminator",
+        "reading",
+        fixtures=("multiple_turns", "minimal_run", "archived_complete"),
+        valid_runs=True,
+        profile="dashboard",
+        modes=REPORTING,
+        fields=("turns_completed",),
+        types=("turn_complete", "complete"),
+        why="Match on turn_complete if you want per-turn boundaries; a stage named complete "
+        "is a stage, and an archived complete event is unknown today.",
     ),
     Check(
         "D.version-gap-reported",
@@ -497,6 +524,7 @@ ENVELOPE: tuple[Check, ...] = (
         mutations=("failure", "preflight"),
         profile="envelope",
         fields=("status", "text", "stop_reason"),
+        reads=("run", "pipeline"),
         why="A failure keeps every key, with nulls; a failure before the agent exists prints "
         "only schema_version, status, text and reason.",
     ),
@@ -509,6 +537,7 @@ ENVELOPE: tuple[Check, ...] = (
         mutations=("raw", "pipeline"),
         profile="envelope",
         fields=("status", "text", "model"),
+        reads=("run", "pipeline"),
         why="The keys depend on how the run happened; the --pipeline shape has no files_touched.",
     ),
     Check(
@@ -521,6 +550,7 @@ ENVELOPE: tuple[Check, ...] = (
         profile="envelope",
         modes=REPORTING,
         fields=("files_touched",),
+        reads=("files_touched",),
         why="The files_touched key holds the telemetry payload, whose own files_touched key "
         "holds the array.",
     ),
@@ -533,6 +563,7 @@ ENVELOPE: tuple[Check, ...] = (
         mutations=("events-unknown", "events-bad-body"),
         profile="envelope",
         fields=("unrecognized_events",),
+        reads=("events",),
         why="events holds stream events: an unknown type is inert, a known type with a body "
         "that does not fit is an error; a new event type never bumps schema_version.",
     ),
@@ -545,8 +576,24 @@ ENVELOPE: tuple[Check, ...] = (
         mutations=("query",),
         profile="envelope",
         fields=("rows",),
+        reads=("query",),
         why="The query envelope: schema_version first, then rows for a list report, or the "
         "object's own keys.",
+    ),
+    Check(
+        "E.usage-read",
+        "reports cost and token counts where stella's envelope has them",
+        "envelope",
+        "reading",
+        fixtures=("raw_usage", "raw_success", "pipeline_success"),
+        mutations=("raw", "pipeline"),
+        profile="envelope",
+        modes=REPORTING,
+        fields=("cost_usd", "input_tokens", "output_tokens"),
+        reads=("run", "pipeline"),
+        why="cost_usd is a key of the summary; token counts are in the step_usage events, not "
+        "in keys of the envelope: a reader that looks for keys stella does not write reports "
+        "zero tokens.",
     ),
 )
 

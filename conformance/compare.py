@@ -16,7 +16,7 @@ from stella_conform.errors import SetupError, read_json_file
 
 BAD = ("fail", "error", "warn")
 #: Keys that must agree for shards to be parts of one run.
-SAME_RUN = ("kit", "corpus_version", "vocabulary", "seed", "examples", "client")
+SAME_RUN = ("kit", "corpus_version", "vocabulary", "seed", "examples", "client", "claims")
 
 
 def load_report(path: Path) -> dict[str, Any]:

@@ -98,12 +98,21 @@ class Report:
             "examples": self.config.examples,
             "date": self.date,
             "client": {"command": list(client.argv), "mode": client.mode},
+            "claims": self.config.claims.to_json(self._stella()),
             "summary": self.counts(),
             "exit_code": self.exit_code,
             "known_failures_now_passing": self.now_passing,
             "checks": [r.to_json() for r in self.results],
             **({"shard": self.shard} if self.shard else {}),
         }
+
+    def _stella(self) -> Any:
+        """The vocabulary the stella under test writes (claims are stated against it)."""
+        return self.config.stella_vocabulary()
+
+    def claim_lines(self) -> list[str]:
+        """What the client claims and what that leaves ungraded; empty without claims."""
+        return self.config.claims.describe(self._stella())
 
     # ------------------------------------------------------------------ renderers
 
@@ -114,7 +123,9 @@ class Report:
 
     def _terminal(self, verbose: bool) -> str:
         width = max(len(r.id) for r in self.results) if self.results else 10
-        lines = []
+        lines = [f"claims {line}" for line in self.claim_lines()]
+        if lines:
+            lines.append("")
         for r in self.results:
             mark = r.outcome.upper()
             if r.known_failure:
@@ -140,6 +151,8 @@ class Report:
             f"corpus `{corpus_version()}`, seed {self.config.seed}, "
             f"stella-conform {__version__}, {self.date}",
             "",
+            *[f"- claims {line}" for line in self.claim_lines()],
+            *([""] if self.claim_lines() else []),
             "| check | outcome | details |",
             "| --- | --- | --- |",
         ]
@@ -190,6 +203,11 @@ class Report:
             skipped=str(counts["skip"]),
             timestamp=self.date,
         )
+        claims = self.claim_lines()
+        if claims:
+            props = ET.SubElement(suite, "properties")
+            for index, line in enumerate(claims, 1):
+                ET.SubElement(props, "property", name=f"claim.{index}", value=line)
         for r in self.results:
             case = ET.SubElement(
                 suite,

@@ -19,7 +19,7 @@ import warnings
 import zlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from hypothesis.errors import Flaky, HypothesisException
 from hypothesis.strategies import SearchStrategy
 
 from stella_conform.conformance.checks import Check
+from stella_conform.conformance.claims import Claims
 from stella_conform.conformance.grader import (
     Context,
     GradedCase,
@@ -61,9 +62,11 @@ from stella_conform.corpus import (
     write_scenario,
     write_trace_fixture,
 )
+from stella_conform.envelope import envelope_parts
 from stella_conform.generators.cases import Case, cases
 from stella_conform.generators.envelopes import EnvelopeCase, envelope_cases
 from stella_conform.generators.journals import JournalCase, journal_cases
+from stella_conform.generators.mutations import applicable
 from stella_conform.generators.scenarios import ScenarioCase, scenario_cases
 from stella_conform.safe_text import clip, json_safe, no_surrogates
 from stella_conform.schemas.vocabulary import Vocabulary
@@ -141,10 +144,21 @@ class SuiteConfig:
     deadline: float | None = None
     #: The budget in seconds, as the user gave it (for messages).
     time_budget: float | None = None
+    #: What the client claims to know, read and compute (see ``claims.py``).
+    claims: Claims = field(default_factory=Claims)
+
+    def stella_vocabulary(self) -> Vocabulary:
+        """What the stella under test writes."""
+        return Vocabulary.load(self.wire_schema)
 
     def vocabulary(self) -> Vocabulary:
         """The vocabulary as this client sees it: the stella's, narrowed to what it knows."""
-        return Vocabulary.load(self.wire_schema)
+        return self.claims.vocabulary(self.stella_vocabulary())
+
+    def with_claims(self, claims: Claims) -> SuiteConfig:
+        """This configuration for a client making ``claims`` (a summary-only one is fed whole)."""
+        client = replace(self.client, summary_only=claims.summary_only)
+        return replace(self, claims=claims, client=client)
 
 
 def check_seed(seed: int, check_id: str) -> int:
@@ -254,8 +268,20 @@ def load_case(path: Path, vocab: Vocabulary | None = None) -> GradedCase:
     return GradedCase(fixture.name, fixture.stream, "fixture", also_conforming=also, vocab=vocab)
 
 
-def _fixture_case(check: Check, name: str, vocab: Vocabulary, directory: Path) -> GradedCase:
-    return load_case(fixture_path(check, name, directory), vocab)
+def _fixture_case(
+    check: Check, name: str, vocab: Vocabulary, directory: Path, claims: Claims | None = None
+) -> GradedCase:
+    case = load_case(fixture_path(check, name, directory), vocab)
+    if claims is not None:
+        case.reads = claims.reads
+    return case
+
+
+def _claimed(case: GradedCase, claims: Claims) -> bool:
+    """Whether the case is of a kind the client claims to read (envelope shapes)."""
+    if case.kind != "envelope" or claims.reads is None:
+        return True
+    return claims.reads_parts(envelope_parts(case.stream, case.command))
 
 
 def _save(config: SuiteConfig, check: Check, case: GradedCase) -> tuple[str, str | None]:
@@ -375,6 +401,10 @@ def run_check(check: Check, config: SuiteConfig) -> CheckResult:
     if not check.grades_in(config.client.mode):
         result.message = check.skip_reason(config.client.mode)
         return result
+    not_claimed = config.claims.skip_reason(check, vocab)
+    if not_claimed is not None:
+        result.message = not_claimed
+        return result
     if config.client.function is not None and check.input != "stream":
         result.message = f"an in-process client cannot be graded on the {check.profile} profile"
         return result
@@ -388,7 +418,8 @@ def run_check(check: Check, config: SuiteConfig) -> CheckResult:
     runner = CaseRunner(config, check)
     judgments: list[Judgment] = []
     try:
-        ctx = Context()
+        claims = config.claims
+        ctx = Context(computes=claims.computes, summary_only=claims.summary_only)
         fixtures_dir = config.fixtures_dir or bundled_fixtures_dir()
         stopped = False
         if check.judge == "quiet":
@@ -403,7 +434,9 @@ def run_check(check: Check, config: SuiteConfig) -> CheckResult:
                 judgments.append(Judgment("error", pace.budget_message()))
                 stopped = True
                 break
-            case = _fixture_case(check, name, vocab, fixtures_dir)
+            case = _fixture_case(check, name, vocab, fixtures_dir, claims)
+            if not _claimed(case, claims):
+                continue
             obs = runner.run(case)
             j = judge(check, case, obs, ctx)
             stop = pace.stop_message(obs)
@@ -447,18 +480,21 @@ def _generated(
     pace: _Pace,
 ) -> list[Judgment]:
     strategy: SearchStrategy[Case | EnvelopeCase | ScenarioCase | JournalCase]
+    mutations = tuple(m for m in check.mutations if applicable(m, vocab))
     if check.input == "envelope":
         strategy = envelope_cases(vocab, variants=check.mutations)
     elif check.input == "scenario":
         strategy = scenario_cases(vocab, kinds=check.mutations)
     elif check.input == "journal":
         strategy = journal_cases(variants=check.mutations)
-    elif check.mutations and check.valid_runs:
-        strategy = cases(vocab, mutations=check.mutations, min_mutations=0, max_mutations=2)
-    elif check.mutations:
-        strategy = cases(vocab, mutations=check.mutations, min_mutations=1, max_mutations=2)
-    else:
+    elif mutations and check.valid_runs:
+        strategy = cases(vocab, mutations=mutations, min_mutations=0, max_mutations=2)
+    elif mutations:
+        strategy = cases(vocab, mutations=mutations, min_mutations=1, max_mutations=2)
+    elif check.valid_runs:
         strategy = cases(vocab, max_mutations=0)
+    else:
+        return []  # no mutation of this check can be made with the types the client knows
     judgments: list[Judgment] = []
     last_failure: list[tuple[GradedCase, Judgment, Observation]] = []
     budget = {"after_first_failure": 0, "limit": config.shrink_budget}
@@ -469,7 +505,7 @@ def _generated(
         if isinstance(case, EnvelopeCase):
             return GradedCase(
                 "generated", case.data, "generated", (case.variant,), vocab=vocab,
-                kind="envelope", command=case.command,
+                kind="envelope", command=case.command, reads=config.claims.reads,
             )  # fmt: skip
         if isinstance(case, JournalCase):
             return GradedCase(
@@ -500,6 +536,8 @@ def _generated(
                 best = min(last_failure, key=lambda f: (len(f[0].stream), f[0].stream))
                 return best if graded(case).stream == best[0].stream else None
         g = graded(case)
+        if not _claimed(g, config.claims):
+            return None  # a shape the client does not read: not a case for it
         obs = runner.run(g)
         ran["cases"] += 1
         j = judge(check, g, obs, ctx)

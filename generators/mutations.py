@@ -510,6 +510,33 @@ def _wrong_nesting(draw: st.DrawFn, event: Event, vocab: Vocabulary) -> Event | 
     return event
 
 
+def _breakable(vocab: Vocabulary, test: Callable[[list[str] | None], bool]) -> bool:
+    """Some known type has a required field whose declared types pass ``test``."""
+    return any(
+        test(_field_types(vocab, tag, name))
+        for tag in vocab.known
+        for name in _required_fields(vocab, tag)
+    )
+
+
+def applicable(mutation_id: str, vocab: Vocabulary) -> bool:
+    """Whether the mutation can be made with the types the client knows.
+
+    A client that knows only ``text`` and ``run_complete`` has no known type with a
+    nested object, so no rule-4 case of the wrong-nesting kind exists for it: that
+    mutation is left out of its cases instead of failing to generate.
+    """
+    if mutation_id == "bad-body-missing-field":
+        return _breakable(vocab, lambda types: True)
+    if mutation_id == "bad-body-wrong-type":
+        return _breakable(vocab, lambda types: bool(types))
+    if mutation_id == "bad-body-null":
+        return _breakable(vocab, lambda types: "null" not in (types or ["null"]))
+    if mutation_id == "bad-body-wrong-nesting":
+        return _breakable(vocab, lambda types: types == ["object"])
+    return True
+
+
 def _breaker(fn: Callable[[st.DrawFn, Event, Vocabulary], Event | None], mark: str) -> Apply:
     def apply(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
         _break_event(draw, stream, vocab, mark, fn)

@@ -21,8 +21,6 @@ from stella_conform.generators.cases import cases
 from stella_conform.generators.runs import runs
 from stella_conform.schemas.vocabulary import Vocabulary, VocabularyError
 
-UPSTREAM = Path(__file__).resolve().parents[2] / "shared" / "upstream"
-OLDER_STREAM = UPSTREAM / "from_a_newer_stella.older.jsonl"
 FEW = settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
 
 TEXT_AND_END = Vocabulary.default().restrict(["text", "run_complete"])
@@ -101,9 +99,8 @@ def test_the_older_vocabulary_is_the_stella_before_turn_complete() -> None:
     assert older.misfit("text", older.normalize("text", {"type": "text", "delta": "x"})) is None
 
 
-@pytest.mark.skipif(not OLDER_STREAM.is_file(), reason="../shared/upstream is not at hand")
-def test_the_older_vocabulary_reads_the_recorded_older_stream() -> None:
-    data = OLDER_STREAM.read_bytes()
+def test_the_older_vocabulary_reads_the_recorded_older_stream(upstream_dir: Path) -> None:
+    data = (upstream_dir / "from_a_newer_stella.older.jsonl").read_bytes()
     older = decode_all(data, Vocabulary.bundled("stella-older")).summary
     assert older.verdict == "accept"
     assert older.unrecognized_types == ["holographic_verdict", "quantum_reticulation"]

@@ -30,6 +30,10 @@ QUERY = ("stats", "usage report", "inspect", "calibration", "memory list", "cont
          "context validate")  # fmt: skip
 
 
+#: What the reader claims to read, added to its hello (a narrower reader sets it).
+HELLO_CLAIMS: dict[str, Any] = {}
+
+
 class Refused(Exception):
     """The envelope cannot be read safely; stop loudly."""
 
@@ -108,10 +112,20 @@ class EnvelopeReader:
         out["text"] = self.optional(doc, "text", str)
         out["model"] = self.optional(doc, "model", str)
         out["stop_reason"] = self.optional(doc, "reason", str)
+        cost = doc.get("cost_usd")
+        out["cost_usd"] = cost if isinstance(cost, (int, float)) and cost is not True else None
         out["files_touched"] = self.files_touched(doc)
         reader = self.events(doc)
         out["unrecognized_events"] = reader.unrecognized_events if reader else None
+        out["input_tokens"], out["output_tokens"] = self.tokens(doc, reader)
         return out
+
+    def tokens(self, doc: dict[str, Any], reader: Reader | None) -> tuple[Any, Any]:
+        """Token counts: the envelope has no keys for them; the step_usage events do."""
+        if reader is None:
+            return None, None
+        steps = [e for e in doc["events"] if isinstance(e, dict) and e.get("type") == "step_usage"]
+        return sum(e["input_tokens"] for e in steps), sum(e["output_tokens"] for e in steps)
 
 
 def summarize(reader: EnvelopeReader, data: bytes, command: str) -> dict[str, Any]:
@@ -132,7 +146,8 @@ def main(reader_class: type[EnvelopeReader] = EnvelopeReader) -> None:
         out.flush()
 
     hello = {"kind": "hello", "protocol": PROTOCOL, "profiles": ["envelope"],
-             "client": {"name": NAME, "version": "1.0", "language": "python"}}  # fmt: skip
+             "client": {"name": NAME, "version": "1.0", "language": "python"},
+             **HELLO_CLAIMS}  # fmt: skip
     if mode == "persistent":
         emit(hello)
         for raw in sys.stdin.buffer:

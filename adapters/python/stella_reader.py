@@ -24,7 +24,7 @@ import base64
 import json
 import os
 import sys
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, ClassVar
 
 PROTOCOL = 1
 NAME = "stella-reader-python"
@@ -156,6 +156,9 @@ class Reader:
     """Reads one stream, one physical line at a time. Override a hook to break a rule."""
 
     known_types = frozenset(REQUIRED)
+    #: Field facts per known type (a client of another vocabulary swaps them).
+    required: ClassVar[dict[str, dict[str, Any]]] = REQUIRED
+    optional: ClassVar[dict[str, dict[str, Any]]] = OPTIONAL
 
     def __init__(self) -> None:
         self.pending: tuple[int, str] | None = None
@@ -204,13 +207,13 @@ class Reader:
 
     def misfit(self, tag: str, event: dict[str, Any]) -> str | None:
         """Rules 4 and 5: required fields with the right types; unknown fields ignored."""
-        for name, spec in REQUIRED[tag].items():
+        for name, spec in self.required[tag].items():
             if name not in event:
                 return f"{tag}: missing required field {name!r}"
             problem = check_field(event[name], spec, name)
             if problem:
                 return f"{tag}: {problem}"
-        for name, spec in OPTIONAL.get(tag, {}).items():
+        for name, spec in self.optional.get(tag, {}).items():
             if name in event:
                 problem = check_field(event[name], spec, name)
                 if problem:
@@ -370,6 +373,8 @@ class Adapter:
     drop_unterminated_last_line = False
     #: The protocol modes this adapter speaks, listed in its hello.
     modes: tuple[str, ...] = ("report", "persistent")
+    #: What the client claims to read (``knows``, ``computes``, ...), sent in the hello.
+    claims: ClassVar[dict[str, Any]] = {}
 
     def __init__(self) -> None:
         self.out = sys.stdout
@@ -386,6 +391,7 @@ class Adapter:
                 "client": {"name": NAME, "version": VERSION, "language": "python"},
                 "profiles": list(self.profiles),
                 "modes": list(self.modes),
+                **self.claims,
             }
         )
 

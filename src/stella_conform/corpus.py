@@ -190,6 +190,9 @@ ENVELOPE_COMPARED = (
     "known_events",
     "unrecognized_events",
     "rows",
+    "cost_usd",
+    "input_tokens",
+    "output_tokens",
 )
 
 

@@ -19,10 +19,20 @@ The rules a reader is graded on, in the contract's words:
 
 Reading a key the reader uses with the wrong JSON type is a rejection: that is
 the "misread" a version bump exists to prevent.
+
+A reader that claims to read only some parts (``reads``: the shapes ``run``,
+``pipeline``, ``query`` and the nested ``events`` and ``files_touched``) is read
+here the same way: a part it does not read is not looked at, so a malformed
+``events`` entry is nothing to a reader that never reads ``events``.
+
+The values a reader extracts are part of the reading: ``cost_usd`` from its key,
+and the token counts from the ``step_usage`` events (the envelope has no token
+keys of its own: a reader that looks for one reports zero).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -71,6 +81,9 @@ class EnvelopeReading:
     known_events: int | None = None
     unrecognized_events: int | None = None
     rows: int | None = None
+    cost_usd: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
     keys: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -86,7 +99,28 @@ class EnvelopeReading:
             "known_events": self.known_events,
             "unrecognized_events": self.unrecognized_events,
             "rows": self.rows,
+            "cost_usd": self.cost_usd,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
         }
+
+
+def envelope_parts(data: bytes, command: str) -> frozenset[str]:
+    """The shapes a document can be (``run``, ``pipeline``, ``query``), for ``reads`` claims.
+
+    Decided from the command and the keys, before any reading: a document a reader
+    refuses still belongs to the shape its command prints.  A pre-flight error envelope
+    (no model, no events) can come from either kind of run.
+    """
+    if is_query_command(command):
+        return frozenset({"query"})
+    doc, _ = parse_line(data)
+    keys = set(doc) if isinstance(doc, dict) else set()
+    if keys & set(PIPELINE_KEYS) or "--pipeline" in command.split():
+        return frozenset({"pipeline"})
+    if "events" not in keys and "model" not in keys:
+        return frozenset({"run", "pipeline"})
+    return frozenset({"run"})
 
 
 class _Reject(Exception):
@@ -103,18 +137,27 @@ def _optional(doc: dict[str, Any], key: str, kinds: tuple[type, ...], what: str)
 
 
 def read_envelope(
-    data: bytes, command: str = "stella run --output-format json", vocab: Vocabulary | None = None
+    data: bytes,
+    command: str = "stella run --output-format json",
+    vocab: Vocabulary | None = None,
+    reads: Collection[str] | None = None,
 ) -> EnvelopeReading:
-    """Read one envelope document as a conforming reader must."""
+    """Read one envelope document as a conforming reader must (of ``reads``: every part)."""
     reading = EnvelopeReading()
     try:
-        _read(data, command, vocab or Vocabulary.default(), reading)
+        _read(data, command, vocab or Vocabulary.default(), reading, reads)
     except _Reject as exc:
         reading.verdict, reading.reason = "reject", str(exc)
     return reading
 
 
-def _read(data: bytes, command: str, vocab: Vocabulary, out: EnvelopeReading) -> None:
+def _read(
+    data: bytes,
+    command: str,
+    vocab: Vocabulary,
+    out: EnvelopeReading,
+    reads: Collection[str] | None = None,
+) -> None:
     doc, problem = parse_line(data)
     if problem is not None:
         raise _Reject(f"the envelope is {problem}")
@@ -131,7 +174,7 @@ def _read(data: bytes, command: str, vocab: Vocabulary, out: EnvelopeReading) ->
     if is_query_command(command):
         _read_query(doc, out)
     else:
-        _read_turn(doc, vocab, out)
+        _read_turn(doc, vocab, out, reads)
 
 
 def _read_query(doc: dict[str, Any], out: EnvelopeReading) -> None:
@@ -144,7 +187,12 @@ def _read_query(doc: dict[str, Any], out: EnvelopeReading) -> None:
         out.shape = "query-object"
 
 
-def _read_turn(doc: dict[str, Any], vocab: Vocabulary, out: EnvelopeReading) -> None:
+def _read_turn(
+    doc: dict[str, Any],
+    vocab: Vocabulary,
+    out: EnvelopeReading,
+    reads: Collection[str] | None = None,
+) -> None:
     status = doc.get("status")
     if not isinstance(status, str):
         raise _Reject("'status' is missing or not a string")
@@ -158,7 +206,12 @@ def _read_turn(doc: dict[str, Any], vocab: Vocabulary, out: EnvelopeReading) -> 
         out.shape = "pipeline"
     else:
         out.shape = "raw"
-    payload = _optional(doc, "files_touched", (dict,), "an object")
+    cost = doc.get("cost_usd")
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+        out.cost_usd = cost
+    payload = None
+    if reads is None or "files_touched" in reads:
+        payload = _optional(doc, "files_touched", (dict,), "an object")
     if payload is not None:
         records = payload.get("files_touched")
         if records is not None:
@@ -170,14 +223,22 @@ def _read_turn(doc: dict[str, Any], vocab: Vocabulary, out: EnvelopeReading) -> 
                     raise _Reject(f"'files_touched.files_touched[{index}]' has no string 'path'")
                 paths.append(record["path"])
             out.files_touched = paths
-    events = _optional(doc, "events", (list,), "an array")
+    events = None
+    if reads is None or "events" in reads:
+        events = _optional(doc, "events", (list,), "an array")
     if events is not None:
         fold = RunFold(vocab.turn_boundary)
+        tokens = [0, 0]
         for index, value in enumerate(events, 1):
             outcome = classify(index, value, vocab)
             if outcome.kind is Kind.REJECT:
                 raise _Reject(f"events[{index - 1}]: {outcome.reason}")
             fold.feed(outcome)
+            if outcome.kind is Kind.KNOWN and outcome.tag == "step_usage" and outcome.event:
+                tokens[0] += outcome.event.get("input_tokens", 0)
+                tokens[1] += outcome.event.get("output_tokens", 0)
         summary = fold.finish()
         out.known_events = summary.known_events
         out.unrecognized_events = summary.unrecognized_events
+        if "step_usage" in vocab.known:
+            out.input_tokens, out.output_tokens = tokens

@@ -212,3 +212,62 @@ def _default_jobs() -> int:
     import os
 
     return max(1, min(4, os.cpu_count() or 1))
+
+
+# ---------------------------------------------------------------------- claims
+
+
+def claim_options(func: F) -> F:
+    """``--knows``, ``--reads``, ``--computes``, ``--summary-only``: what the client claims.
+
+    They work in every mode (exit mode has no hello to carry them) and win over the
+    hello's claims. Leaving one out grades everything, as before claims existed.
+    """
+    func = click.option(
+        "--summary-only",
+        is_flag=True,
+        default=None,
+        help="The client reports only a summary, no line observations; checks that need them skip.",
+    )(func)
+    func = click.option(
+        "--computes",
+        metavar="FIELD,...",
+        default=None,
+        help="Summary fields the client computes; a check of other fields skips.",
+    )(func)
+    func = click.option(
+        "--reads",
+        metavar="WHAT,...",
+        default=None,
+        help="Envelope parts the client reads: run, pipeline, query, events, files_touched.",
+    )(func)
+    func = click.option(
+        "--knows",
+        metavar="TYPE,...|FILE|NAME",
+        default=None,
+        help="Event types the client recognizes (or a wire schema / bundled vocabulary "
+        "whose types it knows); any other type is unrecognized for it.",
+    )(func)
+    return func
+
+
+def build_claims(
+    vocab: Any,
+    hello: Any,
+    knows: str | None,
+    reads: str | None,
+    computes: str | None,
+    summary_only: bool | None,
+) -> Any:
+    """The command line's claims over the hello's; :class:`SetupError` on an unknown name."""
+    from stella_conform.conformance.claims import claims_from, from_hello, merge
+
+    told = claims_from(
+        knows=knows,
+        reads=reads,
+        computes=computes,
+        summary_only=summary_only,
+        vocab=vocab,
+        where="command line",
+    )
+    return merge(told, from_hello(hello, vocab))

@@ -11,6 +11,8 @@ import click
 
 from stella_conform.cli._common import (
     _default_jobs,
+    build_claims,
+    claim_options,
     client_options,
     color_option,
     load_vocabulary,
@@ -28,10 +30,11 @@ from stella_conform.errors import SetupError
     "--profile",
     "profiles",
     multiple=True,
-    default=("reader",),
-    show_default=True,
-    help="Check profile to grade (repeatable).",
+    default=(),
+    help="Check profile to grade (repeatable); dashboard and recorder add to reader. "
+    "Default: the profiles the adapter's hello claims, else reader.",
 )
+@claim_options
 @click.option(
     "--examples",
     type=click.IntRange(min=0),
@@ -124,13 +127,18 @@ def run(
     color: str,
     verbose: bool,
     wire_schema: Path | None,
+    knows: str | None,
+    reads: str | None,
+    computes: str | None,
+    summary_only: bool | None,
 ) -> None:
     """Grade a client: stella-conform run [OPTIONS] -- CMD [ARGS...]
 
     Exit 0 when every MUST check passes (or is a listed known failure), 1 when a check
     fails or errors, 2 for usage and set-up errors.
     """
-    from stella_conform.conformance.checks import PROFILES, select, unmatched_globs
+    from stella_conform.conformance.checks import select, unmatched_globs
+    from stella_conform.conformance.claims import resolve_profiles
     from stella_conform.conformance.report import (
         Report,
         check_writable,
@@ -141,9 +149,7 @@ def run(
     from stella_conform.conformance.runner import ensure_mode_supported
     from stella_conform.conformance.suite import SuiteConfig, preflight, run_suite
 
-    unknown_profiles = [p for p in profiles if p not in PROFILES]
-    if unknown_profiles:
-        raise SetupError(f"unknown profile {unknown_profiles[0]!r} (known: {', '.join(PROFILES)})")
+    resolve_profiles(profiles, None)  # an unknown --profile is a usage error before any run
     bad = unmatched_globs([*only, *skip])
     if bad:
         raise SetupError(
@@ -152,9 +158,10 @@ def run(
     known = load_known_failures(known_failures) if known_failures else {}
     check_writable([json_path, junit_path, markdown_path])
     client = make_client(command, mode, timeout, line_timeout)
-    ensure_mode_supported(client)
+    hello = ensure_mode_supported(client)
     vocab = load_vocabulary(wire_schema)
-    checks = select(profiles, only, skip)
+    claims = build_claims(vocab, hello, knows, reads, computes, summary_only)
+    checks = select(resolve_profiles(profiles, hello), only, skip)
     if shard is not None:
         checks = shard_checks(checks, shard)
     if not checks:
@@ -170,7 +177,7 @@ def run(
         shrink_budget=max_shrinks,
         deadline=None if time_budget is None else started + time_budget,
         time_budget=time_budget,
-    )
+    ).with_claims(claims)
     click.echo(f"grading {len(checks)} check(s) in {mode} mode with {jobs} worker(s)...", err=True)
     probe = preflight(checks, config)
     if probe is not None and probe.cannot_start:

@@ -1,0 +1,323 @@
+"""What a client claims to read, and so what it is graded on.
+
+Real clients read subsets of what stella writes: a dashboard that never keeps a
+turn count, a reader of run envelopes that never looks at ``events``, a client
+that recognizes six of the fourteen event types.  Grading such a client on the
+rest is noise, not a finding.  A client therefore claims, in its hello or on the
+command line (the command line wins, and is the only way in exit mode):
+
+* ``knows`` — the event types it recognizes.  The oracle decodes relative to it
+  (:meth:`Vocabulary.restrict`): any other type is unrecognized *for this client*.
+* ``reads`` — the envelope parts it reads (:data:`READS`): the shapes ``run``,
+  ``pipeline``, ``query``, and the nested ``events`` and ``files_touched``.
+  Cases and checks only for those; the reference envelope reader ignores the rest.
+* ``computes`` — the summary fields it fills in (:data:`COMPUTES`).  A check whose
+  fields it does not compute is ``skip``, saying so; a check comparing several
+  fields compares only the computed ones.
+* ``summary_only`` — it does not process line by line (a whole-text reader, a file
+  poller), so it writes no line observations; checks that need them are ``skip``.
+
+A claim left out means "everything", which is the behaviour before claims existed.
+Every report prints the claims and what they left ungraded, so a release-gating
+run shows what was *not* checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from stella_conform.conformance.checks import REPORTING, Check
+from stella_conform.errors import SetupError
+from stella_conform.schemas.vocabulary import BUNDLED, BUNDLED_ALIASES, Vocabulary, VocabularyError
+
+#: Envelope parts a client can claim to read, and how a report names them.
+READS = ("run", "pipeline", "query", "events", "files_touched")
+READS_WORDS = {
+    "run": "run envelopes",
+    "pipeline": "--pipeline envelopes",
+    "query": "query envelopes",
+    "events": "the events array",
+    "files_touched": "the files_touched payload",
+}
+#: Summary fields a client can claim to compute (report and persistent modes).
+COMPUTES = (
+    "rejected_line",
+    "known_events",
+    "unrecognized_events",
+    "unrecognized_types",
+    "final_text",
+    "texts",
+    "preview",
+    "stages",
+    "terminator",
+    "turns_completed",
+    "elapsed_ms",
+    "tool_calls",
+    "status",
+    "text",
+    "model",
+    "stop_reason",
+    "cost_usd",
+    "input_tokens",
+    "output_tokens",
+    "files_touched",
+    "rows",
+)
+#: Judges that need one observation per line: nothing to judge from a summary alone.
+LINE_JUDGES = frozenset({"lockstep", "dispatch", "last-line-kept"})
+#: Judges whose whole point is the summary fields (the others also judge a verdict).
+FIELD_JUDGES = frozenset({"reading", "count", "stream-order"})
+
+
+def split_names(value: str | Iterable[str] | None) -> list[str] | None:
+    """``"a, b,c"`` or a list as names; ``None`` or empty stays "no claim"."""
+    if value is None:
+        return None
+    items = value.split(",") if isinstance(value, str) else [str(v) for v in value]
+    names = [i.strip() for i in items if i.strip()]
+    return names or None
+
+
+@dataclass(frozen=True)
+class Claims:
+    """A client's claims; ``None`` for a claim not made (graded on everything)."""
+
+    knows: frozenset[str] | None = None
+    reads: frozenset[str] | None = None
+    computes: frozenset[str] | None = None
+    summary_only: bool = False
+    #: Where each claim came from: ``command line`` or ``hello``.
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def any(self) -> bool:
+        return bool(
+            self.knows is not None
+            or self.reads is not None
+            or self.computes is not None
+            or self.summary_only
+        )
+
+    # ------------------------------------------------------------ grading
+
+    def vocabulary(self, vocab: Vocabulary) -> Vocabulary:
+        """The vocabulary as this client sees it."""
+        if self.knows is None:
+            return vocab
+        try:
+            return vocab.restrict(self.knows)
+        except VocabularyError as exc:
+            raise SetupError(f"knows: {exc}") from None
+
+    def fields(self, check: Check) -> tuple[str, ...]:
+        """The check's summary fields this client computes (all of them without a claim)."""
+        if self.computes is None:
+            return check.fields
+        return tuple(f for f in check.fields if _field_name(f) in self.computes)
+
+    def skip_reason(self, check: Check, vocab: Vocabulary) -> str | None:
+        """Why this check grades nothing the client claims, or ``None`` to grade it."""
+        if self.summary_only and check.judge in LINE_JUDGES:
+            return (
+                "the client reports only a summary (it does not process line by line), and "
+                "this check needs one observation per line"
+            )
+        if check.types and not any(t in vocab.known for t in check.types):
+            named = [t for t in check.types if t in vocab.written] or list(check.types)
+            return f"the client does not know {_either(named)}"
+        if self.reads is not None and check.reads and not any(r in self.reads for r in check.reads):
+            return f"the client does not read {_either([READS_WORDS[r] for r in check.reads])}"
+        only_fields = check.judge in FIELD_JUDGES or check.modes == REPORTING
+        if self.computes is not None and check.fields and only_fields and not self.fields(check):
+            names = ", ".join(dict.fromkeys(_field_name(f) for f in check.fields))
+            return f"the client does not compute {names}"
+        return None
+
+    def reads_parts(self, parts: Iterable[str]) -> bool:
+        """Whether an envelope made of ``parts`` (its shapes) is one this client reads."""
+        return self.reads is None or any(p in self.reads for p in parts)
+
+    # ------------------------------------------------------------ reporting
+
+    def to_json(self, vocab: Vocabulary | None = None) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "knows": sorted(self.knows) if self.knows is not None else None,
+            "reads": sorted(self.reads) if self.reads is not None else None,
+            "computes": sorted(self.computes) if self.computes is not None else None,
+            "summary_only": self.summary_only,
+            "sources": dict(self.sources),
+        }
+        if vocab is not None:
+            out["not_graded"] = self.not_graded(vocab)
+        return out
+
+    def not_graded(self, vocab: Vocabulary) -> list[str]:
+        """What these claims leave out, in words (empty without claims)."""
+        out = []
+        if self.knows is not None:
+            missing = sorted(vocab.written - self.knows)
+            if missing:
+                out.append(
+                    f"event types the client does not know ({len(missing)} of "
+                    f"{len(vocab.written)}), read as unrecognized: {', '.join(missing)}"
+                )
+        if self.reads is not None:
+            missing = [READS_WORDS[r] for r in READS if r not in self.reads]
+            if missing:
+                out.append(f"envelope parts the client does not read: {', '.join(missing)}")
+        if self.computes is not None:
+            missing = [c for c in COMPUTES if c not in self.computes]
+            if missing:
+                out.append(f"summary fields the client does not compute: {', '.join(missing)}")
+        if self.summary_only:
+            out.append("per-line observations (the client reports only a summary)")
+        return out
+
+    def describe(self, vocab: Vocabulary) -> list[str]:
+        """Lines for a terminal or Markdown report; empty without claims."""
+        if not self.any:
+            return []
+
+        def told(name: str) -> str:
+            where = self.sources.get(name)
+            return f" (from the {where})" if where else ""
+
+        lines = []
+        if self.knows is not None:
+            lines.append(f"knows: {', '.join(sorted(self.knows))}{told('knows')}")
+        if self.reads is not None:
+            lines.append(f"reads: {', '.join(sorted(self.reads))}{told('reads')}")
+        if self.computes is not None:
+            lines.append(f"computes: {', '.join(sorted(self.computes))}{told('computes')}")
+        if self.summary_only:
+            lines.append(f"summary only{told('summary_only')}")
+        lines += [f"not graded: {n}" for n in self.not_graded(vocab)]
+        return lines
+
+
+def _field_name(name: str) -> str:
+    return "texts" if name == "texts-unordered" else name
+
+
+def _either(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else " or ".join(names)
+
+
+# ------------------------------------------------------------ building claims
+
+
+def _checked(kind: str, names: Iterable[str], allowed: Sequence[str], where: str) -> frozenset[str]:
+    chosen = list(names)
+    unknown = [n for n in chosen if n not in allowed]
+    if unknown:
+        raise SetupError(
+            f"{where}: unknown {kind} name {unknown[0]!r} (known: {', '.join(allowed)})"
+        )
+    return frozenset(chosen)
+
+
+def knows_from(value: str | Iterable[str], vocab: Vocabulary, where: str) -> frozenset[str]:
+    """``TYPE,...``, or a wire schema / vocabulary file or bundled name (its types).
+
+    Types a file knows that this stella never writes are left out (the client knows more
+    than this stella writes: nothing to grade there); a type *named* that this stella
+    never writes is a usage error, because it is most likely a typo.
+    """
+    if isinstance(value, str) and "," not in value:
+        spec = value.strip()
+        path = Path(spec)
+        if path.is_file() or BUNDLED_ALIASES.get(spec, spec) in BUNDLED:
+            try:
+                theirs = Vocabulary.load(spec)
+            except VocabularyError as exc:
+                raise SetupError(f"{where}: {exc}") from None
+            shared = theirs.known & vocab.written
+            if not shared:
+                raise SetupError(f"{where}: {spec} knows none of the types of {vocab.ident}")
+            return frozenset(shared)
+    names = split_names(value) or []
+    if not names:
+        raise SetupError(f"{where}: name at least one event type")
+    return _checked("event type", names, sorted(vocab.written), where)
+
+
+def claims_from(
+    *,
+    knows: str | Iterable[str] | None,
+    reads: str | Iterable[str] | None,
+    computes: str | Iterable[str] | None,
+    summary_only: bool | None,
+    vocab: Vocabulary,
+    where: str,
+) -> Claims:
+    """Claims from one source (the command line, a hello, an ini file, a matrix entry)."""
+    sources = {}
+    known = None
+    if knows is not None and (split_names(knows) or isinstance(knows, str)):
+        known = knows_from(knows, vocab, f"{where} knows")
+        sources["knows"] = where
+    read = None
+    if split_names(reads) is not None:
+        read = _checked("reads", split_names(reads) or [], READS, f"{where} reads")
+        sources["reads"] = where
+    computed = None
+    if split_names(computes) is not None:
+        computed = _checked("computes", split_names(computes) or [], COMPUTES, f"{where} computes")
+        sources["computes"] = where
+    if summary_only:
+        sources["summary_only"] = where
+    return Claims(known, read, computed, bool(summary_only), sources)
+
+
+def from_hello(hello: Mapping[str, Any] | None, vocab: Vocabulary) -> Claims:
+    """The claims an adapter's hello makes (additive keys of protocol version 1)."""
+    if not hello:
+        return Claims()
+    name = (hello.get("client") or {}).get("name", "the adapter")
+    return claims_from(
+        knows=hello.get("knows"),
+        reads=hello.get("reads"),
+        computes=hello.get("computes"),
+        summary_only=hello.get("summary_only") is True,
+        vocab=vocab,
+        where=f"hello of {name}",
+    )
+
+
+def merge(first: Claims, then: Claims) -> Claims:
+    """``first``'s claims where it makes them (the command line), else ``then``'s (the hello)."""
+    return replace(
+        first,
+        knows=first.knows if first.knows is not None else then.knows,
+        reads=first.reads if first.reads is not None else then.reads,
+        computes=first.computes if first.computes is not None else then.computes,
+        summary_only=first.summary_only or then.summary_only,
+        sources={**dict(then.sources), **dict(first.sources)},
+    )
+
+
+def resolve_profiles(given: Sequence[str], hello: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """Profiles to grade: the given ones (or the hello's), with ``reader`` under every
+    stream profile, because a dashboard or a recorder reads the stream first.
+
+    ``--profile dashboard`` therefore grades ``reader`` and ``dashboard``; with no
+    ``--profile``, the profiles the adapter's hello claims; with neither, ``reader``.
+    """
+    from stella_conform.conformance.checks import PROFILE_INPUT, PROFILES
+
+    chosen = list(given)
+    source = "--profile"
+    if not chosen and hello and isinstance(hello.get("profiles"), list):
+        chosen = [str(p) for p in hello["profiles"]]
+        source = "the hello's profiles"
+    unknown = [p for p in chosen if p not in PROFILES]
+    if unknown:
+        raise SetupError(f"{source}: unknown profile {unknown[0]!r} (known: {', '.join(PROFILES)})")
+    if not chosen:
+        chosen = ["reader"]
+    if any(PROFILE_INPUT[p] == "stream" for p in chosen) and "reader" not in chosen:
+        chosen.insert(0, "reader")
+    return tuple(p for p in PROFILES if p in chosen)

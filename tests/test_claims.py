@@ -1,0 +1,300 @@
+"""Grading a client on what it claims: knows, reads, computes, summary only; profiles.
+
+For each claim: a client that claims less is graded on less, and still fails what it
+does claim.  Every report states the claims and what they left ungraded.  Runs use one
+or two checks and few examples: the mechanics are under test, not the checks.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from conftest import ADAPTERS, PY_REFERENCE, kit
+
+from stella_conform.conformance.checks import BY_ID
+from stella_conform.conformance.claims import (
+    Claims,
+    claims_from,
+    from_hello,
+    merge,
+    resolve_profiles,
+)
+from stella_conform.envelope import read_envelope
+from stella_conform.errors import SetupError
+from stella_conform.schemas.vocabulary import Vocabulary
+
+PY = sys.executable
+FAST = ("--examples", "2", "--seed", "3", "--no-database", "-j", "1", "--max-shrinks", "5")
+NARROW = (PY, str(ADAPTERS / "python" / "narrow_client.py"))
+RUN_ENVELOPES = (PY, str(ADAPTERS / "python" / "run_envelope_client.py"))
+SUMMARY_ONLY = (PY, str(ADAPTERS / "python" / "summary_only_client.py"))
+DASHBOARD = (PY, str(ADAPTERS / "python" / "dashboard.py"))
+
+
+def grade(tmp_path: Path, *args: str) -> dict:
+    """``run ARGS`` with a JSON report; the report, its exit status and terminal text."""
+    report = tmp_path / "report.json"
+    out = kit("run", *FAST, "--json", str(report), *args, cwd=tmp_path)
+    assert report.exists(), out.stdout + out.stderr
+    doc = json.loads(report.read_text())
+    doc["_exit"], doc["_stdout"] = out.returncode, out.stdout
+    return doc
+
+
+def outcome(doc: dict, check_id: str) -> tuple[str, str]:
+    entry = next(c for c in doc["checks"] if c["id"] == check_id)
+    return entry["outcome"], entry["message"]
+
+
+# ------------------------------------------------------------------ knows
+
+
+@pytest.mark.slow
+def test_a_client_knowing_two_types_passes_every_check_when_it_says_so(tmp_path: Path) -> None:
+    """narrow_client.py knows text and run_complete; its hello says so (persistent mode:
+    every reader and dashboard check but the report-mode lockstep one)."""
+    doc = grade(tmp_path, "--mode", "persistent", "--examples", "1", "--", *NARROW)
+    assert doc["_exit"] == 0, doc["_stdout"]
+    got = {c["id"]: c["outcome"] for c in doc["checks"]}
+    assert set(got.values()) <= {"pass", "skip"}
+    assert got["R4.bad-body-rejected"] == "pass"
+    assert outcome(doc, "D.stages-per-scope") == ("skip", "the client does not know stage")
+    assert doc["claims"]["knows"] == ["run_complete", "text"]
+    assert doc["claims"]["sources"] == {"knows": "hello of stella-reader-python"}
+
+
+@pytest.mark.slow
+def test_knows_on_the_command_line_works_in_exit_mode(tmp_path: Path) -> None:
+    only = ("--only", "R4.bad-body-rejected", "--only", "R3.unknown-type-inert")
+    unclaimed = grade(tmp_path, *only, "--", *NARROW)
+    assert outcome(unclaimed, "R4.bad-body-rejected")[0] == "fail"  # noise without the claim
+    claimed = grade(tmp_path, *only, "--knows", "text,run_complete", "--", *NARROW)
+    assert claimed["_exit"] == 0, claimed["_stdout"]
+    assert "claims knows: run_complete, text (from the command line)" in claimed["_stdout"]
+    assert "not graded: event types the client does not know (10 of 12)" in claimed["_stdout"]
+
+
+def test_a_client_claiming_less_still_fails_what_it_claims(tmp_path: Path) -> None:
+    broken = (PY, str(ADAPTERS / "broken" / "skips_bad_lines.py"))
+    doc = grade(
+        tmp_path, "--only", "R4.bad-body-rejected", "--knows", "text,run_complete", "--", *broken
+    )
+    state, message = outcome(doc, "R4.bad-body-rejected")
+    assert state == "fail" and doc["_exit"] == 1
+    assert "'text'" in message or "'run_complete'" in message  # a claimed type's bad body
+
+
+def test_knows_takes_a_vocabulary_file_or_name(tmp_path: Path, wire_schema: Path) -> None:
+    vocab = Vocabulary.default()
+    claims = claims_from(
+        knows=str(wire_schema), reads=None, computes=None, summary_only=None, vocab=vocab,
+        where="test",
+    )  # fmt: skip
+    assert claims.knows is not None and claims.knows <= vocab.written and "text" in claims.knows
+    older = claims_from(
+        knows="stella-older", reads=None, computes=None, summary_only=None, vocab=vocab,
+        where="test",
+    )  # fmt: skip
+    assert older.knows is not None and "turn_complete" not in older.knows
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--knows", "text,txt", "unknown event type name 'txt'"),
+        ("--reads", "run,rows", "unknown reads name 'rows'"),
+        ("--computes", "texts,turns", "unknown computes name 'turns'"),
+        ("--profile", "dashbaord", "unknown profile 'dashbaord'"),
+    ],
+)
+def test_an_unknown_claimed_name_is_a_usage_error(
+    tmp_path: Path, option: str, value: str, message: str
+) -> None:
+    out = kit("run", option, value, "--", *PY_REFERENCE, cwd=tmp_path)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert message in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_hello_claiming_an_unknown_name_is_a_usage_error() -> None:
+    hello = {"client": {"name": "x"}, "computes": ["texts", "turn_count"]}
+    with pytest.raises(SetupError, match="hello of x computes: unknown computes name"):
+        from_hello(hello, Vocabulary.default())
+
+
+def test_the_command_line_wins_over_the_hello() -> None:
+    vocab = Vocabulary.default()
+    told = claims_from(
+        knows="text", reads=None, computes=None, summary_only=None, vocab=vocab, where="cli"
+    )
+    hello = from_hello({"client": {"name": "a"}, "knows": ["stage"], "reads": ["run"]}, vocab)
+    both = merge(told, hello)
+    assert both.knows == {"text"} and both.reads == {"run"}
+    assert both.sources == {"knows": "cli", "reads": "hello of a"}
+    assert not Claims().any and Claims().not_graded(vocab) == []
+
+
+# ------------------------------------------------------------------ reads
+
+
+@pytest.mark.slow
+def test_a_run_envelope_reader_passes_with_reads_run(tmp_path: Path) -> None:
+    """It ignores events and query envelopes, as the contract allows."""
+    args = ("--profile", "envelope", "--only", "E.events-*", "--only", "E.query-rows",
+            "--only", "E.unknown-keys-ignored")  # fmt: skip
+    unclaimed = grade(tmp_path, *args, "--", *RUN_ENVELOPES)
+    assert outcome(unclaimed, "E.events-follow-stream-rules")[0] == "fail"
+    assert outcome(unclaimed, "E.query-rows")[0] == "fail"
+    claimed = grade(tmp_path, *args, "--reads", "run", "--", *RUN_ENVELOPES)
+    assert claimed["_exit"] == 0, claimed["_stdout"]
+    assert outcome(claimed, "E.events-follow-stream-rules") == (
+        "skip",
+        "the client does not read the events array",
+    )
+    assert outcome(claimed, "E.query-rows") == ("skip", "the client does not read query envelopes")
+    assert outcome(claimed, "E.unknown-keys-ignored")[0] == "pass"
+
+
+def test_the_reference_reader_ignores_parts_a_client_does_not_read() -> None:
+    bad_events = (
+        b'{"schema_version":1,"status":"completed","text":"x","cost_usd":0.1,"reason":null,'
+        b'"model":"m","events":[{"type":"text","text":7}],"files_touched":{"files_touched":7}}'
+    )
+    assert read_envelope(bad_events).verdict == "reject"
+    narrow = read_envelope(bad_events, reads={"run"})
+    assert narrow.verdict == "accept" and narrow.unrecognized_events is None
+
+
+@pytest.mark.slow
+def test_a_reader_that_invents_token_keys_fails_on_its_values(tmp_path: Path) -> None:
+    broken = (PY, str(ADAPTERS / "broken" / "envelope_invents_token_keys.py"))
+    doc = grade(
+        tmp_path, "--mode", "report", "--profile", "envelope", "--only", "E.usage-read",
+        "--", *broken,
+    )  # fmt: skip
+    state, message = outcome(doc, "E.usage-read")
+    assert state == "fail", doc["_stdout"]
+    assert "input_tokens: expected 38344, client 0" in message
+
+
+# ------------------------------------------------------------------ computes
+
+
+NO_TURN_COUNT = """
+import os, sys
+sys.path.insert(0, {adapters!r})
+from stella_reader import Adapter, Reader, main
+
+class NoTurns(Reader):
+    def summary(self):
+        out = super().summary()
+        del out["turns_completed"]
+        return out
+
+class Dashboard(Adapter):
+    reader_class = NoTurns
+    claims = {{"computes": ["texts", "preview", "terminator", "stages", "elapsed_ms",
+                            "unrecognized_events", "unrecognized_types", "rejected_line",
+                            "final_text"]}}
+
+main(Dashboard)
+"""
+
+
+@pytest.mark.slow
+def test_a_field_the_client_does_not_compute_is_a_skip_not_a_fail(tmp_path: Path) -> None:
+    script = tmp_path / "no_turn_count.py"
+    script.write_text(NO_TURN_COUNT.format(adapters=str(ADAPTERS / "python")))
+    doc = grade(
+        tmp_path, "--mode", "persistent", "--only", "D.run-terminator", "--only", "D.turns-counted",
+        "--", PY, str(script),
+    )  # fmt: skip
+    assert doc["_exit"] == 0, doc["_stdout"]
+    assert outcome(doc, "D.turns-counted") == (
+        "skip",
+        "the client does not compute turns_completed",
+    )
+    assert outcome(doc, "D.run-terminator")[0] == "pass"  # one missing field hides no other
+
+
+def test_a_dashboard_claiming_fewer_fields_still_fails_a_computed_one(tmp_path: Path) -> None:
+    broken = (PY, str(ADAPTERS / "broken" / "dashboard_waits_for_complete.py"))
+    doc = grade(
+        tmp_path, "--mode", "persistent", "--only", "D.*", "--computes", "terminator", "--",
+        *broken,
+    )  # fmt: skip
+    assert outcome(doc, "D.run-terminator")[0] == "fail"
+    skipped = {c["id"] for c in doc["checks"] if c["outcome"] == "skip"}
+    assert "D.turns-counted" in skipped and "D.stages-per-scope" in skipped
+
+
+# ------------------------------------------------------------------ summary only
+
+
+@pytest.mark.slow
+def test_a_summary_only_client_is_graded_without_line_observations(tmp_path: Path) -> None:
+    doc = grade(
+        tmp_path, "--mode", "report", "--only", "R1.line-by-line", "--only", "R2.*",
+        "--only", "R4.bad-body-rejected", "--only", "R4.rejection-names-line", "--",
+        *SUMMARY_ONLY,
+    )  # fmt: skip
+    assert doc["_exit"] == 0, doc["_stdout"]
+    for check_id in ("R1.line-by-line", "R2.dispatch-on-type"):
+        state, message = outcome(doc, check_id)
+        assert state == "skip" and "reports only a summary" in message
+    assert outcome(doc, "R4.bad-body-rejected")[0] == "pass"
+    assert outcome(doc, "R4.rejection-names-line")[0] == "pass"
+
+
+# ------------------------------------------------------------------ profiles
+
+
+def test_stream_profiles_add_to_reader() -> None:
+    assert resolve_profiles(["dashboard"], None) == ("reader", "dashboard")
+    assert resolve_profiles(["recorder"], None) == ("reader", "recorder")
+    assert resolve_profiles(["envelope"], None) == ("envelope",)
+    assert resolve_profiles([], {"profiles": ["dashboard"]}) == ("reader", "dashboard")
+    assert resolve_profiles([], None) == ("reader",)
+    assert resolve_profiles(["envelope"], {"profiles": ["dashboard"]}) == ("envelope",)
+
+
+def test_profile_dashboard_keeps_the_reader_checks(tmp_path: Path) -> None:
+    doc = grade(
+        tmp_path, "--mode", "persistent", "--examples", "0", "--profile", "dashboard",
+        "--only", "R6.torn-final-line", "--only", "D.run-terminator", "--", *DASHBOARD,
+    )  # fmt: skip
+    assert [c["id"] for c in doc["checks"]] == ["R6.torn-final-line", "D.run-terminator"]
+
+
+def test_without_profile_the_hello_s_profiles_are_graded(tmp_path: Path) -> None:
+    doc = grade(
+        tmp_path, "--mode", "persistent", "--examples", "0", "--only", "D.run-terminator",
+        "--", *PY_REFERENCE,
+    )  # fmt: skip
+    assert [c["id"] for c in doc["checks"]] == ["D.run-terminator"]  # the hello claims dashboard
+
+
+# ------------------------------------------------------------------ reports
+
+
+def test_every_report_states_the_claims(tmp_path: Path) -> None:
+    md, junit = tmp_path / "r.md", tmp_path / "r.xml"
+    doc = grade(
+        tmp_path, "--examples", "0", "--only", "R3.unknown-type-inert", "--knows", "text",
+        "--markdown", str(md), "--junit-xml", str(junit), "--", *NARROW,
+    )  # fmt: skip
+    claims = doc["claims"]
+    assert claims["knows"] == ["text"] and claims["sources"] == {"knows": "command line"}
+    assert any("run_complete" in line for line in claims["not_graded"])
+    assert "- claims knows: text (from the command line)" in md.read_text()
+    props = ET.parse(junit).getroot().find("properties")
+    assert props is not None and any("knows: text" in p.get("value", "") for p in props)
+    assert doc["_stdout"].startswith("claims knows: text")
+
+
+def test_split_terminator_checks_name_one_field_each() -> None:
+    assert BY_ID["D.run-terminator"].fields == ("terminator",)
+    assert BY_ID["D.turns-counted"].fields == ("turns_completed",)

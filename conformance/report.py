@@ -13,6 +13,7 @@ from typing import Any
 
 from stella_conform._version import __version__
 from stella_conform.conformance.checks import BY_ID, unmatched_globs
+from stella_conform.conformance.excerpt import show_stream as show_stream  # re-exported
 from stella_conform.conformance.suite import CheckResult, SuiteConfig
 from stella_conform.corpus import corpus_version
 from stella_conform.errors import SetupError, read_toml_file
@@ -264,7 +265,8 @@ def _failure_lines(failure: Any) -> list[str]:
         out.extend(f"      {line}" for line in shown)
     if failure.stream is not None:
         out.append("    stream:")
-        out.extend("    " + line for line in show_stream(failure.stream, limit=8).splitlines())
+        excerpt = show_stream(failure.stream, limit=12, keep=failure.decisive)
+        out.extend("    " + line for line in excerpt.splitlines())
     if failure.saved:
         out.append(f"    saved:    {failure.saved}")
     if failure.replay:
@@ -391,23 +393,3 @@ def check_writable(paths: Sequence[Path | None]) -> None:
 
         if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
             raise SetupError(f"output path is not writable: {path}")
-
-
-def show_stream(stream: bytes, limit: int = 40, width: int = 160) -> str:
-    """The stream with visible line ends: ⏎ for LF, ␍ for CR, ∅ for a missing final newline."""
-    from stella_conform.conformance.runner import split_lines
-
-    out = []
-    lines = split_lines(stream)
-    for number, line in enumerate(lines[:limit], 1):
-        body = line.rstrip(b"\n")
-        text = body.decode("utf-8", "backslashreplace").replace("\r", "␍")
-        if len(text) > width:
-            text = text[:width] + f"… ({len(body)} bytes)"
-        end = "⏎" if line.endswith(b"\n") else "∅ (no final newline)"
-        out.append(f"{number:>5} | {text}{end}")
-    if len(lines) > limit:
-        out.append(f"      … {len(lines) - limit} more line(s)")
-    if not lines:
-        out.append("      (empty stream)")
-    return "\n".join(out)

@@ -31,6 +31,7 @@ from hypothesis.strategies import SearchStrategy
 
 from stella_conform.conformance.checks import Check
 from stella_conform.conformance.claims import Claims
+from stella_conform.conformance.excerpt import decisive_lines
 from stella_conform.conformance.grader import (
     Context,
     GradedCase,
@@ -74,6 +75,10 @@ from stella_conform.schemas.vocabulary import Vocabulary
 #: The longest failure message a report keeps (the rest is cut, and says so).
 MESSAGE_CAP = 2000
 
+#: A failing case's stream is kept for its excerpt up to this size (the excerpt itself is
+#: short; the saved case file always has the whole stream).
+STREAM_KEPT = 1024 * 1024
+
 #: Client runs a shrink may spend after the first failure of a check.
 SHRINK_BUDGET = 150
 
@@ -91,10 +96,13 @@ class CaseFailure:
     replay: str | None = None
     mutations: tuple[str, ...] = ()
     stream: bytes | None = None
+    #: The stream lines that decide the judgment (always shown in an excerpt).
+    decisive: tuple[int, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items() if k != "stream"}
+        out = {k: v for k, v in self.__dict__.items() if k not in ("stream", "decisive")}
         out["mutations"] = list(self.mutations)
+        out["decisive_lines"] = list(self.decisive)
         return out
 
 
@@ -321,7 +329,8 @@ def _failure(case: GradedCase, j: Judgment, obs: Observation) -> CaseFailure:
         expected=expected_text(case),
         observed=json_safe(obs.to_json()),
         mutations=case.mutations,
-        stream=case.stream if len(case.stream) <= 4096 else None,
+        stream=case.stream if len(case.stream) <= STREAM_KEPT else None,
+        decisive=decisive_lines(case, obs, j.message),
     )
 
 

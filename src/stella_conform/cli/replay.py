@@ -71,8 +71,8 @@ def replay(
     Shows what the client did against what a correct client does. Exit 0 when the
     client's verdict is right, 1 when not.
     """
+    from stella_conform.conformance.excerpt import decisive_lines, show_stream
     from stella_conform.conformance.grader import GradedCase
-    from stella_conform.conformance.report import show_stream
     from stella_conform.conformance.runner import run_once
 
     if not case.is_file():
@@ -97,8 +97,9 @@ def replay(
         _replay_as_check(case, check_id, client, vocab)
     graded = GradedCase(case.name, case.read_bytes(), "saved", vocab=vocab)
     obs = run_once(client, graded.stream)
-    click.echo(f"stream ({len(graded.stream)} bytes):")
-    click.echo(show_stream(graded.stream))
+    keep = decisive_lines(graded, obs)
+    _safe_echo(f"stream ({len(graded.stream)} bytes; ▶ marks the lines that decide it):")
+    _safe_echo(show_stream(graded.stream, keep=keep))
     click.echo("")
     click.echo(f"{'line':>5}  {'correct client':<28} client")
     for outcome in graded.outcomes:
@@ -115,9 +116,8 @@ def replay(
         "accept" if expected.verdict == "accept" else (f"reject at line {expected.rejected_line}")
     )
     click.echo(f"\nexpected: {want}")
-    click.echo(f"client:   {obs.describe()}")
-    if obs.stderr_tail.strip():
-        click.echo(f"client stderr (tail): {obs.stderr_tail.strip()[-400:]}")
+    _safe_echo(f"client:   {obs.describe()}")
+    _echo_stderr(obs)
     sys.exit(0 if obs.ok and obs.verdict == expected.verdict else 1)
 
 
@@ -157,7 +157,13 @@ def _replay_as_check(case: Path, check_id: str | None, client: Any, vocab: Any) 
     import json as json_
 
     from stella_conform.conformance.checks import BY_ID
-    from stella_conform.conformance.grader import Context, expected_text, judge
+    from stella_conform.conformance.excerpt import (
+        compared_fields,
+        decisive_lines,
+        field_differences,
+        show_stream,
+    )
+    from stella_conform.conformance.grader import Context, judge
     from stella_conform.conformance.suite import CaseRunner, SuiteConfig, load_case
 
     if check_id is None:
@@ -176,15 +182,44 @@ def _replay_as_check(case: Path, check_id: str | None, client: Any, vocab: Any) 
     finally:
         runner.close()
     verdict = judge(check, graded, obs, Context())
-    click.echo(f"{check.id}: {check.name}")
-    click.echo(f"case:     {case}")
-    click.echo(f"expected: {json_.dumps(expected_text(graded), ensure_ascii=False)}")
-    click.echo(f"client:   {obs.describe()}")
-    if obs.summary is not None:
-        click.echo(f"summary:  {json_.dumps(obs.summary, ensure_ascii=False)[:400]}")
+    keep = decisive_lines(graded, obs, verdict.message)
+    echo = _safe_echo
+    echo(f"{check.id}: {check.name}")
+    echo(f"case:     {case}")
+    echo(f"stream ({len(graded.stream)} bytes; ▶ marks the lines that decide the check):")
+    echo(show_stream(graded.stream, keep=keep))
+    echo(f"client:   {obs.describe()}")
+    if obs.ok:
+        echo("reading, field by field (expected against the client's):")
+        told = obs.summary if obs.summary is not None else _exit_reading(obs)
+        names = compared_fields(graded, check.fields)
+        for line in field_differences(graded.reading(), told, names):
+            echo(line)
+        if obs.summary is not None:
+            echo(f"summary:  {json_.dumps(obs.summary, ensure_ascii=False)}")
     if obs.invocations:
-        click.echo(f"invoked:  {json_.dumps([i.get('argv') for i in obs.invocations])}")
-    if obs.stderr_tail.strip():
-        click.echo(f"client stderr (tail): {obs.stderr_tail.strip()[-400:]}")
-    click.echo(f"judgment: {verdict.verdict}" + (f": {verdict.message}" if verdict.message else ""))
+        echo(f"invoked:  {json_.dumps([i.get('argv') for i in obs.invocations])}")
+    _echo_stderr(obs)
+    echo(f"judgment: {verdict.verdict}" + (f": {verdict.message}" if verdict.message else ""))
     sys.exit(1 if verdict.verdict in ("fail", "error") else 0)
+
+
+def _exit_reading(obs: Any) -> dict[str, Any]:
+    """What an exit status tells of a reading: the verdict, nothing else."""
+    return {"verdict": obs.verdict}
+
+
+def _safe_echo(text: str) -> None:
+    """Client text, made inert for a terminal (escape sequences shown, not obeyed)."""
+    from stella_conform.safe_text import for_terminal
+
+    click.echo(for_terminal(text))
+
+
+def _echo_stderr(obs: Any) -> None:
+    """The end of the client's stderr, whole (the runner keeps it bounded)."""
+    tail = obs.stderr_tail.strip("\n")
+    if tail.strip():
+        _safe_echo("client stderr (its end):")
+        for line in tail.splitlines():
+            _safe_echo(f"  {line}")

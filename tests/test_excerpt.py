@@ -104,7 +104,8 @@ def test_replay_check_prints_the_stream_and_every_field_whole(tmp_path: Path) ->
         + json.dumps({"type": "text", "text": long_text}).encode() + b"\n"
         + END
     )  # fmt: skip
-    expect = expectation_from(decode_all(stream).summary, rules=["preview"], description="long text")
+    summary = decode_all(stream).summary
+    expect = expectation_from(summary, rules=["preview"], description="long text")
     write_fixture(tmp_path, "long_text", stream, expect)
     broken = ADAPTERS / "broken" / "dashboard_appends_text_to_preview.py"
     out = kit(

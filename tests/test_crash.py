@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import sys
 import xml.etree.ElementTree as ET
@@ -18,6 +19,7 @@ from stella_conform.corpus import bundled_fixtures_dir
 FIXTURES = bundled_fixtures_dir()
 NAIVE_PY = (sys.executable, str(REPO / "tests" / "crashing" / "naive_reader.py"))
 NAIVE_JS = ("node", str(REPO / "tests" / "crashing" / "naive_reader.js"))
+pytest_plugins = ["pytester"]
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 
 # What each runtime really prints when a program dies of an uncaught exception or a
@@ -286,3 +288,33 @@ def test_client_text_in_reports_cannot_break_the_markdown_or_the_terminal() -> N
     md = report.markdown()
     assert "a&#124;b &lt;i&gt;x&lt;/i&gt; &#96;y&#96;\\x1b[31m" in md
     assert "\x1b" not in report.terminal() and "\\x1b[31m" in report.terminal()
+
+
+@pytest.mark.slow
+def test_the_stderr_tail_reaches_the_matrix_json(tmp_path: Path) -> None:
+    """The matrix embeds each cell's report: the crash and its stderr are in the cell."""
+    from stella_conform.conformance.matrix import load_config, run_matrix
+
+    config_path = tmp_path / "matrix.toml"
+    config_path.write_text(
+        '[matrix]\nexamples = 0\njobs = 1\n\n[[client]]\nname = "naive"\n'
+        f'command = {json.dumps(list(NAIVE_PY))}\nmode = "exit"\nprofiles = ["reader"]\n'
+    )
+    config = load_config(config_path)
+    ids = [check.id for _, check in config.tasks()]
+    only = ids.index("R3.missing-or-non-string-type") + 1  # a shard of one task: cheap
+    doc = run_matrix(config, shard=(only, len(ids)))
+    (check,) = doc["cells"][0]["report"]["checks"]
+    assert check["outcome"] == "error" and "crashed: KeyError: 'type'" in check["message"]
+    assert "Traceback" in check["failures"][0]["observed"]["stderr_tail"]
+
+
+@pytest.mark.slow
+def test_the_stderr_tail_reaches_the_pytest_output(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess(
+        "--stella-client", shlex.join(NAIVE_PY), "--stella-examples", "0",
+        "-k", "missing-or-non-string-type", "-p", "no:cacheprovider", "-p", "no:randomly",
+    )  # fmt: skip
+    text = result.stdout.str()
+    assert "crashed: KeyError: 'type'" in text and "client stderr" in text
+    assert "Traceback (most recent call last):" in text  # the client's, shown as its stderr

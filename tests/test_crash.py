@@ -219,6 +219,7 @@ def test_a_crash_is_graded_error_with_the_exception_in_every_report(tmp_path: Pa
     assert "KeyError: 'type'" in md
 
 
+@pytest.mark.slow
 @needs_node
 def test_a_node_crash_is_graded_error_and_detection_can_be_turned_off(tmp_path: Path) -> None:
     args = ("run", "--only", "R3.missing-or-non-string-type", "--examples", "0")
@@ -245,9 +246,18 @@ def test_a_node_crash_is_graded_error_and_detection_can_be_turned_off(tmp_path: 
     assert "--no-crash-detection" in check["failures"][0]["replay"]
 
 
-@pytest.mark.parametrize("spec", ["0", "x", "1,,2", "256"])
-def test_bad_reject_exit_codes_are_one_line_and_exit_2(spec: str) -> None:
-    out = kit("run", "--reject-exit-codes", spec, "--", *NAIVE_PY)
+@pytest.mark.parametrize("spec", ["0", "x", "1,,2", "256", ""])
+def test_bad_reject_exit_codes_are_a_setup_error(spec: str) -> None:
+    from stella_conform.cli._common import parse_exit_codes
+    from stella_conform.errors import SetupError
+
+    with pytest.raises(SetupError, match="--reject-exit-codes"):
+        parse_exit_codes(spec)
+    assert parse_exit_codes("3,1") == frozenset({1, 3})
+
+
+def test_bad_reject_exit_codes_are_one_line_and_exit_2() -> None:
+    out = kit("run", "--reject-exit-codes", "0", "--", *NAIVE_PY)
     assert out.returncode == 2 and "--reject-exit-codes" in out.stderr
     assert "Traceback" not in out.stderr
 

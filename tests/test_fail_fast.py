@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from conftest import kit
 
 from stella_conform.conformance.checks import BY_ID
@@ -108,6 +109,7 @@ def test_the_time_budget_stops_new_cases(tmp_path: Path) -> None:
     assert 0 < result.cases < 500
 
 
+@pytest.mark.slow
 def test_a_client_that_cannot_start_is_reported_once_with_its_own_words(tmp_path: Path) -> None:
     for mode in ("exit", "report"):
         out = kit("run", "--mode", mode, "--", sys.executable, "nonexistent.py", cwd=tmp_path)
@@ -122,6 +124,7 @@ def test_a_client_that_cannot_start_is_reported_once_with_its_own_words(tmp_path
         assert "Traceback" not in out.stderr
 
 
+@pytest.mark.slow
 def test_a_hung_client_is_warned_about_once_then_each_check_costs_one_timeout(
     tmp_path: Path,
 ) -> None:

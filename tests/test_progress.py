@@ -88,6 +88,7 @@ def test_without_a_tty_each_check_is_printed_the_moment_it_finishes(tmp_path: Pa
     assert "\x1b" not in "".join(lines) + rest  # no colour and no cursor control in a log
 
 
+@pytest.mark.slow
 def test_a_ci_log_gets_one_line_per_check_and_colour_only_when_asked(tmp_path: Path) -> None:
     args = ("run", "--examples", "0", "--only", "R3.*", "--")
     out = kit(*args, *PY_REFERENCE, cwd=tmp_path)

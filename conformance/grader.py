@@ -164,8 +164,26 @@ def _count(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
         return Judgment("fail", "the summary has no unrecognized_events count")
     want, got = case.expected.unrecognized_events, summary["unrecognized_events"]
     if got != want:
-        return Judgment("fail", f"expected {want} unrecognized event(s); client counted {got}")
+        return Judgment("fail", _count_message(case, want, got, summary))
     return Judgment("pass")
+
+
+def _count_message(case: GradedCase, want: int, got: Any, summary: dict[str, Any]) -> str:
+    """Name the types behind a wrong count, so the author sees which events it misjudged."""
+    unknown = list(dict.fromkeys(str(o.tag) for o in case.outcomes if o.kind is Kind.UNKNOWN))
+    text = f"expected {want} unrecognized event(s)"
+    if unknown:
+        text += f" ({', '.join(map(repr, unknown))})"
+    text += f"; client counted {got}"
+    listed = summary.get("unrecognized_types")
+    if isinstance(listed, list):
+        extra = [t for t in listed if isinstance(t, str) and t not in unknown]
+        missing = [t for t in unknown if t not in listed]
+        if extra:
+            text += f"; its unrecognized_types also lists {', '.join(map(repr, extra))}"
+        if missing:
+            text += f"; its unrecognized_types misses {', '.join(map(repr, missing))}"
+    return text
 
 
 def _line_disagreements(case: GradedCase, obs: Observation, *, unknown_only: bool) -> list[str]:

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from stella_conform.conformance.checks import Check
 from stella_conform.conformance.runner import Observation
 from stella_conform.conformance.wrapper import expected_outcome
-from stella_conform.decoder import Kind, LineOutcome, RunSummary, decode_all
+from stella_conform.decoder import Decoded, Kind, LineOutcome, RunSummary, decode_all
 from stella_conform.envelope import EnvelopeReading, read_envelope
 from stella_conform.journal import Journal, read_journal
 from stella_conform.schemas.vocabulary import Vocabulary
@@ -46,9 +46,12 @@ class GradedCase:
     #: Envelope cases: the parts the client claims to read (``None``: all of them).
     reads: frozenset[str] | None = None
 
+    #: The oracle's reading when the generator already made it (decoded once per case).
+    decoded: Decoded | None = field(default=None, repr=False, compare=False)
+
     @cached_property
     def _decoded(self) -> tuple[list[LineOutcome], RunSummary]:
-        decoded = decode_all(self.stream, self.vocab)
+        decoded = self.decoded if self.decoded is not None else decode_all(self.stream, self.vocab)
         return decoded.outcomes, decoded.summary
 
     @cached_property

@@ -30,7 +30,7 @@ from stella_conform.conformance.checks import PROFILES, Check, select
 from stella_conform.conformance.compare import merge as merge_reports
 from stella_conform.conformance.report import OUTCOMES, Report, load_known_failures
 from stella_conform.conformance.runner import MODES, Client, ensure_mode_supported, resolve_client
-from stella_conform.conformance.suite import CheckResult, SuiteConfig, run_check
+from stella_conform.conformance.suite import SHRINK_BUDGET, CheckResult, SuiteConfig, run_check
 from stella_conform.corpus import corpus_version
 from stella_conform.errors import SetupError, read_json_file, read_toml_file
 from stella_conform.safe_files import inside
@@ -87,6 +87,8 @@ class MatrixConfig:
     #: Where failing cases are saved (one folder per cell); ``None``: under the output
     #: folder (``stella-conform matrix --out``), so a matrix's failures travel with it.
     failures_dir: Path | None = None
+    #: Client runs a failing check may spend shrinking (``run --max-shrinks``).
+    max_shrinks: int = SHRINK_BUDGET
 
     def cells(self) -> list[tuple[ClientSpec, VocabularySpec]]:
         return [(c, v) for c in self.clients for v in self.vocabularies]
@@ -140,13 +142,14 @@ def load_config(path: Path) -> MatrixConfig:
             failures_dir=base / str(settings["failures_dir"])
             if "failures_dir" in settings
             else None,
+            max_shrinks=int(settings.get("max_shrinks", SHRINK_BUDGET)),
         )
     except (TypeError, ValueError) as exc:
         raise SetupError(
-            f"{path}: [matrix] examples, seed and jobs must be integers ({exc})"
+            f"{path}: [matrix] examples, seed, jobs and max_shrinks must be integers ({exc})"
         ) from None
-    if config.examples < 0 or config.jobs < 1:
-        raise SetupError(f"{path}: [matrix] examples must be >= 0 and jobs >= 1")
+    if config.examples < 0 or config.jobs < 1 or config.max_shrinks < 0:
+        raise SetupError(f"{path}: [matrix] examples and max_shrinks must be >= 0, jobs >= 1")
     return config
 
 
@@ -220,6 +223,7 @@ def _suite_config(config: MatrixConfig, client: ClientSpec, vocab: VocabularySpe
         ),
         examples=config.examples,
         seed=config.seed,
+        shrink_budget=config.max_shrinks,
         # names come from the config: "../../x" must not write outside the failures folder
         failures_dir=inside(
             config.failures_dir or DEFAULT_OUT / "failures", client.name, vocab.name
@@ -229,8 +233,9 @@ def _suite_config(config: MatrixConfig, client: ClientSpec, vocab: VocabularySpe
     )
 
 
-def _run_task(args: tuple[SuiteConfig, Check]) -> CheckResult:
-    return run_check(args[1], args[0])
+def _run_group(group: list[tuple[SuiteConfig, Check]]) -> list[CheckResult]:
+    """One check for several clients in one worker: they share its generated cases."""
+    return [run_check(check, suite) for suite, check in group]
 
 
 ProgressFn = Callable[[int, int, str, CheckResult], None]
@@ -262,15 +267,20 @@ def run_matrix(
     else:
         context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
         with ProcessPoolExecutor(max_workers=config.jobs, mp_context=context) as pool:
+            # A worker grades one (vocabulary, check) for every client in turn, so the cases
+            # are generated once per column, not once per cell (see suite._share_key).
+            groups: dict[tuple[str, str], list[tuple[int, Check]]] = {}
+            for cell, check in tasks:
+                groups.setdefault((cells[cell][1].name, check.id), []).append((cell, check))
             futures = {
-                pool.submit(_run_task, (suites[cell], check)): (cell, check)
-                for cell, check in tasks
+                pool.submit(_run_group, [(suites[cell], check) for cell, check in group]): group
+                for group in groups.values()
             }
             for future in as_completed(futures):
-                cell, check = futures[future]
-                results[(cell, check.id)] = future.result()
-                if progress:
-                    progress(len(results), len(tasks), label(cell), results[(cell, check.id)])
+                for (cell, check), result in zip(futures[future], future.result(), strict=True):
+                    results[(cell, check.id)] = result
+                    if progress:
+                        progress(len(results), len(tasks), label(cell), result)
     date = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     shard_label = f"{shard[0]}/{shard[1]}" if shard else None
     out_cells = []

@@ -338,6 +338,11 @@ def _failure(case: GradedCase, j: Judgment, obs: Observation) -> CaseFailure:
 FAIL_FAST_CRASHES = 3
 
 
+class _ShrinkBudgetSpent(BaseException):
+    """Ends shrinking when the budget of client runs is spent (a ``BaseException`` for the
+    same reason as :class:`_StopCheck`); the last failure found is the result."""
+
+
 class _StopCheck(BaseException):
     """Ends a check at once, from inside the Hypothesis property too.
 
@@ -479,6 +484,23 @@ class _CheckFailed(AssertionError):
     pass
 
 
+#: Generated cases every client passed, by what determines them (see :func:`_share_key`).
+_SHARED: dict[tuple[Any, ...], list[GradedCase]] = {}
+
+
+def _share_key(check: Check, config: SuiteConfig, vocab: Vocabulary) -> tuple[Any, ...]:
+    """What a check's generated cases depend on when no database adds saved examples.
+
+    Under a fixed seed Hypothesis draws the same sequence for every client that passes
+    them all, so a second client replays the first one's cases (decoded once) instead of
+    generating them again; at its first failure Hypothesis runs as usual and shrinks it.
+    """
+    return (
+        check.id, check.input, tuple(check.mutations), check.valid_runs, config.wire_schema,
+        vocab.ident, vocab.claimed, config.seed, config.examples,
+    )  # fmt: skip
+
+
 def _generated(
     check: Check,
     config: SuiteConfig,
@@ -525,11 +547,18 @@ def _generated(
                 "generated", case.stream, "generated", (case.kind,), vocab=vocab,
                 kind="scenario", scenario=dict(case.scenario),
             )  # fmt: skip
-        return GradedCase("generated", case.stream, "generated", case.mutations, vocab=vocab)
+        return GradedCase(
+            "generated", case.stream, "generated", case.mutations, vocab=vocab,
+            decoded=case.decoded,
+        )  # fmt: skip
 
     database: ExampleDatabase | None = config.database
     if database is None and config.database_dir is not None:
         database = DirectoryBasedExampleDatabase(str(config.database_dir))
+    # Without a database the cases depend on the seed alone: clients graded on the same
+    # check in this process (a matrix) share one generation and one oracle reading.
+    share_key = _share_key(check, config, vocab) if database is None else None
+    seen: list[GradedCase] = []
 
     def attempt(
         case: Case | EnvelopeCase | ScenarioCase | JournalCase,
@@ -540,11 +569,14 @@ def _generated(
         if last_failure:
             budget["after_first_failure"] += 1
             if budget["after_first_failure"] > budget["limit"]:
-                # Out of shrink budget: every new candidate "passes", so Hypothesis settles
-                # on the smallest failure found so far; that one still fails when replayed.
-                best = min(last_failure, key=lambda f: (len(f[0].stream), f[0].stream))
-                return best if graded(case).stream == best[0].stream else None
-        g = graded(case)
+                # Out of shrink budget: stop Hypothesis at once (every further candidate
+                # would still cost a generation) and report the last failure it saw, which
+                # is its smallest: it only ever tries candidates smaller than its best.
+                raise _ShrinkBudgetSpent
+        return run_graded(graded(case))
+
+    def run_graded(g: GradedCase) -> tuple[GradedCase, Judgment, Observation] | None:
+        seen.append(g)
         if not _claimed(g, config.claims):
             return None  # a shape the client does not read: not a case for it
         obs = runner.run(g)
@@ -560,6 +592,17 @@ def _generated(
             return g, j, obs
         judgments.append(j)
         return None
+
+    def replayed(shared: list[GradedCase]) -> bool:
+        """The cases another client was graded on; False at the first that fails here."""
+        for g in shared:
+            if pace.out_of_time():
+                raise _StopCheck
+            if run_graded(g) is not None:
+                judgments.clear()  # Hypothesis runs them again, and shrinks the failure
+                ran["cases"] = 0
+                return False
+        return True
 
     @hypothesis_seed(check_seed(config.seed, check.id))
     @settings(
@@ -589,8 +632,12 @@ def _generated(
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            property_()
-    except _CheckFailed:
+            shared = _SHARED.get(share_key) if share_key is not None else None
+            if shared is None or not replayed(shared):
+                property_()
+                if share_key is not None and not last_failure:
+                    _SHARED[share_key] = seen
+    except (_CheckFailed, _ShrinkBudgetSpent):
         pass
     except _StopCheck:
         if stopped:

@@ -25,7 +25,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from stella_conform.corpus import expectation_from
-from stella_conform.decoder import RunSummary, summarize
+from stella_conform.decoder import Decoded, RunSummary, decode_all
 from stella_conform.generators.mutations import MUTATIONS, Stream, apply_mutations, canonical_order
 from stella_conform.generators.runs import Run, runs
 from stella_conform.schemas.vocabulary import Vocabulary
@@ -43,6 +43,8 @@ class Case:
     expected: RunSummary
     marks: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
     run: Run | None = field(default=None, compare=False, repr=False)
+    #: The oracle's whole reading (line outcomes too), kept so a grader never decodes again.
+    decoded: Decoded | None = field(default=None, compare=False, repr=False)
 
     @property
     def rules(self) -> list[str]:
@@ -74,7 +76,8 @@ def build_case(run: Run, stream: Stream, ids: Sequence[str], vocab: Vocabulary) 
     data = stream.to_bytes()
     names = sorted({m for line in stream.lines for m in line.marks} | set(ids))
     marks = {m: tuple(stream.marked(m)) for m in names}
-    return Case(data, tuple(ids), summarize(data, vocab), marks, run)
+    decoded = decode_all(data, vocab)
+    return Case(data, tuple(ids), decoded.summary, marks, run, decoded)
 
 
 @st.composite

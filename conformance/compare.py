@@ -7,12 +7,17 @@ machines, other kit versions or other shards can be combined as files.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from pathlib import Path
 from typing import Any
+
+import jsonschema
 
 from stella_conform.conformance.checks import CATALOGUE
 from stella_conform.conformance.report import OUTCOMES, REPORT_FORMAT
 from stella_conform.errors import SetupError, read_json_file
+from stella_conform.safe_text import clip
+from stella_conform.schemas.vocabulary import load_schema
 
 BAD = ("fail", "error", "warn")
 #: Keys that must agree for shards to be parts of one run.
@@ -23,12 +28,29 @@ def load_report(path: Path) -> dict[str, Any]:
     doc = read_json_file(path, "report")
     if not isinstance(doc, dict) or doc.get("format") != REPORT_FORMAT:
         raise SetupError(f"{path} is not a stella-conform report ({REPORT_FORMAT})")
-    checks = doc.get("checks")
-    if not isinstance(checks, list) or not all(
-        isinstance(c, dict) and "id" in c and c.get("outcome") in OUTCOMES for c in checks
-    ):
-        raise SetupError(f"malformed report {path}: 'checks' must list objects with id and outcome")
+    check_shape(doc, "Report", path)
     return doc
+
+
+@cache
+def _validator(definition: str) -> Any:
+    schema = dict(load_schema("report.schema.json"))
+    schema.pop("oneOf")
+    schema["$ref"] = f"#/$defs/{definition}"
+    return jsonschema.validators.validator_for(schema)(schema)
+
+
+def check_shape(doc: Any, definition: str, path: Path) -> None:
+    """Refuse a report or matrix whose fields are not what the renderers read.
+
+    A shard is a file anyone could have edited: an unknown outcome, a name that is not a
+    string or a missing summary must be one clear line (exit 2), never a ``KeyError`` in
+    the Markdown renderer or markup in the HTML page (``schemas/report.schema.json``).
+    """
+    error = jsonschema.exceptions.best_match(_validator(definition).iter_errors(doc))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+        raise SetupError(f"malformed report {path}: at {where}: {clip(error.message, 200)}")
 
 
 def _order(check_id: str) -> tuple[int, str]:

@@ -27,6 +27,7 @@ from typing import Any
 
 from stella_conform._version import __version__
 from stella_conform.conformance.checks import PROFILES, Check, select
+from stella_conform.conformance.compare import check_shape
 from stella_conform.conformance.compare import merge as merge_reports
 from stella_conform.conformance.report import OUTCOMES, Report, load_known_failures
 from stella_conform.conformance.runner import MODES, Client, ensure_mode_supported, resolve_client
@@ -335,6 +336,11 @@ def load_matrix(path: Path) -> dict[str, Any]:
     doc = read_json_file(path, "matrix report")
     if not is_matrix(doc) or not isinstance(doc.get("cells"), list):
         raise SetupError(f"{path} is not a stella-conform matrix ({MATRIX_FORMAT})")
+    check_shape(doc, "Matrix", path)
+    # one cell per (client, vocabulary), in the config's order: what the renderers look up
+    expected = [(c["name"], v["name"]) for c in doc["clients"] for v in doc["vocabularies"]]
+    if [(c["client"], c["vocabulary"]) for c in doc["cells"]] != expected:
+        raise SetupError(f"malformed matrix {path}: its cells are not one per client × vocabulary")
     return dict(doc)
 
 
@@ -462,24 +468,27 @@ def _stderr_of(failure: dict[str, Any]) -> str:
 def to_markdown(doc: dict[str, Any]) -> str:
     clients = [c["name"] for c in doc["clients"]]
     vocabs = [v["name"] for v in doc["vocabularies"]]
-    out = ["## stella-conform compatibility matrix", "", _header(doc), ""]
-    out.append("| client | mode | " + " | ".join(f"`{v}`" for v in vocabs) + " |")
+    out = ["## stella-conform compatibility matrix", "", markdown_code(_header(doc), 2000), ""]
+    # names come from a config or a shard: code spans, so they cannot link, mention or inject
+    out.append("| client | mode | " + " | ".join(markdown_code(v) for v in vocabs) + " |")
     out.append("| --- | --- | " + " | ".join("---" for _ in vocabs) + " |")
     for client in doc["clients"]:
         row = [cell_text(_cell(doc, client["name"], v)["report"]) for v in vocabs]
-        out.append(f"| {client['name']} | {client['mode']} | " + " | ".join(row) + " |")
+        name, mode = markdown_code(client["name"]), markdown_code(client["mode"])
+        out.append(f"| {name} | {mode} | " + " | ".join(row) + " |")
     out += ["", " · ".join(f"{ICONS[o]} {o}: {meaning}" for o, meaning in LEGEND)]
     out.append("(known): listed in the client's known-failures file; it does not fail the matrix.")
     for vocab in doc["vocabularies"]:
-        out += ["", f"### checks, vocabulary `{vocab['name']}` ({vocab['ident']})", ""]
-        out.append("| check | " + " | ".join(clients) + " |")
+        title = f"{markdown_code(vocab['name'])} ({markdown_code(vocab['ident'])})"
+        out += ["", f"### checks, vocabulary {title}", ""]
+        out.append("| check | " + " | ".join(markdown_code(c) for c in clients) + " |")
         out.append("| --- | " + " | ".join("---" for _ in clients) + " |")
         for check_id, by_client in _check_rows(doc, vocab["name"]):
             marks = []
             for name in clients:
                 check = by_client.get(name)
                 marks.append(f"{ICONS[_outcome(check)]} {_outcome_text(check)}" if check else "—")
-            out.append(f"| `{check_id}` | " + " | ".join(marks) + " |")
+            out.append(f"| {markdown_code(check_id)} | " + " | ".join(marks) + " |")
     failing = _failures(doc)
     if failing:
         out += ["", "### failures and errors", ""]
@@ -531,7 +540,7 @@ def _html_check_cell(check: dict[str, Any] | None) -> str:
     outcome = _outcome(check)
     head = f'<span class="outcome">{esc(_outcome_text(check))}</span>'
     if outcome not in ("fail", "error", "warn"):
-        return f'<td class="{outcome}">{head}</td>'
+        return f'<td class="{esc(outcome)}">{head}</td>'
     failure = _first_failure(check)
     message = clip(no_surrogates(str(check.get("message") or "")), HTML_MESSAGE)
     body = [f'<details><summary class="message">{esc(message)}</summary>']
@@ -543,7 +552,7 @@ def _html_check_cell(check: dict[str, Any] | None) -> str:
         shown = "\n".join(tail.splitlines()[-HTML_STDERR_LINES:])
         body.append(f'<pre class="stderr">{esc(no_surrogates(shown))}</pre>')
     body.append("</details>")
-    return f'<td class="{outcome}">{head}{"".join(body)}</td>'
+    return f'<td class="{esc(outcome)}">{head}{"".join(body)}</td>'
 
 
 def to_html(doc: dict[str, Any]) -> str:
@@ -567,7 +576,7 @@ def to_html(doc: dict[str, Any]) -> str:
         for vocab in vocabs:
             report = _cell(doc, client["name"], vocab)["report"]
             status = _overview_status(report)
-            parts.append(f'<td class="{status}">{esc(cell_text(report, icons=False))}</td>')
+            parts.append(f'<td class="{esc(status)}">{esc(cell_text(report, icons=False))}</td>')
         parts.append("</tr>")
     parts.append("</tbody></table>")
     parts.append('<ul id="legend">')

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -12,6 +13,7 @@ import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import ADAPTERS, KIT, REPO, kit
@@ -732,3 +734,118 @@ def test_deep_or_huge_summaries_are_cut_in_every_report(tmp_path: Path, behaviou
     assert len(report) < 1024 * 1024 and "cut" in report
     assert (tmp_path / "r.md").stat().st_size < 1024 * 1024  # GitHub's step-summary limit
     assert (tmp_path / "r.xml").stat().st_size < 1024 * 1024
+
+
+# ------------------------------------------- report merge and the matrix page (item 8)
+
+POISON = (
+    '"><script>document.documentElement.setAttribute("data-pwned","script")</script>'
+    "<img src=x onerror=\"document.documentElement.setAttribute('data-pwned','img')\">"
+    " @octocat [x](https://evil.invalid) |"
+)
+
+
+def poisoned_matrix(shard: str) -> dict[str, object]:
+    """A matrix shard that passes the schema, with markup in every string a page shows."""
+    report = {
+        "format": "stella-conform/report/1",
+        "kit": {"name": "stella-conform", "version": POISON},
+        "corpus_version": POISON, "vocabulary": POISON, "seed": 0, "examples": 0,
+        "date": POISON, "client": {"command": [POISON], "mode": "exit"},
+        "summary": {"pass": 1, "fail": 0, "warn": 0, "error": 0, "skip": 0},
+        "exit_code": 0, "known_failures_now_passing": [], "shard": shard,
+        "checks": [{"id": POISON + shard, "outcome": "pass", "message": POISON,
+                    "known_failure": POISON, "failures": []}],
+    }  # fmt: skip
+    return {
+        "format": "stella-conform/matrix/1",
+        "kit": report["kit"], "corpus_version": POISON, "date": POISON, "seed": 0,
+        "examples": 0, "shard": shard, "exit_code": 0,
+        "clients": [{"name": POISON, "command": [POISON], "mode": "exit", "profiles": []}],
+        "vocabularies": [{"name": POISON + "v", "ident": POISON, "wire_schema": POISON}],
+        "cells": [{"client": POISON, "vocabulary": POISON + "v", "report": report}],
+    }  # fmt: skip
+
+
+def _elements(page: str) -> tuple[list[str], dict[str, str | None]]:
+    """Every element's tag, and the root element's attributes, as a parser sees them."""
+    from html.parser import HTMLParser
+
+    tags: list[str] = []
+    root: dict[str, str | None] = {}
+
+    class Parser(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            tags.append(tag)
+            if tag == "html":
+                root.update(attrs)
+
+    Parser().feed(page)
+    return tags, root
+
+
+def test_a_poisoned_shard_cannot_run_script_in_the_matrix_page(tmp_path: Path) -> None:
+    """Markup in every name and message: the merged page and Markdown show it as text."""
+    from click.testing import CliRunner
+    from test_matrix import CHROMIUM, FLAGS
+
+    from stella_conform.cli import main
+
+    shards = []
+    for shard in ("1/2", "2/2"):
+        path = tmp_path / f"shard{shard[0]}.json"
+        path.write_text(json.dumps(poisoned_matrix(shard)))
+        shards.append(str(path))
+    page, markdown = tmp_path / "m.html", tmp_path / "m.md"
+    args = ["report", "merge", "--html", str(page), "--markdown", str(markdown)]
+    result = CliRunner().invoke(main, [*args, str(tmp_path / "m.json"), *shards])
+    assert result.exit_code == 0, (result.output, result.exception)
+    tags, root = _elements(page.read_text())
+    assert "script" not in tags and "img" not in tags and "data-pwned" not in root
+    for line in markdown.read_text().splitlines():
+        outside = re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", line)  # text outside code spans
+        assert not [c for c in ("<", "@octocat", "](") if c in outside], line
+    if CHROMIUM is None:
+        if os.environ.get("STELLA_CONFORM_REQUIRE_BROWSER"):
+            pytest.fail("no chromium, and STELLA_CONFORM_REQUIRE_BROWSER is set (.ci/run)")
+        pytest.skip("no chromium (.ci/run installs Debian's)")
+    done = subprocess.run(
+        [CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", page.as_uri()],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    tags, root = _elements(done.stdout)
+    assert "script" not in tags and "img" not in tags, "the shard's markup became elements"
+    assert "data-pwned" not in root, "a script from the shard ran in the browser"
+    assert "data-pwned" in done.stdout  # the poison is on the page, as text
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [
+        (("cells", 0, "report", "checks", 0, "outcome"), "<img src=x onerror=alert(1)>"),
+        (("cells", 0, "report", "summary"), {"pass": 1}),
+        (("clients", 0, "name"), ["not", "a", "string"]),
+        (("cells", 0, "client"), "someone else"),
+    ],
+)
+def test_a_tampered_shard_is_refused_in_one_line(
+    tmp_path: Path, where: tuple[object, ...], value: object
+) -> None:
+    from click.testing import CliRunner
+
+    from stella_conform.cli import main
+
+    doc: Any = poisoned_matrix("1/1")
+    target = doc
+    for key in where[:-1]:
+        target = target[key]
+    target[where[-1]] = value
+    shard = tmp_path / "shard.json"
+    shard.write_text(json.dumps(doc))
+    out = tmp_path / "m.json"
+    args = ["report", "merge", "--markdown", str(tmp_path / "m.md"), str(out), str(shard)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, (result.output, result.exception)
+    assert result.stderr.startswith("stella-conform: malformed") and result.stderr.count("\n") == 1
+    assert not out.exists()

@@ -23,6 +23,8 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from stella_conform import stopping
+
 #: Defaults; the runner may lower or raise them.
 STDOUT_LINE_CAP = 4 * 1024 * 1024
 STDERR_KEEP = 64 * 1024
@@ -105,6 +107,7 @@ class ClientProcess:
             start_new_session=True,
             close_fds=True,
         )
+        stopping.track_group(self.proc.pid)  # killed by the kit's stop signal handler
         self._sel = selectors.DefaultSelector()
         assert self.proc.stdout and self.proc.stderr and self.proc.stdin
         for pipe in (self.proc.stdout, self.proc.stderr, self.proc.stdin):
@@ -314,6 +317,10 @@ class ClientProcess:
             os.killpg(self.proc.pid, signal.SIGKILL)
         with contextlib.suppress(Exception):
             self.proc.wait(timeout=5)
+        stopping.untrack_group(self.proc.pid)
+        # a grandchild that left the group with setsid was re-parented to the kit when the
+        # client died (a child subreaper): kill it now, not never
+        stopping.reap_orphans()
         for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             if pipe is not None:
                 with contextlib.suppress(KeyError, ValueError):

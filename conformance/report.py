@@ -59,6 +59,8 @@ class Report:
     vocabulary: str
     known_failures: Mapping[str, str] = field(default_factory=dict)
     shard: str | None = None
+    #: Why the run stopped before grading every check (a stop signal), if it did.
+    incomplete: str | None = None
     date: str = field(
         default_factory=lambda: _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     )
@@ -105,6 +107,7 @@ class Report:
             "known_failures_now_passing": self.now_passing,
             "checks": [r.to_json() for r in self.results],
             **({"shard": self.shard} if self.shard else {}),
+            **({"incomplete": self.incomplete} if self.incomplete else {}),
         }
 
     def _stella(self) -> Any:
@@ -137,6 +140,8 @@ class Report:
                     lines.extend(_failure_lines(failure))
         counts = self.counts()
         lines.append("")
+        if self.incomplete:
+            lines.append(f"INCOMPLETE: {self.incomplete}")
         lines.append(", ".join(f"{n} {o}" for o, n in counts.items() if n) or "no checks")
         for check_id in self.now_passing:
             lines.append(f"known failure now passes, remove it from the list: {check_id}")
@@ -146,6 +151,7 @@ class Report:
         client = self.config.client
         out = [
             "## stella-conform",
+            *(["", f"**⚠️ incomplete: {self.incomplete}**"] if self.incomplete else []),
             "",
             f"{markdown_code(' '.join(client.argv))} ({client.mode} mode), "
             f"vocabulary {markdown_code(self.vocabulary)}, "
@@ -242,6 +248,10 @@ class Report:
                         if t
                     )
                 )
+        if self.incomplete:
+            properties = ET.Element("properties")
+            ET.SubElement(properties, "property", name="incomplete", value=self.incomplete)
+            suite.insert(0, properties)
         ET.indent(suite)
         return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
 

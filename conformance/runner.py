@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from stella_conform import stopping
 from stella_conform.conformance.crash import crash_signature
 from stella_conform.conformance.process import ClientProcess, Exit, LineTooLong
 from stella_conform.conformance.protocol import (
@@ -199,10 +200,10 @@ def _stream_file(client: Client, stream: bytes) -> Iterator[_Staged]:
     if not client.uses_placeholder and not recording:
         yield _Staged(list(client.argv), True)
         return
-    directory = tempfile.mkdtemp(prefix="stella-conform-")  # mode 0700
-    path = os.path.join(directory, "stream.jsonl")
-    record = os.path.join(directory, "record.jsonl")
-    try:
+    # mode 0700; removed when the case ends, or by the stop handler if the kit is stopped
+    with stopping.tracked_dir(tempfile.mkdtemp(prefix="stella-conform-")) as directory:
+        path = os.path.join(directory, "stream.jsonl")
+        record = os.path.join(directory, "record.jsonl")
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as fh:
             fh.write(stream)
@@ -211,8 +212,6 @@ def _stream_file(client: Client, stream: bytes) -> Iterator[_Staged]:
             for a in client.argv
         ]
         yield _Staged(argv, not client.uses_placeholder, record if recording else None)
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
 
 
 def _start(

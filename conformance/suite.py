@@ -11,13 +11,14 @@ results do not depend on ``-j``.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shlex
 import time
 import warnings
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,6 +30,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from hypothesis.errors import Flaky, HypothesisException
 from hypothesis.strategies import SearchStrategy
 
+from stella_conform import stopping
 from stella_conform.conformance.checks import Check
 from stella_conform.conformance.claims import Claims
 from stella_conform.conformance.excerpt import decisive_lines
@@ -748,20 +750,40 @@ def run_suite(
     """Grade every check; results in catalogue order."""
     results: dict[str, CheckResult] = {}
     total = len(checks)
-    if jobs <= 1 or total <= 1:
-        for check in checks:
-            results[check.id] = run_check(check, config)
-            if progress:
-                progress(len(results), total, results[check.id])
-    else:
-        import multiprocessing
-
-        ctx = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            futures = {pool.submit(run_check, check, config): check for check in checks}
-            for future in as_completed(futures):
-                check = futures[future]
-                results[check.id] = future.result()
+    try:
+        if jobs <= 1 or total <= 1:
+            for check in checks:
+                results[check.id] = run_check(check, config)
                 if progress:
                     progress(len(results), total, results[check.id])
+        else:
+            with worker_pool(jobs) as pool:
+                futures = {pool.submit(run_check, check, config): check for check in checks}
+                for future in as_completed(futures):
+                    check = futures[future]
+                    results[check.id] = future.result()
+                    if progress:
+                        progress(len(results), total, results[check.id])
+    except stopping.Stopped as stop:
+        stop.partial = [results[c.id] for c in checks if c.id in results]  # what was graded
+        raise
     return [results[c.id] for c in checks]
+
+
+@contextlib.contextmanager
+def worker_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
+    """A process pool that a stop signal (or any error) stops at once, not after its tasks.
+
+    ``with ProcessPoolExecutor()`` waits for running tasks on the way out; a stopped kit
+    must not. Each worker is a child subreaper for its own clients' escaped grandchildren.
+    """
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=stopping.worker_init)
+    try:
+        yield pool
+    except BaseException:
+        stopping.stop_pool(pool)
+        raise
+    pool.shutdown()

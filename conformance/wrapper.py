@@ -27,7 +27,6 @@ import contextlib
 import json
 import os
 import shlex
-import shutil
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -35,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stella_conform import stopping
 from stella_conform.fake_stella import LOG_ENV, PACE_ENV, SCENARIO_ENV, SCENARIO_FORMAT
 from stella_conform.safe_files import read_regular
 
@@ -109,8 +109,8 @@ def staged(
     scenario: Mapping[str, Any], stream: bytes, *, base_env: Mapping[str, str] | None = None
 ) -> Iterator[Stage]:
     """A private directory with the shim, the scenario and the stream; removed afterwards."""
-    directory = Path(tempfile.mkdtemp(prefix="stella-conform-wrapper-"))
-    try:
+    with stopping.tracked_dir(tempfile.mkdtemp(prefix="stella-conform-wrapper-")) as name:
+        directory = Path(name)
         install_shim(directory / "bin")
         (directory / "stream.jsonl").write_bytes(stream)
         doc = {k: v for k, v in scenario.items() if k not in ("stream", "stream_text", "expect")}
@@ -126,5 +126,3 @@ def staged(
         if "pace_ms" in scenario:
             env[PACE_ENV] = str(scenario["pace_ms"])
         yield Stage(env, log)
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)

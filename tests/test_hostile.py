@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -809,10 +810,15 @@ def test_a_poisoned_shard_cannot_run_script_in_the_matrix_page(tmp_path: Path) -
         if os.environ.get("STELLA_CONFORM_REQUIRE_BROWSER"):
             pytest.fail("no chromium, and STELLA_CONFORM_REQUIRE_BROWSER is set (.ci/run)")
         pytest.skip("no chromium (.ci/run installs Debian's)")
-    done = subprocess.run(
-        [CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", page.as_uri()],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    short = Path(tempfile.mkdtemp(prefix="chromium-", dir="/tmp"))  # its socket path is short
+    try:
+        done = subprocess.run(
+            [CHROMIUM, *FLAGS, f"--user-data-dir={short / 'profile'}", "--dump-dom",
+             page.as_uri()],
+            capture_output=True, text=True, timeout=120, env={**os.environ, "TMPDIR": str(short)},
+        )  # fmt: skip
+    finally:
+        shutil.rmtree(short, ignore_errors=True)
     assert done.returncode == 0, done.stderr[-2000:]
     tags, root = _elements(done.stdout)
     assert "script" not in tags and "img" not in tags, "the shard's markup became elements"
@@ -849,3 +855,66 @@ def test_a_tampered_shard_is_refused_in_one_line(
     assert result.exit_code == 2, (result.output, result.exception)
     assert result.stderr.startswith("stella-conform: malformed") and result.stderr.count("\n") == 1
     assert not out.exists()
+
+
+# ------------------------------------------------------------ stopping the kit (item 5)
+
+
+def _ps() -> str:
+    return subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+
+
+@pytest.mark.parametrize(
+    ("signum", "jobs"),
+    [(signal.SIGTERM, "2"), (signal.SIGHUP, "2"), (signal.SIGINT, "2"), (signal.SIGTERM, "1")],
+)
+def test_a_stop_signal_stops_clients_workers_and_grandchildren(
+    tmp_path: Path, signum: int, jobs: str
+) -> None:
+    """Clients hang with a setsid grandchild each: the signal ends all of it in 2 s."""
+    kit_proc = subprocess.Popen(
+        [
+            str(KIT), "run", "--examples", "2", "--timeout", "60", "-j", jobs, "--no-database",
+            "--json", "r.json", "--markdown", "r.md", "--junit-xml", "r.xml",
+            "--", sys.executable, str(HOSTILE), "setsid-hang",
+        ],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while _ps().count("987.654") < int(jobs):  # every worker's client has its grandchild
+        assert time.monotonic() < deadline and kit_proc.poll() is None, kit_proc.stderr
+        time.sleep(0.1)
+    started = time.monotonic()
+    kit_proc.send_signal(signum)
+    out, err = kit_proc.communicate(timeout=30)
+    took = time.monotonic() - started
+    assert kit_proc.returncode == 128 + signum, (kit_proc.returncode, err[-2000:])
+    assert took < 2.0 * (3 if os.environ.get("CI") else 1), f"took {took:.2f} s"
+    assert "Traceback" not in err, err
+    time.sleep(0.2)
+    left = [line for line in _ps().splitlines() if "987.654" in line or str(HOSTILE) in line]
+    assert not left, left
+    doc = json.loads((tmp_path / "r.json").read_text())
+    name = signal.Signals(signum).name
+    assert doc["incomplete"].startswith(f"stopped by {name}"), doc.get("incomplete")
+    assert f"incomplete: stopped by {name}" in (tmp_path / "r.md").read_text()
+    assert f"INCOMPLETE: stopped by {name}" in out
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_setsid_grandchild_is_reaped_after_its_case() -> None:
+    """The client exits, its grandchild left the group: the kit (a subreaper) kills it."""
+    driver = textwrap.dedent("""
+        import subprocess, sys
+        from stella_conform import stopping
+        from stella_conform.conformance.runner import Client, run_exit
+        assert stopping.become_subreaper()
+        obs = run_exit(Client(argv=tuple(sys.argv[1:]), timeout=10), b"{}\\n")
+        ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+        print(obs.verdict, "987.654" in ps)
+    """)
+    out = subprocess.run(
+        [sys.executable, "-c", driver, sys.executable, str(HOSTILE), "setsid-exit"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert out.stdout.split() == ["accept", "False"], out.stderr

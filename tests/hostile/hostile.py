@@ -78,6 +78,15 @@ def main():
             msg = json.loads(raw)
             time.sleep(float(arg or 3))
             out({"kind": "summary", "id": msg.get("id"), "verdict": "accept"})
+    elif what == "setsid-hang":
+        # a grandchild in a session of its own (out of the client's process group), then hang
+        subprocess.Popen(["setsid", "sleep", "987.654"], start_new_session=True)
+        time.sleep(3600)
+    elif what == "setsid-exit":
+        # a grandchild in a session of its own that outlives the client
+        subprocess.Popen(["setsid", "sleep", "987.654"], start_new_session=True)
+        sys.stdin.buffer.read()
+        sys.exit(0)
     elif what == "record-fifo":
         os.mkfifo(arg)  # the {record} file: a FIFO nobody writes
         sys.stdin.buffer.read()

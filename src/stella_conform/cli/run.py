@@ -137,6 +137,7 @@ def run(
     Exit 0 when every MUST check passes (or is a listed known failure), 1 when a check
     fails or errors, 2 for usage and set-up errors.
     """
+    from stella_conform import stopping
     from stella_conform.conformance.checks import select, unmatched_globs
     from stella_conform.conformance.claims import resolve_profiles
     from stella_conform.conformance.report import (
@@ -147,7 +148,7 @@ def run(
         write_outputs,
     )
     from stella_conform.conformance.runner import ensure_mode_supported
-    from stella_conform.conformance.suite import SuiteConfig, preflight, run_suite
+    from stella_conform.conformance.suite import CheckResult, SuiteConfig, preflight, run_suite
 
     resolve_profiles(profiles, None)  # an unknown --profile is a usage error before any run
     bad = unmatched_globs([*only, *skip])
@@ -158,7 +159,11 @@ def run(
     known = load_known_failures(known_failures) if known_failures else {}
     check_writable([json_path, junit_path, markdown_path])
     client = make_client(command, mode, timeout, line_timeout)
-    hello = ensure_mode_supported(client)
+    stopping.install()  # SIGTERM, SIGHUP, SIGINT: clients killed, partial report, 128 + N
+    try:
+        hello = ensure_mode_supported(client)
+    except stopping.Stopped as stop:
+        stopping.leave(stop.exit_code)
     vocab = load_vocabulary(wire_schema)
     claims = build_claims(vocab, hello, knows, reads, computes, summary_only)
     checks = select(resolve_profiles(profiles, hello), only, skip)
@@ -179,7 +184,10 @@ def run(
         time_budget=time_budget,
     ).with_claims(claims)
     click.echo(f"grading {len(checks)} check(s) in {mode} mode with {jobs} worker(s)...", err=True)
-    probe = preflight(checks, config)
+    try:
+        probe = preflight(checks, config)
+    except stopping.Stopped as stop:  # nothing graded yet: the clients are already gone
+        stopping.leave(stop.exit_code)
     if probe is not None and probe.cannot_start:
         raise SetupError(probe.message())
     if probe is not None:
@@ -196,7 +204,17 @@ def run(
         else:
             click.echo(line, err=True, color=err_color)
 
-    results = run_suite(checks, config, jobs=jobs, progress=progress)
+    try:
+        results = run_suite(checks, config, jobs=jobs, progress=progress)
+    except stopping.Stopped as stop:
+        graded = [r for r in stop.partial if isinstance(r, CheckResult)]
+        why = f"stopped by {stop.name} after {len(graded)} of {len(checks)} check(s)"
+        report = Report(config, graded, vocab.ident, known, shard=shard, incomplete=why)
+        write_outputs(
+            report, json_path=json_path, junit_path=junit_path, markdown_path=markdown_path
+        )
+        click.echo(report.terminal(verbose))
+        stopping.leave(stop.exit_code)
     report = Report(config, results, vocab.ident, known, shard=shard)
     write_outputs(report, json_path=json_path, junit_path=junit_path, markdown_path=markdown_path)
     out_color = use_color(color, sys.stdout)

@@ -1,0 +1,200 @@
+"""Stopping the kit stops everything: clients, workers, temporary files, escaped grandchildren.
+
+A CI job is cancelled with SIGTERM, a terminal closes with SIGHUP, a person presses Ctrl-C.
+Whatever the kit was doing, within two seconds: every client process group is killed,
+``-j`` workers are stopped (each kills its own clients first), temporary folders are
+removed, the report is written marked incomplete, and the kit exits 128 + the signal
+(130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP).
+
+This module keeps what must be cleaned up — the live client process groups and temporary
+folders of *this* process — and does the cleaning.  On Linux the kit (and each worker) is
+also a *child subreaper*: a grandchild that left the client's process group with
+``setsid`` is re-parented to the kit when the client dies, instead of to init, so the kit
+can find and kill it after each case.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from types import FrameType
+from typing import Any
+
+#: Signals that stop the kit.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+_PR_SET_CHILD_SUBREAPER = 36
+
+_groups: set[int] = set()
+_dirs: set[str] = set()
+_subreaper = False
+_main_pid: int | None = None
+_stopping = False
+
+
+class Stopped(BaseException):
+    """The kit got a stop signal; unwinding writes what it has, marked incomplete.
+
+    A ``BaseException`` like ``KeyboardInterrupt``: no ``except Exception`` on the way
+    (a client's error handling, Hypothesis) may swallow it.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+        self.partial: list[object] = []
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
+# ------------------------------------------------------------------ what is live
+
+
+def track_group(pid: int) -> None:
+    _groups.add(pid)
+
+
+def untrack_group(pid: int) -> None:
+    _groups.discard(pid)
+
+
+@contextlib.contextmanager
+def tracked_dir(path: str) -> Iterator[str]:
+    """A temporary folder removed when the block ends or the kit is stopped."""
+    _dirs.add(path)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+        _dirs.discard(path)
+
+
+def clean_up() -> None:
+    """Kill every live client group of this process, remove its folders, reap orphans."""
+    for pid in list(_groups):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+    for path in list(_dirs):
+        shutil.rmtree(path, ignore_errors=True)
+    if _groups:
+        time.sleep(0.05)  # the killed clients die, and their setsid children become ours
+    reap_orphans()
+
+
+# ------------------------------------------------------------------ orphans
+
+
+def become_subreaper() -> bool:
+    """Linux: orphaned descendants of this process's children are re-parented to it."""
+    global _subreaper
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        _subreaper = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        _subreaper = False
+    return _subreaper
+
+
+def _children() -> set[int]:
+    pids: set[int] = set()
+    with contextlib.suppress(OSError):
+        for task in os.listdir("/proc/self/task"):
+            with contextlib.suppress(OSError), open(f"/proc/self/task/{task}/children") as fh:
+                pids.update(int(p) for p in fh.read().split())
+    return pids
+
+
+def reap_orphans(keep: set[int] | None = None) -> list[int]:
+    """Kill and reap children that are not live clients (or ``keep``): escaped grandchildren.
+
+    Only in a subreaper, where such children can only be orphans a client left behind.
+    """
+    if not _subreaper:
+        return []
+    import multiprocessing
+
+    workers = {p.pid for p in multiprocessing.active_children() if p.pid is not None}
+    spare = _groups | workers | (keep or set())
+    killed = []
+    for pid in _children() - spare:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)  # a setsid grandchild leads its own group
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, 0)
+        killed.append(pid)
+    return killed
+
+
+# ------------------------------------------------------------------ signals
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    global _stopping
+    clean_up()
+    if os.getpid() != _main_pid:  # a -j worker: its clients are dead; go, now
+        os._exit(128 + signum)
+    if _stopping:  # a second signal while unwinding: no more waiting
+        os._exit(128 + signum)
+    _stopping = True
+    raise Stopped(signum)
+
+
+def install() -> None:
+    """In the kit's main process: stop signals raise :class:`Stopped`; become a subreaper."""
+    global _main_pid, _stopping
+    _main_pid = os.getpid()
+    _stopping = False
+    become_subreaper()
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, _on_signal)
+
+
+def worker_init() -> None:
+    """In a ``-j`` worker (forked from the main process): a subreaper of its own clients."""
+    become_subreaper()
+
+
+def stop_pool(pool: Any) -> None:
+    """Stop a ``ProcessPoolExecutor`` now: SIGTERM each worker (it kills its clients and
+    exits), SIGKILL any still there after a second, then reap what they left behind."""
+    workers = list(getattr(pool, "_processes", {}).values())
+    for worker in workers:
+        with contextlib.suppress(Exception):
+            worker.terminate()
+    with contextlib.suppress(Exception):
+        pool.shutdown(wait=False, cancel_futures=True)
+    deadline = time.monotonic() + 1.0
+    for worker in workers:
+        with contextlib.suppress(Exception):
+            worker.join(max(0.0, deadline - time.monotonic()))
+    for worker in workers:
+        with contextlib.suppress(Exception):
+            if worker.is_alive():
+                worker.kill()
+                worker.join(0.5)
+    reap_orphans()
+
+
+def leave(code: int) -> None:
+    """Exit now, output flushed: no atexit handler may wait on a stopped worker pool."""
+    reap_orphans()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)

@@ -466,7 +466,10 @@ def is_one_code_span(text: str) -> bool:
     return all(len(run) != len(fence.group()) for run in re.findall(r"`+", inner))
 
 
-def test_client_text_cannot_inject_markdown_html_or_workflow_commands(tmp_path: Path) -> None:
+def test_client_text_cannot_inject_markdown_html_or_workflow_commands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOSTILE_FIRST_RUN_ANSWERS", str(tmp_path / "first"))  # the preflight
     out = _run_report_kit(tmp_path, "report-html")
     assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
     markdown = (tmp_path / "r.md").read_text()
@@ -477,6 +480,12 @@ def test_client_text_cannot_inject_markdown_html_or_workflow_commands(tmp_path: 
             assert is_one_code_span(detail), detail
     assert not any(line.lstrip().startswith("::") for line in out.stdout.splitlines())
     assert "\x1b" not in out.stdout and "\x07" not in out.stdout
+    # the same client failing the preflight: one line on stderr, escaped too
+    monkeypatch.delenv("HOSTILE_FIRST_RUN_ANSWERS")
+    out = _run_report_kit(tmp_path, "report-html")
+    assert out.returncode == 2 and "<img" in out.stderr
+    assert "\x1b" not in out.stderr and "\x07" not in out.stderr
+    assert not any(line.lstrip().startswith("::") for line in out.stderr.splitlines())
 
 
 # ------------------------------------------------------ hostile input files (issue 18, item 10)
@@ -872,22 +881,28 @@ def test_a_stop_signal_stops_clients_workers_and_grandchildren(
     tmp_path: Path, signum: int, jobs: str
 ) -> None:
     """Clients hang with a setsid grandchild each: the signal ends all of it in 2 s."""
+    token = f"987.654{os.getpid()}{signum}{jobs}"  # the leak check looks for 987.654
     kit_proc = subprocess.Popen(
         [
             str(KIT), "run", "--examples", "2", "--timeout", "60", "-j", jobs, "--no-database",
             "--json", "r.json", "--markdown", "r.md", "--junit-xml", "r.xml",
-            "--", sys.executable, str(HOSTILE), "setsid-hang",
+            "--", sys.executable, str(HOSTILE), "setsid-hang", token, str(tmp_path / "first"),
         ],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    deadline = time.monotonic() + 60
-    while _ps().count("987.654") < int(jobs):  # every worker's client has its grandchild
-        assert time.monotonic() < deadline and kit_proc.poll() is None, kit_proc.stderr
-        time.sleep(0.1)
-    started = time.monotonic()
-    kit_proc.send_signal(signum)
-    out, err = kit_proc.communicate(timeout=30)
-    took = time.monotonic() - started
+    try:
+        deadline = time.monotonic() + 60
+        while _ps().count(token) < int(jobs):  # every worker's client has its grandchild
+            assert time.monotonic() < deadline and kit_proc.poll() is None, "no client started"
+            time.sleep(0.1)
+        started = time.monotonic()
+        kit_proc.send_signal(signum)
+        out, err = kit_proc.communicate(timeout=30)
+        took = time.monotonic() - started
+    finally:
+        if kit_proc.poll() is None:  # the test failed: leave nothing running
+            kit_proc.kill()
+            kit_proc.wait()
     assert kit_proc.returncode == 128 + signum, (kit_proc.returncode, err[-2000:])
     assert took < 2.0 * (3 if os.environ.get("CI") else 1), f"took {took:.2f} s"
     assert "Traceback" not in err, err

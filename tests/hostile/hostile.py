@@ -30,6 +30,16 @@ def flood(total_mib):
 def main():
     what = sys.argv[1]
     arg = sys.argv[2] if len(sys.argv) > 2 else None
+    first = os.environ.get("HOSTILE_FIRST_RUN_ANSWERS")
+    if first and not os.path.exists(first):
+        # the kit's preflight (the first run given input): answer it correctly, misbehave
+        # from the next run on (a hello-only probe gives no input and does not count)
+        out(HELLO)
+        line = sys.stdin.readline()
+        if line:
+            open(first, "w").close()
+            answer(reject=False, hello=False, lines=[line])
+        return
     if what == "hang-no-read":
         time.sleep(3600)
     elif what == "read-never-exit":
@@ -79,8 +89,14 @@ def main():
             time.sleep(float(arg or 3))
             out({"kind": "summary", "id": msg.get("id"), "verdict": "accept"})
     elif what == "setsid-hang":
-        # a grandchild in a session of its own (out of the client's process group), then hang
-        subprocess.Popen(["setsid", "sleep", "987.654"], start_new_session=True)
+        # the first run (the kit's preflight) answers; every later one starts a grandchild
+        # in a session of its own (out of the client's process group), then hangs
+        token, first_done = sys.argv[2], sys.argv[3]
+        if not os.path.exists(first_done):
+            open(first_done, "w").close()
+            sys.stdin.buffer.read()
+            sys.exit(0)
+        subprocess.Popen(["setsid", "sleep", token], start_new_session=True)
         time.sleep(3600)
     elif what == "setsid-exit":
         # a grandchild in a session of its own that outlives the client
@@ -145,11 +161,12 @@ def main():
         raise SystemExit(f"unknown behaviour {what}")
 
 
-def answer(reject, extra=None, summary=None):
+def answer(reject, extra=None, summary=None, hello=True, lines=()):
     """Follow the protocol: hello, one observation per line, a summary, the exit status."""
-    out(HELLO)
+    if hello:
+        out(HELLO)
     n = 0
-    for n, _raw in enumerate(sys.stdin, 1):
+    for n, _raw in enumerate([*lines, *sys.stdin], 1) if lines else enumerate(sys.stdin, 1):
         out({"kind": "line", "line": n, "outcome": "known", "type": "x", **(extra or {})})
     verdict = "reject" if reject else "accept"
     rejected = {"rejected_line": n} if reject else {}

@@ -17,7 +17,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def fail_setup(message: str) -> NoReturn:
-    click.echo(f"stella-conform: {message}", err=True)
+    # a message may quote a client's output or a file's name: never raw control bytes
+    from stella_conform.safe_text import for_terminal
+
+    click.echo(f"stella-conform: {for_terminal(message)}", err=True)
     sys.exit(2)
 
 

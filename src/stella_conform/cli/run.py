@@ -149,6 +149,7 @@ def run(
     )
     from stella_conform.conformance.runner import ensure_mode_supported
     from stella_conform.conformance.suite import CheckResult, SuiteConfig, preflight, run_suite
+    from stella_conform.safe_text import for_terminal
 
     resolve_profiles(profiles, None)  # an unknown --profile is a usage error before any run
     bad = unmatched_globs([*only, *skip])
@@ -191,7 +192,7 @@ def run(
     if probe is not None and probe.cannot_start:
         raise SetupError(probe.message())
     if probe is not None:
-        click.echo(probe.message(), err=True)
+        click.echo(for_terminal(probe.message()), err=True)
     tty = sys.stderr.isatty()
     err_color = use_color(color, sys.stderr)
 

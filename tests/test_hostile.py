@@ -933,3 +933,15 @@ def test_a_setsid_grandchild_is_reaped_after_its_case() -> None:
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert out.stdout.split() == ["accept", "False"], out.stderr
+
+
+def test_replay_shows_client_text_without_escape_sequences_or_workflow_commands() -> None:
+    """A line ``type`` with a screen clear, stderr with ``::error::`` at a line start."""
+    fixture = bundled_fixtures_dir() / "minimal_run.jsonl"
+    args = ["replay", str(fixture), "--mode", "report", "--timeout", "5"]
+    out = kit(*args, "--", sys.executable, str(HOSTILE), "report-poison")
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    assert "\\x1b[2J" in out.stdout and ":\u200b:error::x" in out.stdout  # shown, as text
+    for bad in ("\x1b", "\x07", "\x9b"):
+        assert bad not in out.stdout + out.stderr
+    assert not any(line.lstrip().startswith("::") for line in out.stdout.splitlines())

@@ -121,7 +121,7 @@ def main():
         poison = "\ud800\x1b]0;pwned\x07\x1b[2J<script>alert(1)</script> @octocat\n::error::x"
         out(HELLO)
         for n, _raw in enumerate(sys.stdin, 1):
-            out({"kind": "line", "line": n, "outcome": "known", "type": "x"})
+            out({"kind": "line", "line": n, "outcome": "known", "type": "\x1b[2J\x9b31m"})
         sys.stderr.write(poison + "\n")
         summary = {"kind": "summary", "verdict": "reject", "rejected_line": 1,
                    "final_text": poison, "tool_calls": [{"cost": float("nan"),

@@ -18,6 +18,13 @@ from stella_conform.cli._common import (
     wire_schema_option,
 )
 from stella_conform.errors import SetupError
+from stella_conform.safe_text import clip, for_terminal
+
+
+def _echo(text: object = "", **kwargs: Any) -> None:
+    """Every line replay prints may carry client text: escape sequences shown, not acted on,
+    and no line starts a GitHub workflow command (``::error::``)."""
+    click.echo(for_terminal(str(text)), **kwargs)
 
 
 @click.command()
@@ -100,8 +107,8 @@ def replay(
     keep = decisive_lines(graded, obs)
     _safe_echo(f"stream ({len(graded.stream)} bytes; ▶ marks the lines that decide it):")
     _safe_echo(show_stream(graded.stream, keep=keep))
-    click.echo("")
-    click.echo(f"{'line':>5}  {'correct client':<28} client")
+    _echo("")
+    _echo(f"{'line':>5}  {'correct client':<28} client")
     for outcome in graded.outcomes:
         seen = obs.lines.get(outcome.line)
         right = outcome.kind.value + (f" {outcome.tag}" if outcome.tag else "")
@@ -110,12 +117,12 @@ def replay(
             if seen
             else ("-" if mode == "exit" else "(no observation)")
         )
-        click.echo(f"{outcome.line:>5}  {right:<28} {got}")
+        _echo(f"{outcome.line:>5}  {right:<28} {got}")
     expected = graded.expected
     want = (
         "accept" if expected.verdict == "accept" else (f"reject at line {expected.rejected_line}")
     )
-    click.echo(f"\nexpected: {want}")
+    _echo(f"\nexpected: {want}")
     _safe_echo(f"client:   {obs.describe()}")
     _echo_stderr(obs)
     sys.exit(0 if obs.ok and obs.verdict == expected.verdict else 1)
@@ -196,7 +203,7 @@ def _replay_as_check(case: Path, check_id: str | None, client: Any, vocab: Any) 
         for line in field_differences(graded.reading(), told, names):
             echo(line)
         if obs.summary is not None:
-            echo(f"summary:  {json_.dumps(obs.summary, ensure_ascii=False)}")
+            echo(f"summary:  {clip(json_.dumps(obs.summary, ensure_ascii=False), 2000)}")
     if obs.invocations:
         echo(f"invoked:  {json_.dumps([i.get('argv') for i in obs.invocations])}")
     _echo_stderr(obs)
@@ -211,9 +218,7 @@ def _exit_reading(obs: Any) -> dict[str, Any]:
 
 def _safe_echo(text: str) -> None:
     """Client text, made inert for a terminal (escape sequences shown, not obeyed)."""
-    from stella_conform.safe_text import for_terminal
-
-    click.echo(for_terminal(text))
+    _echo(text)  # every line replay prints goes through for_terminal
 
 
 def _echo_stderr(obs: Any) -> None:

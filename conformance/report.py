@@ -261,7 +261,7 @@ def _failure_lines(failure: Any) -> list[str]:
         f"    case: {failure.case} ({failure.source})"
         + (f", mutations: {', '.join(failure.mutations)}" if failure.mutations else "")
     ]
-    out.append(f"    expected: {json.dumps(failure.expected, ensure_ascii=False)[:300]}")
+    out.append(f"    expected: {clip(json.dumps(failure.expected, ensure_ascii=False), 600)}")
     observed = failure.observed
     seen = observed.get("verdict") or observed.get("status")
     if seen == "reject" and observed.get("rejected_line") is not None:

@@ -119,3 +119,11 @@ def test_replay_check_prints_the_stream_and_every_field_whole(tmp_path: Path) ->
     assert any(line.startswith("≠ final_text:") for line in differing)
     assert f'expected "{long_text}"' in out.stdout
     assert f'client   "{long_text}{long_text}"' in out.stdout
+
+
+def test_a_long_expected_reading_says_where_it_was_cut() -> None:
+    failure = CaseFailure(
+        "c", "fixture", "m", {"verdict": "accept", "final_text": "w" * 1000}, {"verdict": "accept"}
+    )
+    expected = next(line for line in _failure_lines(failure) if "expected:" in line)
+    assert expected.endswith("… (cut at 600 of 1039 characters)")

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import kit
+from conftest import PY_REFERENCE, kit
 
 from stella_conform.conformance.checks import BY_ID
 from stella_conform.conformance.runner import Client
@@ -141,3 +141,14 @@ def test_a_hung_client_is_warned_about_once_then_each_check_costs_one_timeout(
     # each check stopped at its first timeout (above); in time: the probe plus one timeout
     # per check plus start-up (generous: the CI machine is shared), far from one per case
     assert elapsed < 0.3 * (len(errors) + 1) + 30, elapsed
+
+
+def test_run_time_budget_bounds_the_whole_run(tmp_path: Path) -> None:
+    out = kit(
+        "run", "--time-budget", "1", "--examples", "1000", "--no-database", "-j", "1",
+        "--only", "R1.valid-runs-accepted", "--only", "R1.object-per-line", "--", *PY_REFERENCE,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 1, out.stdout + out.stderr
+    errors = [line for line in out.stdout.splitlines() if line.startswith("ERROR")]
+    assert len(errors) == 2 and all("the --time-budget of 1 s ran out" in e for e in errors)

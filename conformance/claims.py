@@ -140,6 +140,18 @@ class Claims:
         """Whether an envelope made of ``parts`` (its shapes) is one this client reads."""
         return self.reads is None or any(p in self.reads for p in parts)
 
+    def as_options(self) -> list[str]:
+        """The command-line options that make these claims (for replay commands)."""
+        out = []
+        for name, value in (("knows", self.knows), ("reads", self.reads)):
+            if value is not None:
+                out += [f"--{name}", ",".join(sorted(value))]
+        if self.computes is not None:
+            out += ["--computes", ",".join(sorted(self.computes))]
+        if self.summary_only:
+            out.append("--summary-only")
+        return out
+
     # ------------------------------------------------------------ reporting
 
     def to_json(self, vocab: Vocabulary | None = None) -> dict[str, Any]:

@@ -18,15 +18,22 @@ import datetime as _dt
 import html
 import multiprocessing
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from stella_conform._version import __version__
 from stella_conform.conformance.checks import PROFILES, Check, select
+from stella_conform.conformance.claims import (
+    Claims,
+    claims_from,
+    from_hello,
+    merge,
+    resolve_profiles,
+)
 from stella_conform.conformance.compare import check_shape
 from stella_conform.conformance.compare import merge as merge_reports
 from stella_conform.conformance.report import OUTCOMES, Report, load_known_failures
@@ -36,7 +43,12 @@ from stella_conform.corpus import corpus_version
 from stella_conform.errors import SetupError, read_json_file, read_toml_file
 from stella_conform.safe_files import inside
 from stella_conform.safe_text import clip, markdown_code, no_surrogates
-from stella_conform.schemas.vocabulary import Vocabulary, VocabularyError
+from stella_conform.schemas.vocabulary import (
+    BUNDLED,
+    BUNDLED_ALIASES,
+    Vocabulary,
+    VocabularyError,
+)
 
 MATRIX_FORMAT = "stella-conform/matrix/1"
 DEFAULT_VOCABULARY = "default"
@@ -49,6 +61,10 @@ def _vocabulary_at(wire_schema: str | None) -> Vocabulary:
     return Vocabulary.load(wire_schema)
 
 
+#: The claim keys of a ``[[client]]`` (as ``run --knows/--reads/--computes/--summary-only``).
+CLAIM_KEYS = ("knows", "reads", "computes", "summary_only")
+
+
 @dataclass(frozen=True)
 class ClientSpec:
     name: str
@@ -58,23 +74,48 @@ class ClientSpec:
     known_failures: Path | None = None
     timeout: float = 10.0
     line_timeout: float = 5.0
+    #: The config's claim keys, as written (checked against each vocabulary).
+    claims: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    #: The adapter's hello, read once at load (its claims and profiles apply).
+    hello: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "name": self.name,
             "command": list(self.command),
             "mode": self.mode,
             "profiles": list(self.profiles),
         }
+        if self.claims:
+            out["claims"] = dict(self.claims)
+        return out
+
+    def claims_on(self, vocab: Vocabulary) -> Claims:
+        """The config's claims over the hello's, against one vocabulary column."""
+        told = claims_from(
+            knows=self.claims.get("knows"),
+            reads=self.claims.get("reads"),
+            computes=self.claims.get("computes"),
+            summary_only=bool(self.claims.get("summary_only")),
+            vocab=vocab,
+            where=f"client {self.name!r}",
+        )
+        return merge(told, from_hello(self.hello, vocab))
 
 
 @dataclass(frozen=True)
 class VocabularySpec:
     name: str
     wire_schema: Path | None = None
+    #: A bundled vocabulary's name (``vocabulary = "stella-older"``), instead of a file.
+    bundled: str | None = None
+
+    @property
+    def source(self) -> str | None:
+        return str(self.wire_schema) if self.wire_schema else self.bundled
 
     def load(self) -> Vocabulary:
-        return _vocabulary_at(str(self.wire_schema) if self.wire_schema else None)
+        return _vocabulary_at(self.source)
 
 
 @dataclass
@@ -151,6 +192,11 @@ def load_config(path: Path) -> MatrixConfig:
         ) from None
     if config.examples < 0 or config.jobs < 1 or config.max_shrinks < 0:
         raise SetupError(f"{path}: [matrix] examples and max_shrinks must be >= 0, jobs >= 1")
+    for client, vocab in config.cells():
+        try:
+            client.claims_on(vocab.load())  # an unknown claimed name fails now, not per task
+        except SetupError as exc:
+            raise SetupError(f"{path}: vocabulary {vocab.name!r}: {exc}") from None
     return config
 
 
@@ -171,31 +217,37 @@ def _client(entry: dict[str, Any], base: Path, path: Path) -> ClientSpec:
     mode = entry.get("mode", "persistent")
     if mode not in MODES:
         raise SetupError(f"{path}: client {name!r}: unknown mode {mode!r}")
-    profiles = entry.get("profiles", ["reader"])
-    if not isinstance(profiles, list) or not profiles:
+    profiles = entry.get("profiles", [])
+    if not isinstance(profiles, list) or ("profiles" in entry and not profiles):
         raise SetupError(f"{path}: client {name!r}: profiles must be a non-empty list")
     for profile in profiles:
         if profile not in PROFILES:
             raise SetupError(f"{path}: client {name!r}: unknown profile {profile!r}")
+    claims = {k: entry[k] for k in CLAIM_KEYS if k in entry}
+    if "summary_only" in claims and not isinstance(claims["summary_only"], bool):
+        raise SetupError(f"{path}: client {name!r}: summary_only must be true or false")
     known = entry.get("known_failures")
     known_path = base / str(known) if known else None
     if known_path is not None:
         load_known_failures(known_path)  # fail now, not after an hour of grading
     resolve_client(command)  # a relative program path was made absolute above
-    spec = ClientSpec(
+    timeout = float(entry.get("timeout", 10.0))
+    try:
+        hello = ensure_mode_supported(Client(tuple(command), mode, timeout=timeout, cwd=str(base)))
+        chosen = resolve_profiles(profiles, hello)  # stream profiles add to reader
+    except SetupError as exc:
+        raise SetupError(f"{path}: client {name!r}: {exc}") from None
+    return ClientSpec(
         name,
         tuple(command),
         mode,
-        tuple(profiles),
+        chosen,
         known_path,
-        float(entry.get("timeout", 10.0)),
+        timeout,
         float(entry.get("line_timeout", 5.0)),
+        claims,
+        hello,
     )
-    try:
-        ensure_mode_supported(Client(spec.command, mode, timeout=spec.timeout, cwd=str(base)))
-    except SetupError as exc:
-        raise SetupError(f"{path}: client {name!r}: {exc}") from None
-    return spec
 
 
 def _vocabulary(entry: dict[str, Any], base: Path, path: Path) -> VocabularySpec:
@@ -203,9 +255,19 @@ def _vocabulary(entry: dict[str, Any], base: Path, path: Path) -> VocabularySpec
     if not isinstance(name, str) or not name:
         raise SetupError(f"{path}: every [[vocabulary]] needs a name")
     schema = entry.get("wire_schema")
-    if schema is None:
+    bundled = entry.get("vocabulary")
+    if bundled is not None and not isinstance(bundled, str):
+        raise SetupError(f"{path}: vocabulary {name!r}: vocabulary must be a bundled name")
+    if schema is not None and bundled is not None:
+        raise SetupError(f"{path}: vocabulary {name!r}: give wire_schema or vocabulary, not both")
+    named = BUNDLED_ALIASES.get(name, name)
+    if schema is None and bundled is None and name != DEFAULT_VOCABULARY and named in BUNDLED:
+        bundled = name  # [[vocabulary]] name = "stella-older" names the bundled one
+    if schema is None and bundled is None:
         return VocabularySpec(name)
-    spec = VocabularySpec(name, base / str(schema))
+    spec = (
+        VocabularySpec(name, base / str(schema)) if schema else VocabularySpec(name, None, bundled)
+    )
     try:
         spec.load()
     except (OSError, VocabularyError, ValueError) as exc:
@@ -230,8 +292,8 @@ def _suite_config(config: MatrixConfig, client: ClientSpec, vocab: VocabularySpe
             config.failures_dir or DEFAULT_OUT / "failures", client.name, vocab.name
         ),
         database_dir=None,  # a matrix is reproducible from its seed alone
-        wire_schema=str(vocab.wire_schema) if vocab.wire_schema else None,
-    )
+        wire_schema=vocab.source,
+    ).with_claims(client.claims_on(vocab.load()))
 
 
 def _run_group(group: list[tuple[SuiteConfig, Check]]) -> list[CheckResult]:
@@ -313,6 +375,7 @@ def _document(
                 "name": v.name,
                 "ident": v.load().ident,
                 "wire_schema": str(v.wire_schema) if v.wire_schema else None,
+                "bundled": v.bundled,
             }
             for v in config.vocabularies
         ],

@@ -176,7 +176,9 @@ def check_seed(seed: int, check_id: str) -> int:
     return seed * 1_000_003 + zlib.crc32(check_id.encode())
 
 
-def replay_command(path: str, client: Client, check: Check | None = None) -> str | None:
+def replay_command(
+    path: str, client: Client, check: Check | None = None, config: SuiteConfig | None = None
+) -> str | None:
     """The command that re-runs one saved case; ``None`` when it cannot be written.
 
     An in-process parser is named by module and function (``--parser``), with the
@@ -186,6 +188,10 @@ def replay_command(path: str, client: Client, check: Check | None = None) -> str
     parts = ["stella-conform", "replay", path]
     if check is not None and check.profile != "reader":
         parts += ["--check", check.id]
+    if config is not None:  # the same oracle: the same vocabulary, the same claims
+        if config.wire_schema is not None:
+            parts += ["--wire-schema", config.wire_schema]
+        parts += config.claims.as_options()
     if client.function is None:
         if client.cwd is not None:  # the command's relative paths are relative to it
             parts += ["--cwd", client.cwd]
@@ -318,7 +324,7 @@ def _save(config: SuiteConfig, check: Check, case: GradedCase) -> tuple[str, str
         )
         write_fixture(directory, name, case.stream, expect)
         path = str(directory / f"{name}.jsonl")
-    return path, replay_command(path, config.client, check)
+    return path, replay_command(path, config.client, check, config)
 
 
 def _failure(case: GradedCase, j: Judgment, obs: Observation) -> CaseFailure:
@@ -463,7 +469,7 @@ def run_check(check: Check, config: SuiteConfig) -> CheckResult:
             if j.verdict in ("fail", "error") and (len(result.failures) < 5 or stop):
                 failure = _failure(case, j, obs)
                 failure.saved = str(fixture_path(check, name, fixtures_dir))
-                failure.replay = replay_command(failure.saved, config.client, check)
+                failure.replay = replay_command(failure.saved, config.client, check, config)
                 result.failures.insert(0 if stop else len(result.failures), failure)
             if stop is not None:
                 stopped = True
@@ -734,7 +740,7 @@ def preflight(checks: Sequence[Check], config: SuiteConfig) -> Preflight | None:
     if obs.ok:
         return None
     path = str(fixture_path(check, "minimal_run", fixtures_dir))
-    return Preflight(obs, replay_command(path, config.client, check))
+    return Preflight(obs, replay_command(path, config.client, check, config))
 
 
 ProgressFn = Callable[[int, int, CheckResult], None]

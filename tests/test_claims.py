@@ -86,6 +86,14 @@ def test_a_client_claiming_less_still_fails_what_it_claims(tmp_path: Path) -> No
     state, message = outcome(doc, "R4.bad-body-rejected")
     assert state == "fail" and doc["_exit"] == 1
     assert "'text'" in message or "'run_complete'" in message  # a claimed type's bad body
+    # the replay command carries the claim, so it judges the case the same way
+    entry = next(c for c in doc["checks"] if c["id"] == "R4.bad-body-rejected")
+    replay = entry["failures"][0]["replay"]
+    assert "--knows run_complete,text" in replay
+    import shlex
+
+    again = kit(*shlex.split(replay)[1:], cwd=tmp_path)
+    assert again.returncode == 1 and "expected: reject" in again.stdout, again.stdout
 
 
 def test_knows_takes_a_vocabulary_file_or_name(tmp_path: Path, wire_schema: Path) -> None:
@@ -298,3 +306,57 @@ def test_every_report_states_the_claims(tmp_path: Path) -> None:
 def test_split_terminator_checks_name_one_field_each() -> None:
     assert BY_ID["D.run-terminator"].fields == ("terminator",)
     assert BY_ID["D.turns-counted"].fields == ("turns_completed",)
+
+
+# ------------------------------------------------------------------ the matrix
+
+
+def _matrix(tmp_path: Path, clients: str, vocabularies: str) -> Path:
+    path = tmp_path / "matrix.toml"
+    path.write_text(f"[matrix]\nexamples = 1\nseed = 2\njobs = 2\n\n{clients}\n{vocabularies}\n")
+    return path
+
+
+@pytest.mark.slow
+def test_the_matrix_shows_the_older_client_passing_its_own_stella(tmp_path: Path) -> None:
+    older = ADAPTERS / "python" / "older_client.py"
+    config = _matrix(
+        tmp_path,
+        f'[[client]]\nname = "older"\ncommand = ["{PY}", "{older}"]\nmode = "persistent"\n'
+        'profiles = ["reader"]\n',
+        '[[vocabulary]]\nname = "default"\n\n[[vocabulary]]\nname = "stella-older"\n',
+    )
+    out = kit("matrix", str(config), "--out", str(tmp_path / "out"), cwd=tmp_path)
+    assert out.returncode == 1, out.stdout + out.stderr  # it fails today's vocabulary
+    doc = json.loads((tmp_path / "out" / "matrix.json").read_text())
+    cells = {c["vocabulary"]: c["report"] for c in doc["cells"]}
+    assert cells["stella-older"]["exit_code"] == 0
+    assert cells["stella-older"]["vocabulary"] == "stella-older@pre-3379"
+    failing = {c["id"] for c in cells["default"]["checks"] if c["outcome"] == "fail"}
+    assert "R3.unknown-counted" in failing  # it counts today's unknown `complete` as known
+    assert {v["name"]: v["bundled"] for v in doc["vocabularies"]} == {
+        "default": None,
+        "stella-older": "stella-older",
+    }
+
+
+@pytest.mark.slow
+def test_matrix_clients_take_claim_keys(tmp_path: Path) -> None:
+    from stella_conform.conformance.matrix import load_config
+
+    narrow = ADAPTERS / "python" / "narrow_client.py"
+    client = f'[[client]]\nname = "narrow"\ncommand = ["{PY}", "{narrow}"]\nmode = "exit"\n'
+    good = _matrix(
+        tmp_path,
+        client + 'knows = ["text", "run_complete"]\nreads = "run"\ncomputes = ["texts"]\n',
+        '[[vocabulary]]\nname = "older"\nvocabulary = "stella-older"\n',
+    )
+    config = load_config(good)
+    ((spec, vocab),) = config.cells()
+    claims = spec.claims_on(vocab.load())
+    assert claims.knows == {"text", "run_complete"} and claims.reads == {"run"}
+    assert vocab.load().ident == "stella-older@pre-3379"
+    bad = _matrix(tmp_path, client + 'knows = ["text", "turn_complete"]\n',
+                  '[[vocabulary]]\nname = "stella-older"\n')  # fmt: skip
+    with pytest.raises(SetupError, match=r"unknown event type name 'turn_complete'"):
+        load_config(bad)

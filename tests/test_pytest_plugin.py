@@ -14,11 +14,14 @@ from conftest import ADAPTERS, KIT, PY_REFERENCE, REPO
 
 from stella_conform.conformance.checks import select
 
-CATALOGUE = select(("reader",))  # the plugin grades the reader profile unless told otherwise
+CATALOGUE = select(("reader",))  # QUICK asks for the reader profile (a hello may claim more)
 
 pytest_plugins = ["pytester"]
 TARGETS = json.loads((ADAPTERS / "broken" / "targets.json").read_text())["clients"]
-QUICK = ["--stella-examples", "3", "-p", "no:cacheprovider", "-p", "no:randomly"]
+QUICK = [
+    "--stella-examples", "3", "--stella-profile", "reader", "-p", "no:cacheprovider",
+    "-p", "no:randomly",
+]  # fmt: skip
 
 
 def client_arg(*argv: str) -> str:
@@ -113,6 +116,34 @@ def test_ini_configuration(pytester: pytest.Pytester) -> None:
     )
     result = pytester.runpytest_subprocess("-k", "R5", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
+
+
+def test_ini_claims_and_a_bundled_vocabulary(pytester: pytest.Pytester) -> None:
+    """stella_knows narrows the oracle in exit mode; stella_vocabulary names a bundled one."""
+    narrow = client_arg(sys.executable, str(ADAPTERS / "python" / "narrow_client.py"))
+    pytester.makeini(
+        f"[pytest]\nstella_client = {narrow}\nstella_examples = 1\n"
+        "stella_knows = text, run_complete\n"
+    )
+    result = pytester.runpytest_subprocess("-k", "R4 and bad", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    older = client_arg(sys.executable, str(ADAPTERS / "python" / "older_client.py"))
+    pytester.makeini(
+        f"[pytest]\nstella_client = {older}\nstella_mode = persistent\nstella_examples = 1\n"
+        "stella_vocabulary = stella-older\n"
+    )
+    result = pytester.runpytest_subprocess(
+        "-k", "unknown-counted or turns-counted", "-p", "no:cacheprovider"
+    )
+    result.assert_outcomes(passed=2)  # the hello's profiles: reader and dashboard
+
+
+def test_an_unknown_claimed_name_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess(
+        "--stella-client", client_arg(*PY_REFERENCE), "--stella-computes", "texts,turns"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "unknown computes name 'turns'" in result.stderr.str()
 
 
 def test_bad_client_is_a_usage_error(pytester: pytest.Pytester) -> None:

@@ -31,12 +31,17 @@ import pytest
 STELLA_OPTIONS = (
     ("client", None, "command of the client to grade (enables the stella-conform items)"),
     ("mode", "exit", "adapter protocol mode: exit, report or persistent"),
-    ("profile", "reader", "check profile(s), comma separated"),
+    ("profile", None, "check profile(s), comma separated (default: the hello's, else reader)"),
     ("examples", None, "generated cases per check (default 25, or the Hypothesis profile's)"),
     ("seed", None, "seed for generated cases (default: --hypothesis-seed, else 0)"),
     ("known-failures", None, "TOML file of checks expected to fail, with reasons"),
     ("timeout", "10", "seconds per case"),
     ("wire-schema", None, "a stella release's agentevent.schema.json"),
+    ("vocabulary", None, "a bundled vocabulary by name (stella-older), or a wire schema file"),
+    ("knows", None, "event types the client recognizes, comma separated (or a schema file)"),
+    ("reads", None, "envelope parts it reads: run, pipeline, query, events, files_touched"),
+    ("computes", None, "summary fields it computes, comma separated"),
+    ("summary-only", None, "true: the client reports only a summary, no line observations"),
 )
 
 
@@ -86,11 +91,12 @@ def _database() -> Any:
 
 
 def build_config(config: pytest.Config, client: Any) -> Any:
+    from stella_conform.conformance.claims import Claims
     from stella_conform.conformance.suite import SuiteConfig
 
     rootdir = Path(str(config.rootpath))
-    wire = _option(config, "wire-schema")
-    return SuiteConfig(
+    wire = _vocabulary_option(config)
+    suite = SuiteConfig(
         client=client,
         examples=_examples(config),
         seed=_seed(config),
@@ -99,6 +105,36 @@ def build_config(config: pytest.Config, client: Any) -> Any:
         database=_database(),
         wire_schema=str(wire) if wire else None,
     )
+    return suite.with_claims(config.stash.get(_CLAIMS_KEY, Claims()))
+
+
+def _vocabulary_option(config: pytest.Config) -> Any:
+    """``stella_vocabulary`` or ``stella_wire_schema``: one vocabulary, by name or file."""
+    return _option(config, "vocabulary") or _option(config, "wire-schema")
+
+
+def _claims(config: pytest.Config, hello: Any) -> Any:
+    """The ini / command-line claims over the hello's; a bad name is a usage error."""
+    from stella_conform.conformance.claims import claims_from, from_hello, merge
+    from stella_conform.errors import SetupError
+    from stella_conform.schemas.vocabulary import Vocabulary, VocabularyError
+
+    flag = str(_option(config, "summary-only") or "").strip().lower()
+    if flag not in ("", "true", "false", "1", "0", "yes", "no"):
+        raise pytest.UsageError(f"stella_summary_only: expected true or false, got {flag!r}")
+    try:
+        vocab = Vocabulary.load(_vocabulary_option(config))
+        told = claims_from(
+            knows=_option(config, "knows"),
+            reads=_option(config, "reads"),
+            computes=_option(config, "computes"),
+            summary_only=flag in ("true", "1", "yes"),
+            vocab=vocab,
+            where="stella options",
+        )
+        return merge(told, from_hello(hello, vocab))
+    except (SetupError, VocabularyError) as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _known(config: pytest.Config) -> dict[str, str]:
@@ -114,14 +150,16 @@ def _known(config: pytest.Config) -> dict[str, str]:
         raise pytest.UsageError(str(exc)) from None
 
 
-def _checks(config: pytest.Config) -> list[Any]:
-    from stella_conform.conformance.checks import PROFILES, select
+def _checks(config: pytest.Config, hello: Any = None) -> list[Any]:
+    from stella_conform.conformance.checks import select
+    from stella_conform.conformance.claims import resolve_profiles
+    from stella_conform.errors import SetupError
 
-    profiles = [p.strip() for p in str(_option(config, "profile") or "reader").split(",")]
-    unknown = [p for p in profiles if p not in PROFILES]
-    if unknown:
-        raise pytest.UsageError(f"--stella-profile: unknown profile {unknown[0]!r}")
-    return select(profiles)
+    given = [p.strip() for p in str(_option(config, "profile") or "").split(",") if p.strip()]
+    try:
+        return select(resolve_profiles(given, hello))
+    except SetupError as exc:
+        raise pytest.UsageError(f"--stella-profile: {exc}") from None
 
 
 def explain(result: Any, seed: int, rerun: str | None = None) -> str:
@@ -198,6 +236,7 @@ class StellaCollector(pytest.Collector):
 _CLIENT_KEY = pytest.StashKey[Any]()
 _CHECKS_KEY = pytest.StashKey[list[Any]]()
 _KNOWN_KEY = pytest.StashKey[dict[str, str]]()
+_CLAIMS_KEY = pytest.StashKey[Any]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -220,11 +259,12 @@ def pytest_configure(config: pytest.Config) -> None:
         timeout=float(_option(config, "timeout") or 10),
     )
     try:
-        ensure_mode_supported(client)
+        hello = ensure_mode_supported(client)
     except SetupError as exc:
         raise pytest.UsageError(f"--stella-mode: {exc}") from None
+    config.stash[_CLAIMS_KEY] = _claims(config, hello)
     config.stash[_CLIENT_KEY] = client
-    config.stash[_CHECKS_KEY] = _checks(config)
+    config.stash[_CHECKS_KEY] = _checks(config, hello)
     config.stash[_KNOWN_KEY] = _known(config)
 
 

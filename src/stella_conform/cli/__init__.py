@@ -22,6 +22,7 @@ from stella_conform.cli.run import run
 from stella_conform.cli.smoke import smoke
 from stella_conform.cli.streams import decode, validate
 from stella_conform.cli.trace import trace
+from stella_conform.cli.vocabulary import vocabulary
 
 
 @click.group(cls=KitGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -33,5 +34,6 @@ def main() -> None:
 for command in (decode, validate, corpus, run, replay, smoke, list_checks, trace, report, matrix):
     main.add_command(command)
 main.add_command(init)
+main.add_command(vocabulary)
 
 __all__ = ["main"]

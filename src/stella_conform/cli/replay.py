@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import sys
 from collections.abc import Iterator
@@ -12,6 +13,8 @@ from typing import Any
 import click
 
 from stella_conform.cli._common import (
+    build_claims,
+    claim_options,
     client_options,
     load_vocabulary,
     make_client,
@@ -59,6 +62,7 @@ def _echo(text: object = "", **kwargs: Any) -> None:
     help="Start the client in this directory (the matrix's replay commands name the "
     "config's folder, which its commands' relative paths are relative to).",
 )
+@claim_options
 @click.argument("case", type=click.Path(path_type=Path))
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def replay(
@@ -72,6 +76,10 @@ def replay(
     parser_spec: str | None,
     reject_specs: tuple[str, ...],
     client_cwd: Path | None,
+    knows: str | None,
+    reads: str | None,
+    computes: str | None,
+    summary_only: bool | None,
 ) -> None:
     """Re-run one saved case: stella-conform replay CASE -- CMD [ARGS...]
 
@@ -91,17 +99,23 @@ def replay(
     elif reject_specs:
         raise SetupError("--reject only applies to an in-process --parser")
     elif client_cwd is not None:
-        import dataclasses
-
         with _in_directory(client_cwd):  # a relative program path is relative to it
             client = make_client(command, mode, timeout, line_timeout)
         client = dataclasses.replace(client, cwd=os.fspath(client_cwd.resolve()))
     else:
         client = make_client(command, mode, timeout, line_timeout)
     mode = client.mode
-    vocab = load_vocabulary(wire_schema)
+    stella = load_vocabulary(wire_schema)
+    hello = None
+    if client.function is None:
+        from stella_conform.conformance.runner import ensure_mode_supported
+
+        hello = ensure_mode_supported(client)
+    claims = build_claims(stella, hello, knows, reads, computes, summary_only)
+    vocab = claims.vocabulary(stella)
+    client = dataclasses.replace(client, summary_only=claims.summary_only)
     if check_id is not None or case.suffix == ".json":
-        _replay_as_check(case, check_id, client, vocab)
+        _replay_as_check(case, check_id, client, vocab, claims)
     graded = GradedCase(case.name, case.read_bytes(), "saved", vocab=vocab)
     obs = run_once(client, graded.stream)
     keep = decisive_lines(graded, obs)
@@ -159,7 +173,9 @@ def _inprocess_client(parser_spec: str, reject_specs: tuple[str, ...]) -> Any:
     return Client(argv=(), mode="report" if wants_report(read) else "exit", function=parser)
 
 
-def _replay_as_check(case: Path, check_id: str | None, client: Any, vocab: Any) -> None:
+def _replay_as_check(
+    case: Path, check_id: str | None, client: Any, vocab: Any, claims: Any
+) -> None:
     """Replay a case through one check's runner and judge; exits."""
     import json as json_
 
@@ -179,16 +195,18 @@ def _replay_as_check(case: Path, check_id: str | None, client: Any, vocab: Any) 
     if check is None:
         raise SetupError(f"unknown check {check_id!r} (see: stella-conform checks)")
     graded = load_case(case, vocab)
+    graded.reads = claims.reads
     if graded.kind != check.input:
         raise SetupError(f"{case.name} is a {graded.kind} case; {check.id} grades {check.input}s")
     if not check.grades_in(client.mode):
         raise SetupError(f"{check.id} {check.skip_reason(client.mode)}")
-    runner = CaseRunner(SuiteConfig(client), check)
+    runner = CaseRunner(SuiteConfig(client).with_claims(claims), check)
     try:
         obs = runner.run(graded)
     finally:
         runner.close()
-    verdict = judge(check, graded, obs, Context())
+    ctx = Context(computes=claims.computes, summary_only=claims.summary_only)
+    verdict = judge(check, graded, obs, ctx)
     keep = decisive_lines(graded, obs, verdict.message)
     echo = _safe_echo
     echo(f"{check.id}: {check.name}")

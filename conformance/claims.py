@@ -154,7 +154,9 @@ class Claims:
 
     # ------------------------------------------------------------ reporting
 
-    def to_json(self, vocab: Vocabulary | None = None) -> dict[str, Any]:
+    def to_json(
+        self, vocab: Vocabulary | None = None, checks: Sequence[Check] | None = None
+    ) -> dict[str, Any]:
         out: dict[str, Any] = {
             "knows": sorted(self.knows) if self.knows is not None else None,
             "reads": sorted(self.reads) if self.reads is not None else None,
@@ -163,11 +165,11 @@ class Claims:
             "sources": dict(self.sources),
         }
         if vocab is not None:
-            out["not_graded"] = self.not_graded(vocab)
+            out["not_graded"] = self.not_graded(vocab, checks)
         return out
 
-    def not_graded(self, vocab: Vocabulary) -> list[str]:
-        """What these claims leave out, in words (empty without claims)."""
+    def not_graded(self, vocab: Vocabulary, checks: Sequence[Check] | None = None) -> list[str]:
+        """What these claims leave out of ``checks`` (default: any check), in words."""
         out = []
         if self.knows is not None:
             missing = sorted(vocab.written - self.knows)
@@ -176,19 +178,24 @@ class Claims:
                     f"event types the client does not know ({len(missing)} of "
                     f"{len(vocab.written)}), read as unrecognized: {', '.join(missing)}"
                 )
-        if self.reads is not None:
+        envelopes = checks is None or any(c.input == "envelope" for c in checks)
+        if self.reads is not None and envelopes:
             missing = [READS_WORDS[r] for r in READS if r not in self.reads]
             if missing:
                 out.append(f"envelope parts the client does not read: {', '.join(missing)}")
         if self.computes is not None:
-            missing = [c for c in COMPUTES if c not in self.computes]
+            used: tuple[str, ...] = COMPUTES
+            if checks is not None:
+                asked = {_field_name(f) for c in checks for f in c.fields}
+                used = tuple(c for c in COMPUTES if c in asked)
+            missing = [c for c in used if c not in self.computes]
             if missing:
                 out.append(f"summary fields the client does not compute: {', '.join(missing)}")
         if self.summary_only:
             out.append("per-line observations (the client reports only a summary)")
         return out
 
-    def describe(self, vocab: Vocabulary) -> list[str]:
+    def describe(self, vocab: Vocabulary, checks: Sequence[Check] | None = None) -> list[str]:
         """Lines for a terminal or Markdown report; empty without claims."""
         if not self.any:
             return []
@@ -206,7 +213,7 @@ class Claims:
             lines.append(f"computes: {', '.join(sorted(self.computes))}{told('computes')}")
         if self.summary_only:
             lines.append(f"summary only{told('summary_only')}")
-        lines += [f"not graded: {n}" for n in self.not_graded(vocab)]
+        lines += [f"not graded: {n}" for n in self.not_graded(vocab, checks)]
         return lines
 
 

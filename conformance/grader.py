@@ -590,7 +590,10 @@ def expected_text(case: GradedCase) -> dict[str, Any]:
     """The parts of the oracle's reading worth printing next to a failure."""
     s = case.reading()
     if case.kind == "envelope":
-        keys: tuple[str, ...] = ("verdict", "reason", "shape", "status", "files_touched", "rows")
+        keys: tuple[str, ...] = (
+            "verdict", "reason", "shape", "status", "files_touched", "rows",
+            "cost_usd", "input_tokens", "output_tokens",
+        )  # fmt: skip
     elif case.kind == "scenario":
         keys = ("verdict", "outcome", "reason")
     elif case.kind == "journal":

@@ -101,7 +101,7 @@ class Report:
             "examples": self.config.examples,
             "date": self.date,
             "client": {"command": list(client.argv), "mode": client.mode},
-            "claims": self.config.claims.to_json(self._stella()),
+            "claims": self.config.claims.to_json(self._stella(), self._checks()),
             "summary": self.counts(),
             "exit_code": self.exit_code,
             "known_failures_now_passing": self.now_passing,
@@ -114,9 +114,12 @@ class Report:
         """The vocabulary the stella under test writes (claims are stated against it)."""
         return self.config.stella_vocabulary()
 
+    def _checks(self) -> list[Any]:
+        return [BY_ID[r.id] for r in self.results if r.id in BY_ID]
+
     def claim_lines(self) -> list[str]:
         """What the client claims and what that leaves ungraded; empty without claims."""
-        return self.config.claims.describe(self._stella())
+        return self.config.claims.describe(self._stella(), self._checks())
 
     # ------------------------------------------------------------------ renderers
 

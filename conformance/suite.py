@@ -505,7 +505,7 @@ def _share_key(check: Check, config: SuiteConfig, vocab: Vocabulary) -> tuple[An
     """
     return (
         check.id, check.input, tuple(check.mutations), check.valid_runs, config.wire_schema,
-        vocab.ident, vocab.claimed, config.seed, config.examples,
+        vocab.ident, vocab.claimed, config.claims.reads, config.seed, config.examples,
     )  # fmt: skip
 
 

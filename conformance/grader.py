@@ -10,6 +10,7 @@ not a verdict on any rule).
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from stella_conform.conformance.wrapper import expected_outcome
 from stella_conform.decoder import Decoded, Kind, LineOutcome, RunSummary, decode_all
 from stella_conform.envelope import EnvelopeReading, read_envelope
 from stella_conform.journal import Journal, read_journal
+from stella_conform.readings import Alternative, Readings, read_stream
 from stella_conform.schemas.vocabulary import Vocabulary
 
 Verdict = Literal["pass", "fail", "n/a", "error"]
@@ -35,7 +37,6 @@ class GradedCase:
     stream: bytes
     source: str  # "fixture" or "generated"
     mutations: tuple[str, ...] = ()
-    also_conforming: tuple[str, ...] = ()
     vocab: Vocabulary | None = field(default=None, repr=False)
     #: "stream" (reader, dashboard, recorder), "envelope" or "scenario" (wrapper).
     kind: str = "stream"
@@ -48,11 +49,38 @@ class GradedCase:
 
     #: The oracle's reading when the generator already made it (decoded once per case).
     decoded: Decoded | None = field(default=None, repr=False, compare=False)
+    #: The registered reading this view of the case follows ("" for the default).
+    reading_id: str = ""
+
+    @cached_property
+    def readings(self) -> Readings:
+        """Every conforming reading of a stream case (the default first).
+
+        The careful decode that notes registered points runs once per case, whether or
+        not the generator already decoded it: the alternatives cannot come from elsewhere.
+        """
+        return read_stream(self.stream, self.vocab)
 
     @cached_property
     def _decoded(self) -> tuple[list[LineOutcome], RunSummary]:
-        decoded = self.decoded if self.decoded is not None else decode_all(self.stream, self.vocab)
-        return decoded.outcomes, decoded.summary
+        if self.decoded is not None:
+            return self.decoded.outcomes, self.decoded.summary
+        default = self.readings.default
+        return default.outcomes, default.summary
+
+    @property
+    def alternatives(self) -> tuple[Alternative, ...]:
+        """The other conforming readings (stream cases only; empty when the contract is plain)."""
+        if self.kind != "stream" or self.reading_id:
+            return ()
+        return self.readings.alternatives
+
+    def under(self, alternative: Alternative) -> GradedCase:
+        """This case as the oracle reads it when the client takes ``alternative``."""
+        view = copy.copy(self)
+        view.__dict__["_decoded"] = (alternative.outcomes, alternative.summary)
+        view.reading_id = alternative.reading
+        return view
 
     @cached_property
     def envelope(self) -> EnvelopeReading:
@@ -99,6 +127,9 @@ class GradedCase:
 class Judgment:
     verdict: Verdict
     message: str = ""
+    #: Registered points of the case and the reading (A or B) the client took at each,
+    #: when a pass tells (information only, never a verdict).
+    readings: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -117,12 +148,51 @@ class Context:
 
 
 def judge(check: Check, case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
+    """Judge under every conforming reading: a client passes if it matches any one of them.
+
+    The judge runs under the default reading and under each registered
+    alternative the case reaches.  A pass records, per registered point, the
+    reading (``A`` or ``B``) every passing reading agrees on: what the client
+    took, as information.  A failure reports the reading whose verdict the
+    client matched (so the message is about what it got wrong *within* that
+    reading), else the default's.
+    """
     if not obs.ok and check.judge != "lockstep":
         return Judgment("error", f"client {obs.describe()}")
     ctx.fields = check.fields
     if ctx.computes is not None:
         ctx.fields = tuple(f for f in check.fields if _summary_key(f) in ctx.computes)
-    return JUDGES[check.judge](case, obs, ctx)
+    fn = JUDGES[check.judge]
+    first = fn(case, obs, ctx)
+    alternatives = case.alternatives
+    if first.verdict == "error" or not alternatives:
+        return first
+    results = [(None, first)] + [(a, fn(case.under(a), obs, ctx)) for a in alternatives]
+    passing = [a for a, j in results if j.verdict == "pass"]
+    if passing or first.verdict == "pass":
+        chosen = next(j for _, j in results if j.verdict == "pass")
+        chosen.readings = _agreed(passing, alternatives)
+        return chosen
+    fails = [(a, j) for a, j in results if j.verdict == "fail"]
+    matched = [
+        j
+        for a, j in fails
+        if obs.verdict == (a.summary.verdict if a is not None else case.expected.verdict)
+    ]
+    return (matched or [j for _, j in fails] or [first])[0]
+
+
+def _agreed(
+    passing: Sequence[Alternative | None], alternatives: Sequence[Alternative]
+) -> dict[str, str]:
+    """Per point that has a reading B: ``A`` or ``B`` when every passing reading takes it."""
+    points = sorted({p for a in alternatives for p in a.taken})
+    out = {}
+    for point in points:
+        taken = {"B" if a is not None and point in a.taken else "A" for a in passing}
+        if len(taken) == 1:
+            out[point] = taken.pop()
+    return out
 
 
 def _summary_key(name: str) -> str:
@@ -130,15 +200,22 @@ def _summary_key(name: str) -> str:
 
 
 def _verdict_ok(case: GradedCase, obs: Observation) -> bool:
-    expected = case.expected.verdict
-    return obs.verdict == expected or obs.verdict in case.also_conforming
+    return obs.verdict == case.expected.verdict
 
 
 def _expected_verdict(case: GradedCase) -> str:
     exp = case.expected
-    if exp.verdict == "reject":
-        return f"reject at line {exp.rejected_line} ({exp.reason})"
-    return "accept"
+    text = (
+        f"reject at line {exp.rejected_line} ({exp.reason})"
+        if exp.verdict == "reject"
+        else "accept"
+    )
+    others = [
+        ("accept" if a.summary.verdict == "accept" else f"reject at line {a.summary.rejected_line}")
+        + f" (reading {a.reading})"
+        for a in case.alternatives
+    ]
+    return " or ".join([text, *others])
 
 
 def _verdict(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
@@ -251,7 +328,14 @@ def _strings(value: Any) -> list[str]:
 
 
 def _dispatch(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
-    if not _verdict_ok(case, obs) or case.expected.verdict != "accept":
+    """Each line read as the oracle reads it; in a rejected stream, the lines before the
+    rejection (when the client rejected the same line: otherwise that is another check's).
+    A client that reports no lines (exit mode) is held to the verdict alone."""
+    if not obs.lines:
+        return _verdict(case, obs, ctx)
+    if not _verdict_ok(case, obs):
+        return Judgment("n/a")
+    if case.expected.verdict != "accept" and obs.rejected_line != case.expected.rejected_line:
         return Judgment("n/a")
     problems = _line_disagreements(case, obs, unknown_only=False)
     if problems:
@@ -600,4 +684,10 @@ def expected_text(case: GradedCase) -> dict[str, Any]:
         keys = ("verdict", "rejected_line", "known_events", "unrecognized_events")
     else:
         keys = ("verdict", "rejected_line", "unrecognized_events", "final_text", "terminator")
-    return {k: s[k] for k in keys}
+    out = {k: s[k] for k in keys}
+    if case.kind == "stream" and case.alternatives:
+        out["also_conforming"] = [
+            {"reading": a.reading, **{k: a.summary.to_json()[k] for k in keys}}
+            for a in case.alternatives
+        ]
+    return out

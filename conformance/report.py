@@ -137,7 +137,9 @@ class Report:
             mark = r.outcome.upper()
             if r.known_failure:
                 mark += " (known)"
-            lines.append(f"{mark:<13} {r.id:<{width}}  {terminal_line(r.message)}")
+            taken = readings_text(r.readings)
+            message = terminal_line(r.message) + (f"; {taken}" if taken else "")
+            lines.append(f"{mark:<13} {r.id:<{width}}  {message}")
             if r.outcome in ("fail", "warn", "error") and (verbose or not r.known_failure):
                 for failure in r.failures[:1]:
                     lines.extend(_failure_lines(failure))
@@ -178,6 +180,8 @@ class Report:
             outcome = icons[r.outcome] + (" (known)" if r.known_failure else "")
             # client text goes in code spans: no HTML, link, @mention or table break
             detail = markdown_code(r.message) if r.message else ""
+            if r.readings:
+                detail += f"<br>{readings_text(r.readings)}"
             if r.failures and r.failures[0].replay:
                 detail += f"<br>replay: {markdown_code(r.failures[0].replay, 1000)}"
             tail = stderr_tail(r.failures[0]) if r.failures else ""
@@ -226,6 +230,11 @@ class Report:
                 name=xml_safe(r.id),
                 time=f"{r.seconds:.3f}",
             )
+            if r.readings:
+                props = ET.SubElement(case, "properties")
+                for label, count in sorted(r.readings.items()):
+                    prop = {"name": xml_safe(f"reading:{label}"), "value": str(count)}
+                    ET.SubElement(props, "property", prop)
             body = xml_safe("\n".join(line for f in r.failures[:3] for line in _failure_lines(f)))
             message = xml_safe(clip(no_surrogates(r.message)))
             if r.outcome in ("fail", "warn"):
@@ -257,6 +266,18 @@ class Report:
             suite.insert(0, properties)
         ET.indent(suite)
         return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def readings_text(readings: dict[str, int]) -> str:
+    """``readings: non-object-line B (3 cases), ...``: the registered readings a client took
+    (docs/contract-readings.md); information, never a verdict."""
+    if not readings:
+        return ""
+    parts = []
+    for label, count in sorted(readings.items()):
+        point, _, reading = label.partition("=")
+        parts.append(f"{point} {reading} ({count} case{'s' if count != 1 else ''})")
+    return "readings: " + ", ".join(parts)
 
 
 def _failure_lines(failure: Any) -> list[str]:

@@ -71,6 +71,7 @@ from stella_conform.generators.envelopes import EnvelopeCase, envelope_cases
 from stella_conform.generators.journals import JournalCase, journal_cases
 from stella_conform.generators.mutations import applicable
 from stella_conform.generators.scenarios import ScenarioCase, scenario_cases
+from stella_conform.readings import also_conforming
 from stella_conform.safe_text import clip, json_safe, no_surrogates
 from stella_conform.schemas.vocabulary import Vocabulary
 
@@ -120,6 +121,9 @@ class CheckResult:
     failures: list[CaseFailure] = field(default_factory=list)
     known_failure: str | None = None
     seconds: float = 0.0
+    #: ``point=A`` / ``point=B``: the registered readings the client took in cases it
+    #: passed (docs/contract-readings.md), with how many cases each. Information only.
+    readings: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -132,6 +136,7 @@ class CheckResult:
             "cases": self.cases,
             "known_failure": self.known_failure,
             "seconds": round(self.seconds, 3),
+            "readings": dict(sorted(self.readings.items())),
             "failures": [f.to_json() for f in self.failures],
         }
 
@@ -280,8 +285,9 @@ def load_case(path: Path, vocab: Vocabulary | None = None) -> GradedCase:
     fixture = read_jsonl_fixture(path)  # validates the expectation too
     if isinstance(fixture, TraceFixture):
         return GradedCase(fixture.name, fixture.data, "fixture", vocab=vocab, kind="journal")
-    also = tuple(fixture.expect.get("also_conforming", ()))
-    return GradedCase(fixture.name, fixture.stream, "fixture", also_conforming=also, vocab=vocab)
+    # also_conforming is the oracle's to compute (tests/test_fixture_corpus.py holds the
+    # file to it), so a fixture cannot widen what passes
+    return GradedCase(fixture.name, fixture.stream, "fixture", vocab=vocab)
 
 
 def _fixture_case(
@@ -321,6 +327,7 @@ def _save(config: SuiteConfig, check: Check, case: GradedCase) -> tuple[str, str
             mutations=case.mutations,
             description=description,
             seed=config.seed,
+            also_conforming=also_conforming(case.readings),
         )
         write_fixture(directory, name, case.stream, expect)
         path = str(directory / f"{name}.jsonl")
@@ -479,6 +486,10 @@ def run_check(check: Check, config: SuiteConfig) -> CheckResult:
     finally:
         runner.close()
     result.outcome, result.message = combine(check, judgments)
+    for j in judgments:
+        for point, reading in j.readings.items():
+            label = f"{point}={reading}"
+            result.readings[label] = result.readings.get(label, 0) + 1
     result.message = clip(no_surrogates(result.message), MESSAGE_CAP)
     if result.outcome == "error" and pace.reason is not None:
         result.message = clip(no_surrogates(pace.reason), MESSAGE_CAP)

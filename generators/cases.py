@@ -53,14 +53,20 @@ class Case:
             rules.append(MUTATIONS[mutation_id].rule)
         return list(dict.fromkeys(rules))
 
-    def expectation(self, *, description: str = "", seed: int | None = None) -> dict[str, Any]:
-        """The case as a fixture expectation (``NAME.expect.json``)."""
+    def expectation(
+        self, *, description: str = "", seed: int | None = None, vocab: Vocabulary | None = None
+    ) -> dict[str, Any]:
+        """The case as a fixture expectation (``NAME.expect.json``), naming every other
+        conforming reading of its stream (``also_conforming``)."""
+        from stella_conform.readings import also_conforming, read_stream
+
         return expectation_from(
             self.expected,
             rules=self.rules,
             description=description,
             mutations=self.mutations,
             seed=seed,
+            also_conforming=also_conforming(read_stream(self.stream, vocab)),
         )
 
     def __repr__(self) -> str:  # shown by Hypothesis for a falsifying example

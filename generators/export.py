@@ -141,7 +141,10 @@ def export_corpus(
             name = case_name(index, case)
             description = "generated: " + (", ".join(case.mutations) or "unmutated valid run")
             write_fixture(
-                directory, name, case.stream, case.expectation(description=description, seed=seed)
+                directory,
+                name,
+                case.stream,
+                case.expectation(description=description, seed=seed, vocab=vocab),
             )
             names.append(name)
         manifest = {

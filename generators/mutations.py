@@ -34,6 +34,7 @@ from stella_conform.generators.alphabets import NAME_CHARS, strings
 from stella_conform.generators.events import Event, strategies_for, tool_start
 from stella_conform.generators.runs import encode
 from stella_conform.schemas.fit import json_type_name
+from stella_conform.schemas.tagged_unions import union_nodes
 from stella_conform.schemas.vocabulary import Vocabulary
 
 #: Unknown type names chosen to tempt a client into guessing.
@@ -129,6 +130,9 @@ class Mutation:
     description: str
     apply: Apply
     byte_level: bool = False
+    #: The registered point of the contract (``stella_conform.readings``) the mutation
+    #: produces, when its cases can be read two ways; the oracle lists both.
+    reading: str | None = None
 
 
 # ------------------------------------------------------------------ helpers
@@ -350,10 +354,35 @@ def extra_fields_nested(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> N
     else:  # nothing nested in this run: add a tool_start, whose call is an object
         line = Line(dict(draw(tool_start(call_id="call_98"))))
         _insert_at(draw, stream, line, not_last=True)
-    targets = _nested_objects(line.obj)
+    unions = {id(node) for node in union_nodes(vocab, line.obj["type"], line.obj)}
+    targets = [t for t in _nested_objects(line.obj) if id(t) not in unions]
+    if not targets:  # only a wrapper is nested: step inside its arm
+        targets = [v for t in _nested_objects(line.obj) for v in t.values() if isinstance(v, dict)]
+    if not targets:
+        return
     target = targets[draw(st.integers(0, len(targets) - 1))]
     target.setdefault(draw(_EXTRA_NAMES), draw(_EXTRA_VALUES))
     line.marks.add("extra-fields-nested")
+
+
+def extra_key_beside_arm(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    """A key beside the single key of a tagged union (``{"ok": {...}, "x": 1}``)."""
+    for index in stream.event_indexes(vocab):
+        line = stream.lines[index]
+        nodes = union_nodes(vocab, line.obj["type"], line.obj)
+        if nodes:
+            draw(st.sampled_from(nodes)).setdefault(draw(_EXTRA_NAMES), draw(_EXTRA_VALUES))
+            line.marks.add("extra-key-beside-arm")
+            return
+    if "tool_result" not in vocab.known:
+        return
+    result = {
+        "type": "tool_result",
+        "call_id": "call_97",
+        "output": {"ok": {"content": ""}, draw(_EXTRA_NAMES): draw(_EXTRA_VALUES)},
+        "duration_ms": 1,
+    }
+    _insert_at(draw, stream, Line(result, marks={"extra-key-beside-arm"}))
 
 
 def extra_fields_borrowed(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
@@ -412,11 +441,18 @@ def legacy_alias(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     else:
         line = stream.lines[draw(st.sampled_from(indexes))]
     alias = vocab.aliases[line.obj["type"]]
-    if draw(st.booleans()):
-        line.obj[alias.legacy] = line.obj.pop(alias.field)  # legacy spelling only
-    else:
-        line.obj[alias.legacy] = "IGNORED: the self-describing name wins"  # both present
+    line.obj[alias.legacy] = line.obj.pop(alias.field)  # legacy spelling only
     line.marks.add("legacy-alias")
+
+
+def field_and_alias(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    """A field beside its legacy alias (reading A: the self-describing one wins; B: an error)."""
+    tag = draw(st.sampled_from(sorted(vocab.aliases))) if vocab.aliases else None
+    if tag is None:
+        return
+    line = Line(dict(draw(strategies_for(vocab).for_type(tag))), marks={"field-and-alias"})
+    line.obj[vocab.aliases[tag].legacy] = "IGNORED: the self-describing name wins"
+    _insert_at(draw, stream, line)
 
 
 def ts_removed(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
@@ -550,8 +586,110 @@ def non_json_line(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
 
 
 def not_object_line(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
-    raw = draw(st.sampled_from((b"[1,2,3]", b'"text"', b"42", b"null", b"true")))
+    smuggled = b'"{\\"type\\":\\"text\\",\\"text\\":\\"smuggled\\"}"'
+    raw = draw(st.sampled_from((b"[1,2,3]", b'"text"', b"42", b"null", b"true", smuggled)))
     _insert_at(draw, stream, Line(raw=raw, marks={"not-object-line"}), not_last=True)
+
+
+# ------------------------------------------------------------------ registered readings
+# Each produces one point of stella_conform.readings: the oracle lists both readings.
+
+
+def scopeless_stage(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    """A stage recorded before scope existed."""
+    if "stage" not in vocab.known:
+        return
+    name = draw(st.sampled_from(("execute", "plan", "verify", "complete")))
+    _insert_at(draw, stream, Line({"type": "stage", "name": name}, marks={"scopeless-stage"}))
+
+
+def ts_null(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    """ts: null on known events: the absent stamp (valid under every reading)."""
+    indexes = stream.event_indexes(vocab)
+    for index in (
+        draw(st.lists(st.sampled_from(indexes), min_size=1, unique=True)) if indexes else ()
+    ):
+        stream.lines[index].obj["ts"] = None
+        stream.lines[index].marks.add("ts-null")
+
+
+def ts_out_of_range(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    """A ts no u64 can hold on one known event whose body otherwise fits."""
+    indexes = stream.event_indexes(vocab)
+    if not indexes:
+        return
+    line = stream.lines[draw(st.sampled_from(indexes))]
+    line.obj["ts"] = draw(st.sampled_from((-5, 1.5, "1754582400123", 2**64, -(2**63))))
+    line.marks.add("ts-out-of-range")
+
+
+#: Unicode whitespace beyond JSON's four, as UTF-8.
+UNICODE_SPACES = (" ", " ", " ", "", "", "　", "")
+
+
+def unicode_whitespace(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    """Unicode whitespace around a line, or a line made of it."""
+    space = draw(st.sampled_from(UNICODE_SPACES)).encode("utf-8")
+    events: list[int] = [i for i, line in enumerate(stream.lines) if line.is_event]
+    around: bool = draw(st.booleans())
+    if events and around:
+        line = stream.lines[draw(st.sampled_from(events))]
+        before, after = draw(st.sampled_from(((space, b""), (b"", space), (space, space))))
+        line.raw = before + line.to_bytes() + after
+        line.marks.add("unicode-whitespace")
+    else:
+        _insert_at(draw, stream, Line(raw=space, marks={"unicode-whitespace"}), not_last=True)
+
+
+def negative_zero(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    """-0 in an integer field: the duration of a tool result (ts would not do: reading B of
+    ts-out-of-range ignores ts altogether)."""
+    if "tool_result" not in vocab.known:
+        return
+    result = {"type": "tool_result", "call_id": "call_96", "output": {"ok": {"content": ""}}}
+    line = encode(result)[:-1] + b',"duration_ms":-0}'
+    _insert_at(draw, stream, Line(raw=line, marks={"negative-zero"}))
+
+
+def _edge_unknown(raw: bytes, mark: str) -> Apply:
+    def apply(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+        tag = _unknown_tag(draw, vocab)
+        line = encode({"type": tag})[:-1] + b',"payload":' + raw + b"}"
+        _insert_at(draw, stream, Line(raw=line, marks={mark}), not_last=True)
+
+    return apply
+
+
+def deep_nesting(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    """An unrecognized event nested deeper than 128 levels."""
+    depth = draw(st.integers(130, 400))
+    _edge_unknown(b"[" * depth + b"]" * depth, "deep-nesting")(draw, stream, vocab)
+
+
+def lone_surrogate(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    """A lone surrogate escape in the text of a known event."""
+    if "text" not in vocab.known:
+        return
+    escape = draw(st.sampled_from((b"\\ud800", b"\\udfff", b"\\udbff")))
+    line = b'{"type":"text","text":"half ' + escape + b' a pair"}'
+    _insert_at(draw, stream, Line(raw=line, marks={"lone-surrogate"}))
+
+
+def duplicate_keys(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    """A key twice in a known event: the last one wins, or the line is an error."""
+    if "text" not in vocab.known:
+        return
+    first = draw(st.sampled_from(("draft", "", "first")))
+    line = b'{"type":"text","text":' + encode(first) + b',"text":"final"}'
+    _insert_at(draw, stream, Line(raw=line, marks={"duplicate-keys"}))
+
+
+def utf8_bom(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    """A UTF-8 byte order mark before the first line."""
+    if stream.lines:
+        first = stream.lines[0]
+        first.raw = b"\xef\xbb\xbf" + first.to_bytes()
+        first.marks.add("utf8-bom")
 
 
 # ------------------------------------------------------------------ byte-level
@@ -618,6 +756,16 @@ def torn_tail(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     stream.final_newline = False
 
 
+def torn_then_newline(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    """A torn last line followed by a newline: the final line, or a corrupt one?"""
+    if "torn-tail" not in {m for line in stream.lines for m in line.marks}:
+        torn_tail(draw, stream, vocab)
+    for line in stream.lines:
+        if "torn-tail" in line.marks:
+            line.marks.add("torn-then-newline")
+            stream.final_newline = True
+
+
 def _registry() -> dict[str, Mutation]:
     items = [
         Mutation(
@@ -633,8 +781,20 @@ def _registry() -> dict[str, Mutation]:
             "an unrecognized type between a tool_start and its tool_result",
             unknown_in_tool_pair,
         ),
-        Mutation("type-missing", "R3", "an object with no type", type_missing),
-        Mutation("type-non-string", "R3", "a type that is not a string", type_non_string),
+        Mutation(
+            "type-missing",
+            "R3",
+            "an object with no type",
+            type_missing,
+            reading="missing-or-non-string-type",
+        ),
+        Mutation(
+            "type-non-string",
+            "R3",
+            "a type that is not a string",
+            type_non_string,
+            reading="missing-or-non-string-type",
+        ),
         Mutation(
             "type-near-miss",
             "R2",
@@ -675,7 +835,7 @@ def _registry() -> dict[str, Mutation]:
         Mutation(
             "legacy-alias",
             "aliases",
-            "a legacy field spelling, alone or beside the self-describing one",
+            "a legacy field spelling in place of the self-describing one",
             legacy_alias,
         ),
         Mutation("ts-removed", "ts", "every ts removed", ts_removed),
@@ -711,7 +871,89 @@ def _registry() -> dict[str, Mutation]:
             "non-json-line", "R4", "a corrupt (non-JSON) line that is not the last", non_json_line
         ),
         Mutation(
-            "not-object-line", "R4", "a JSON value that is not an object, not last", not_object_line
+            "not-object-line",
+            "R1",
+            "a JSON value that is not an object (a JSON string holding an event among them)",
+            not_object_line,
+            reading="non-object-line",
+        ),
+        Mutation(
+            "scopeless-stage",
+            "R3",
+            "a stage without scope (an archived shape)",
+            scopeless_stage,
+            reading="scopeless-stage",
+        ),
+        Mutation(
+            "field-and-alias",
+            "aliases",
+            "a field beside its legacy alias on one line",
+            field_and_alias,
+            reading="field-and-alias",
+        ),
+        Mutation("ts-null", "ts", "ts: null on known events (the absent stamp)", ts_null),
+        Mutation(
+            "ts-out-of-range",
+            "ts",
+            "a ts that is negative, fractional, a string or beyond u64 on one known event",
+            ts_out_of_range,
+            reading="ts-out-of-range",
+        ),
+        Mutation(
+            "unicode-whitespace",
+            "R1",
+            "Unicode whitespace (NBSP, U+2028, form feed...) around a line or as a line",
+            unicode_whitespace,
+            reading="unicode-whitespace",
+        ),
+        Mutation(
+            "negative-zero",
+            "R4",
+            "-0 as the duration_ms of a tool result",
+            negative_zero,
+            reading="negative-zero",
+        ),
+        Mutation(
+            "number-beyond-f64",
+            "R3",
+            "1e400 inside an unrecognized event",
+            _edge_unknown(b"[1e400,-1E+999]", "number-beyond-f64"),
+            reading="number-beyond-f64",
+        ),
+        Mutation(
+            "lone-surrogate",
+            "R1",
+            "a lone surrogate escape in a text",
+            lone_surrogate,
+            reading="lone-surrogate",
+        ),
+        Mutation(
+            "deep-nesting",
+            "R3",
+            "an unrecognized event nested deeper than 128 levels",
+            deep_nesting,
+            reading="deep-nesting",
+        ),
+        Mutation(
+            "duplicate-keys",
+            "R2",
+            "a key twice in a known event",
+            duplicate_keys,
+            reading="duplicate-keys",
+        ),
+        Mutation(
+            "extra-key-beside-arm",
+            "R5",
+            "a key beside the single key of a tagged union",
+            extra_key_beside_arm,
+            reading="extra-key-beside-arm",
+        ),
+        Mutation(
+            "utf8-bom",
+            "R1",
+            "a UTF-8 byte order mark before the first line",
+            utf8_bom,
+            reading="utf8-bom",
         ),
         Mutation(
             "blank-lines", "R1", "blank and whitespace-only lines", blank_lines, byte_level=True
@@ -731,6 +973,14 @@ def _registry() -> dict[str, Mutation]:
             "mid-escape, inside a UTF-8 character, or anywhere)",
             torn_tail,
             byte_level=True,
+        ),
+        Mutation(
+            "torn-then-newline",
+            "R6",
+            "a torn last line followed by a newline",
+            torn_then_newline,
+            byte_level=True,
+            reading="torn-then-newline",
         ),
     ]
     return {m.id: m for m in items}

@@ -99,3 +99,28 @@ def test_validate_with_wire_schema(wire_schema: Path) -> None:
     out = sc("validate", "--wire-schema", str(wire_schema), str(FIX / "from_a_newer_stella.jsonl"))
     assert out.returncode == 0, out.stdout
     assert "0 problem(s) against wire@agentevent.schema.json" in out.stdout
+
+
+def test_decode_prints_a_lone_surrogate_and_keeps_its_verdict() -> None:
+    # the text is valid JSON (reading A of lone-surrogate): printing it must not turn
+    # the verdict into a crash
+    out = sc("decode", str(FIX / "lone_surrogate.jsonl"))
+    assert out.returncode == 0, out.stderr
+    assert "verdict: accept" in out.stdout and "\\ud800" in out.stdout
+    doc = json.loads(sc("decode", "--json", str(FIX / "lone_surrogate.jsonl")).stdout)
+    assert doc["summary"]["verdict"] == "accept"
+
+
+def test_an_internal_error_exits_3_never_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    import stella_conform.decoder as decoder
+    from stella_conform.cli import main
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("a bug in the kit")
+
+    monkeypatch.setattr(decoder, "decode", broken)
+    result = CliRunner().invoke(main, ["decode", str(FIX / "minimal_run.jsonl")])
+    assert result.exit_code == 3
+    assert "internal error" in result.output and "a bug in the kit" in result.output

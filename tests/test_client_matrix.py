@@ -168,3 +168,39 @@ def test_broken_client_fails_exactly_its_targets(tmp_path: Path, client: str) ->
         assert (failure["saved"] and Path(tmp_path, failure["saved"]).exists()) or Path(
             failure["saved"]
         ).exists()
+
+
+READINGS: dict[str, dict[str, list[str]]] = json.loads(
+    (ADAPTERS / "python" / "readings.json").read_text()
+)["clients"]
+READING_CASES = [
+    pytest.param(client, mode, id=f"{client.removesuffix('.py')}-{mode}")
+    for client in sorted(READINGS)
+    for mode in ("exit", "report", "persistent")
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("client", "mode"), READING_CASES)
+def test_readings_clients_fail_only_what_no_reading_allows(
+    tmp_path: Path, client: str, mode: str
+) -> None:
+    """Opposite readings everywhere both pass; stella's reader fails only for its two bugs.
+
+    Fixtures only (plus a few generated cases for the reading-B client): the point is which
+    reading each fixture allows, and generated cases add cost, not coverage, here.
+    """
+    expected = set(READINGS[client][mode])
+    profiles = ("reader", "dashboard") if mode != "exit" else ("reader",)
+    extra = ("--examples", "0") if expected else ("--examples", "3")
+    command = (PY, str(ADAPTERS / "python" / client))
+    doc = grade(tmp_path, mode, *command, profiles=profiles, extra=extra)
+    got = outcomes(doc)
+    failing = {cid for cid, outcome in got.items() if outcome in ("fail", "warn", "error")}
+    assert failing == expected, doc["_stdout"]
+    for check in select(profiles):
+        if check.id not in expected and check.grades_in(mode):
+            assert got[check.id] == "pass", (check.id, doc["_stdout"])
+    if client == "reading_b_client.py" and mode != "exit":
+        taken = {r for c in doc["checks"] for r in c["readings"]}
+        assert any(r.endswith("=B") for r in taken) and not any(r.endswith("=A") for r in taken)

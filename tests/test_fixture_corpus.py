@@ -15,6 +15,7 @@ from stella_conform.corpus import (
     validate_expectation,
 )
 from stella_conform.decoder import decode_all
+from stella_conform.readings import IDS, read_stream, split_label
 
 FIXTURES = list(iter_fixtures())
 RULES = ("R1", "R2", "R3", "R4", "R5", "R6")
@@ -73,3 +74,27 @@ def test_decoder_agrees_with_expectation(fixture) -> None:  # type: ignore[no-un
         assert decoded.summary.lines == fixture.stream.count(b"\n") + (
             0 if fixture.stream.endswith(b"\n") else 1
         )
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=[f.name for f in FIXTURES])
+def test_also_conforming_agrees_with_the_register(fixture) -> None:  # type: ignore[no-untyped-def]
+    # every other reading the oracle finds is listed, named, and says what a client taking it does
+    readings = read_stream(fixture.stream)
+    listed = fixture.expect.get("also_conforming", [])
+    assert [entry["reading"] for entry in listed] == [a.reading for a in readings.alternatives]
+    for entry, alternative in zip(listed, readings.alternatives, strict=True):
+        assert split_label(entry["reading"]) <= IDS
+        actual = alternative.summary.to_json()
+        assert {k: v for k, v in entry.items() if k != "reading"} == {
+            k: actual[k] for k in entry if k != "reading"
+        }
+
+
+def test_every_registered_reading_has_a_fixture() -> None:
+    named = {
+        point
+        for f in FIXTURES
+        for entry in f.expect.get("also_conforming", [])
+        for point in split_label(entry["reading"])
+    }
+    assert named == IDS

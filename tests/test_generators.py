@@ -26,6 +26,7 @@ from stella_conform.generators import (
 )
 from stella_conform.generators.events import EventStrategies
 from stella_conform.generators.export import draw_cases
+from stella_conform.readings import read_stream
 from stella_conform.schemas.vocabulary import Vocabulary
 
 DEFAULT = Vocabulary.default()
@@ -234,6 +235,35 @@ def _torn(case: Case, base: dict[str, Any], got: dict[str, Any]) -> None:
     )
 
 
+@intent("ts-null")
+def _ts_null(case: Case, base: dict[str, Any], got: dict[str, Any]) -> None:
+    # the absent stamp: every reading accepts, and nothing but elapsed time can change
+    assert got["verdict"] == "accept" and not read_stream(case.stream).alternatives
+    same_except(base, got, "elapsed_ms")
+
+
+#: Registered points whose default reading (A) accepts the line the mutation made.
+_A_ACCEPTS = {
+    "scopeless-stage", "field-and-alias", "negative-zero", "number-beyond-f64",
+    "lone-surrogate", "deep-nesting", "duplicate-keys", "extra-key-beside-arm",
+    "torn-then-newline",
+}  # fmt: skip
+
+
+@intent(*sorted(m.id for m in MUTATIONS.values() if m.reading and m.id not in INTENT))
+def _two_readings(case: Case, base: dict[str, Any], got: dict[str, Any]) -> None:
+    (mid,) = case.mutations
+    point = MUTATIONS[mid].reading
+    readings = read_stream(case.stream)
+    assert point in readings.touched
+    (other,) = [a for a in readings.alternatives if a.taken == {point}]
+    if mid in ("utf8-bom", "unicode-whitespace") and got["torn_final_line"]:
+        return  # the line it touched is the last: torn under A, read under B; both accept
+    verdicts = {got["verdict"], other.summary.verdict}
+    assert verdicts == {"accept", "reject"}  # each point decides the verdict
+    assert got["verdict"] == ("accept" if mid in _A_ACCEPTS else "reject")
+
+
 def test_every_mutation_has_a_stated_intent() -> None:
     assert set(INTENT) == set(MUTATIONS)
 
@@ -242,6 +272,8 @@ def test_every_mutation_has_a_stated_intent() -> None:
 def test_mutation_has_its_intended_effect(mutation_id: str) -> None:
     check_intent = INTENT[mutation_id]
     examples = 10 if mutation_id == "long-line-1m" else 40
+    if MUTATIONS[mutation_id].reading is not None:
+        examples = 15  # each reading is one decision; the oracle's readings are tested elsewhere
 
     @settings(SETTINGS, max_examples=examples)
     @given(mutated(mutation_id))
@@ -249,6 +281,9 @@ def test_mutation_has_its_intended_effect(mutation_id: str) -> None:
         got = summarize(case.stream).to_json()
         assert case.expected.to_json() == got  # the case's expectation is the decoder's
         check_intent(case, base_summary(case), got)
+        point = MUTATIONS[mutation_id].reading
+        if point is not None:  # a registered point: the oracle sees it and lists reading B
+            assert point in read_stream(case.stream).touched
 
     check()
 

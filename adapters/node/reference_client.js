@@ -84,7 +84,7 @@ class Reader {
     for (const [k, ok] of Object.entries(opt)) {
       if (k in ev && !ok(ev[k])) return `${type}: field '${k}' has the wrong shape`;
     }
-    if ("ts" in ev && !uint(U64)(ev.ts)) return `${type}: ts must be an integer >= 0`;
+    if ("ts" in ev && ev.ts !== null && !uint(U64)(ev.ts)) return `${type}: ts must be an integer >= 0`;
     return null;
   }
 

@@ -218,7 +218,7 @@ class Reader:
                 problem = check_field(event[name], spec, name)
                 if problem:
                     return f"{tag}: {problem}"
-        if "ts" in event:
+        if event.get("ts") is not None:  # ts ?? null: a null stamp is no stamp
             problem = check_field(event["ts"], ("uint", U64), "ts")
             if problem:
                 return f"{tag}: {problem}"
@@ -380,7 +380,13 @@ class Adapter:
         self.out = sys.stdout
 
     def emit(self, message: dict[str, Any]) -> None:
-        self.out.write(json.dumps(message, ensure_ascii=False) + "\n")
+        text = json.dumps(message, ensure_ascii=False)
+        if not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate from the stream: send it escaped
+                text = json.dumps(message)
+        self.out.write(text + "\n")
         self.out.flush()
 
     def hello(self) -> None:

@@ -20,7 +20,7 @@ def opt(f; k): (has(k) | not) or (.[k] | f);
 def alias($field; $legacy): if has($field) then .[$field] else .[$legacy] end;
 
 def fits:
-  (opt(u64; "ts")) and
+  (opt(. == null or u64; "ts")) and
   if .type == "stage" then (.name | str) and (.scope | IN("turn", "run"))
   elif .type == "text" then alias("text"; "delta") | str
   elif .type == "text_delta" then alias("delta"; "text") | str

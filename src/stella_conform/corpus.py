@@ -84,8 +84,12 @@ def expectation_from(
     description: str = "",
     mutations: Sequence[str] | None = None,
     seed: int | None = None,
+    also_conforming: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The expectation file for a stream, from the reference decoder's summary."""
+    """The expectation file for a stream, from the reference decoder's summary.
+
+    ``also_conforming``: the other readings (``stella_conform.readings.also_conforming``).
+    """
     s = summary.to_json()
     doc: dict[str, Any] = {
         "format": EXPECT_FORMAT,
@@ -106,6 +110,8 @@ def expectation_from(
         "tool_calls": s["tool_calls"],
         "elapsed_ms": s["elapsed_ms"],
     }
+    if also_conforming:
+        doc["also_conforming"] = [dict(entry) for entry in also_conforming]
     if mutations is not None:
         doc["mutations"] = list(mutations)
     if seed is not None:
@@ -170,6 +176,11 @@ def write_fixture(directory: Path, name: str, stream: bytes, expect: Mapping[str
     directory.mkdir(parents=True, exist_ok=True)
     write_atomic(directory / f"{name}.jsonl", stream)  # never through a planted link
     text = json.dumps(expect, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate (a registered reading): keep it escaped
+            text = json.dumps(expect, indent=2, sort_keys=False) + "\n"
     write_atomic(directory / f"{name}{EXPECT_SUFFIX}", text)
 
 

@@ -24,6 +24,12 @@ Edge cases, decided once here and documented in ``docs/decoder.md``:
 * A line that is JSON but not an object is a rejection; an object with a
   missing or non-string ``type`` is unrecognized, as in the contract's own
   example.  Tags match exactly: ``Text`` and ``text `` are unrecognized.
+* ``ts: null`` on a known type is the absent stamp (``ts ?? null``).
+
+Where the contract can be read two ways the default above is reading A of a
+point in :mod:`stella_conform.readings`; ``choices`` names the points where
+reading B is taken instead, and ``touched`` (when given) collects the points
+a stream reaches, so the oracle can compute every conforming reading.
 * After a rejection nothing more is read: a correct client has stopped.
 * Line length is unlimited.
 """
@@ -39,7 +45,11 @@ from enum import StrEnum
 from typing import IO, Any
 
 from stella_conform.schemas.fit import json_type_name
+from stella_conform.schemas.tagged_unions import beside_arm
 from stella_conform.schemas.vocabulary import Vocabulary
+
+NO_CHOICES: frozenset[str] = frozenset()
+U64_MAX = 2**64 - 1
 
 _JSON_WS = b" \t\r\n"
 _BLANK = re.compile(rb"[ \t\r\n]*")
@@ -146,16 +156,22 @@ def parse_line(content: bytes) -> tuple[Any, str | None]:
         return None, f"not JSON: {exc}"
 
 
-def classify(line: int, value: Any, vocab: Vocabulary, terminated: bool = True) -> LineOutcome:
-    """The outcome for a line that parsed as JSON."""
+def classify(
+    line: int,
+    value: Any,
+    vocab: Vocabulary,
+    terminated: bool = True,
+    choices: frozenset[str] = NO_CHOICES,
+    touched: set[str] | None = None,
+) -> LineOutcome:
+    """The outcome for a line that parsed as JSON (reading B at the points in ``choices``)."""
     if not isinstance(value, dict):
-        return LineOutcome(
-            line,
-            Kind.REJECT,
-            raw=value,
-            terminated=terminated,
-            reason=f"line is JSON but not an object (got {json_type_name(value)})",
-        )
+        if touched is not None:
+            touched.add("non-object-line")
+        what = f"line is JSON but not an object (got {json_type_name(value)})"
+        if "non-object-line" in choices:
+            return LineOutcome(line, Kind.UNKNOWN, raw=value, terminated=terminated, reason=what)
+        return LineOutcome(line, Kind.REJECT, raw=value, terminated=terminated, reason=what)
     tag = value.get("type")
     if not isinstance(tag, str):
         why = (
@@ -163,6 +179,10 @@ def classify(line: int, value: Any, vocab: Vocabulary, terminated: bool = True) 
             if "type" not in value
             else (f"non-string 'type' ({json_type_name(tag)})")
         )
+        if touched is not None:
+            touched.add("missing-or-non-string-type")
+        if "missing-or-non-string-type" in choices:
+            return LineOutcome(line, Kind.REJECT, raw=value, reason=why, terminated=terminated)
         return LineOutcome(
             line, Kind.UNKNOWN, event=value, raw=value, reason=why, terminated=terminated
         )
@@ -173,9 +193,23 @@ def classify(line: int, value: Any, vocab: Vocabulary, terminated: bool = True) 
     plain = alias is None or alias.field in value or alias.legacy not in value
     if plain and (missing is None or missing in value) and fast(value):
         # the hot path: no legacy spelling, no archived shape, and the body fits
-        return LineOutcome(line, Kind.KNOWN, tag, value, value, None, terminated)
+        outcome = LineOutcome(line, Kind.KNOWN, tag, value, value, None, terminated)
+        if touched is None and not choices:
+            return outcome
+        return _known_points(outcome, vocab, choices, touched)
     archived = vocab.archived_shape(tag, value)
     if archived is not None:
+        if touched is not None:
+            touched.add("scopeless-stage")
+        if "scopeless-stage" in choices:
+            return LineOutcome(
+                line,
+                Kind.REJECT,
+                tag=tag,
+                raw=value,
+                terminated=terminated,
+                reason=f"known type {tag!r} without required field {archived.missing!r}",
+            )
         return LineOutcome(
             line,
             Kind.UNKNOWN,
@@ -185,8 +219,18 @@ def classify(line: int, value: Any, vocab: Vocabulary, terminated: bool = True) 
             terminated=terminated,
             reason=f"archived shape: {tag!r} without {archived.missing!r}",
         )
-    normalized = vocab.normalize(tag, value)
+    body = value
+    if "ts" in value and value["ts"] is None:  # ts ?? null: a null stamp is no stamp
+        body = {k: v for k, v in value.items() if k != "ts"}
+    normalized = vocab.normalize(tag, body)
     misfit = None if vocab.fits(tag, normalized) else vocab.misfit(tag, normalized)
+    if misfit is not None and "ts" in body:
+        unstamped = {k: v for k, v in normalized.items() if k != "ts"}
+        if vocab.fits(tag, unstamped):  # only the stamp is out of range
+            if touched is not None:
+                touched.add("ts-out-of-range")
+            if "ts-out-of-range" in choices:
+                misfit, normalized = None, unstamped
     if misfit is not None:
         return LineOutcome(
             line,
@@ -196,16 +240,62 @@ def classify(line: int, value: Any, vocab: Vocabulary, terminated: bool = True) 
             terminated=terminated,
             reason=f"known type {tag!r} with a body that does not fit: {misfit}",
         )
-    return LineOutcome(
+    outcome = LineOutcome(
         line, Kind.KNOWN, tag=tag, event=normalized, raw=value, terminated=terminated
+    )
+    if touched is None and not choices:
+        return outcome
+    return _known_points(outcome, vocab, choices, touched)
+
+
+def _known_points(
+    outcome: LineOutcome, vocab: Vocabulary, choices: frozenset[str], touched: set[str] | None
+) -> LineOutcome:
+    """Points a known event that fits can still touch: a field beside its alias, a key beside
+    a tagged union's arm."""
+    raw, tag = outcome.raw, str(outcome.tag)
+    reason = None
+    alias = vocab.aliases.get(tag)
+    if alias is not None and alias.field in raw and alias.legacy in raw:
+        if touched is not None:
+            touched.add("field-and-alias")
+        if "field-and-alias" in choices:
+            reason = f"{tag!r} carries both {alias.field!r} and its legacy alias {alias.legacy!r}"
+    if reason is None:
+        beside = beside_arm(vocab, tag, raw)
+        if beside is not None:
+            if touched is not None:
+                touched.add("extra-key-beside-arm")
+            if "extra-key-beside-arm" in choices:
+                reason = f"{tag!r}: {beside}"
+    if reason is None:
+        return outcome
+    return LineOutcome(
+        outcome.line,
+        Kind.REJECT,
+        tag=tag,
+        raw=raw,
+        terminated=outcome.terminated,
+        reason=f"known type {tag!r} with a body that does not fit: {reason}",
     )
 
 
 def decode(
-    source: IO[bytes] | Iterable[bytes] | bytes, vocab: Vocabulary | None = None
+    source: IO[bytes] | Iterable[bytes] | bytes,
+    vocab: Vocabulary | None = None,
+    *,
+    choices: frozenset[str] = NO_CHOICES,
+    touched: set[str] | None = None,
 ) -> Iterator[LineOutcome]:
-    """Yield one outcome per physical line, stopping after a rejection."""
+    """Yield one outcome per physical line, stopping after a rejection.
+
+    ``choices``: points of :mod:`stella_conform.readings` read as B; ``touched``
+    collects the points the stream reaches (the careful, slower path).
+    """
     vocab = vocab or Vocabulary.default()
+    if choices or touched is not None:
+        yield from _decode_careful(source, vocab, choices, touched)
+        return
     held: list[LineOutcome] = []  # blanks after an unparseable line, until we know it is final
     unparsed: tuple[int, str, bool] | None = None
     number = 0
@@ -248,6 +338,207 @@ def decode(
             return
     if unparsed is not None:
         line, reason, was_terminated = unparsed
+        yield LineOutcome(
+            line,
+            Kind.TORN,
+            reason=f"torn final line tolerated: {reason}",
+            terminated=was_terminated,
+        )
+        yield from held
+
+
+#: Unicode White_Space (what Rust's ``str::trim`` strips), beyond JSON's four.
+UNICODE_WS = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+_BOM = b"\xef\xbb\xbf"
+_BIG_NUMBER = re.compile(rb"[0-9][eE][+]?[0-9]{3,}|[0-9]{309,}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: Nesting serde_json reads before it gives up.
+MAX_DEPTH = 128
+
+
+def _neg_zero_int(text: str) -> Any:
+    return -0.0 if text == "-0" else _parse_int(text)
+
+
+_NEG_ZERO = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_neg_zero_int)
+
+
+def _walk(value: Any) -> Iterator[Any]:
+    """Every value and key inside ``value`` (iteratively: deep nesting must not recurse)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        yield item
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def _depth(value: Any) -> int:
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, level)
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def _json_edges(content: bytes, value: Any) -> dict[str, str]:
+    """JSON-grammar edge points a parsed line touches, each with why reading B refuses it."""
+    found: dict[str, str] = {}
+    if _BIG_NUMBER.search(content) and any(
+        (isinstance(v, float) and v in (float("inf"), float("-inf")))
+        or (isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 2**1024)
+        for v in _walk(value)
+    ):
+        found["number-beyond-f64"] = "not JSON: a number out of the range of a 64-bit float"
+    if b"\\u" in content and any(isinstance(v, str) and _SURROGATE.search(v) for v in _walk(value)):
+        found["lone-surrogate"] = "not JSON: a lone surrogate escape in a string"
+    if (
+        len(content) > MAX_DEPTH
+        and content.count(b"[") + content.count(b"{") > MAX_DEPTH
+        and _depth(value) > MAX_DEPTH
+    ):
+        found["deep-nesting"] = f"not JSON: nested deeper than {MAX_DEPTH} levels"
+    return found
+
+
+def _has_duplicate_keys(text: str) -> bool:
+    seen = [False]
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        if len({k for k, _ in items}) != len(items):
+            seen[0] = True
+        return dict(items)
+
+    try:
+        json.loads(text, object_pairs_hook=pairs, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        return False
+    return seen[0]
+
+
+def _careful_parse(
+    number: int, content: bytes, choices: frozenset[str], touched: set[str]
+) -> tuple[Any, str | None, bool]:
+    """``(value, error, blank)`` for one non-blank line, following the chosen readings."""
+    if number == 1 and content.startswith(_BOM):
+        touched.add("utf8-bom")
+        if "utf8-bom" in choices:
+            content = content[len(_BOM) :]
+            if _BLANK.fullmatch(content):
+                return None, None, True
+    value, error = parse_line(content)
+    if error is not None:
+        try:
+            text = content.decode("utf-8")
+        except UnicodeDecodeError:
+            return None, error, False
+        trimmed = text.strip(UNICODE_WS)
+        if trimmed == text.strip(" \t\r\n"):
+            return None, error, False
+        touched.add("unicode-whitespace")
+        if "unicode-whitespace" not in choices:
+            return None, error, False
+        if not trimmed:
+            return None, None, True
+        value, error = parse_line(trimmed.encode("utf-8", "surrogatepass"))
+        if error is not None:
+            return None, error, False
+        content = trimmed.encode("utf-8", "surrogatepass")
+    if b"-0" in content:
+        try:
+            other = _NEG_ZERO.decode(content.decode("utf-8"))
+        except (ValueError, RecursionError):
+            other = value
+        if other != value or repr(other) != repr(value):
+            touched.add("negative-zero")
+            if "negative-zero" in choices:
+                value = other
+    for point, why in _json_edges(content, value).items():
+        touched.add(point)
+        if point in choices:
+            return None, why, False
+    return value, None, False
+
+
+def _decode_careful(
+    source: IO[bytes] | Iterable[bytes] | bytes,
+    vocab: Vocabulary,
+    choices: frozenset[str],
+    touched: set[str] | None,
+) -> Iterator[LineOutcome]:
+    """:func:`decode` following ``choices`` and noting the points the stream touches."""
+    points: set[str] = touched if touched is not None else set()
+    held: list[LineOutcome] = []
+    unparsed: tuple[int, str, bool] | None = None
+    number = 0
+    stream: Iterable[bytes]
+    stream = io.BytesIO(source) if isinstance(source, (bytes, bytearray)) else source
+    for content in stream:
+        if not content:
+            continue
+        number += 1
+        terminated = content.endswith(b"\n")
+        body = content[:-1] if terminated else content
+        blank = bool(_BLANK.fullmatch(content))
+        value: Any = None
+        error: str | None = None
+        if not blank:
+            value, error, blank = _careful_parse(number, body, choices, points)
+        if blank:
+            outcome = LineOutcome(number, Kind.BLANK, terminated=terminated)
+            if unparsed is None:
+                yield outcome
+            else:
+                held.append(outcome)
+            continue
+        if unparsed is not None:
+            line, reason, was_terminated = unparsed
+            yield LineOutcome(
+                line,
+                Kind.REJECT,
+                reason=f"corrupt line (not the last): {reason}",
+                terminated=was_terminated,
+            )
+            return
+        if error is not None:
+            unparsed = (number, error, terminated)
+            continue
+        outcome = classify(number, value, vocab, terminated, choices, points)
+        if outcome.kind is Kind.KNOWN and _has_duplicate_keys(body.decode("utf-8", "replace")):
+            points.add("duplicate-keys")
+            if "duplicate-keys" in choices:
+                outcome = LineOutcome(
+                    number,
+                    Kind.REJECT,
+                    tag=outcome.tag,
+                    raw=value,
+                    terminated=terminated,
+                    reason=f"known type {outcome.tag!r} with a duplicate key",
+                )
+        yield outcome
+        if outcome.kind is Kind.REJECT:
+            return
+    if unparsed is not None:
+        line, reason, was_terminated = unparsed
+        if was_terminated or held:
+            points.add("torn-then-newline")
+            if "torn-then-newline" in choices:
+                yield LineOutcome(
+                    line,
+                    Kind.REJECT,
+                    reason=f"corrupt line (ended by a newline, so not torn): {reason}",
+                    terminated=was_terminated,
+                )
+                return
         yield LineOutcome(
             line,
             Kind.TORN,
@@ -398,7 +689,7 @@ class RunFold:
             s.cost_usd = event["cost_usd"]
 
     def _clock(self, ts: Any) -> None:
-        if not isinstance(ts, int) or isinstance(ts, bool) or ts < 0:
+        if not isinstance(ts, int) or isinstance(ts, bool) or not 0 <= ts <= U64_MAX:
             return
         s = self.summary
         if self._last_ts is None:
@@ -423,12 +714,16 @@ class Decoded:
 
 
 def decode_all(
-    source: IO[bytes] | Iterable[bytes] | bytes, vocab: Vocabulary | None = None
+    source: IO[bytes] | Iterable[bytes] | bytes,
+    vocab: Vocabulary | None = None,
+    *,
+    choices: frozenset[str] = NO_CHOICES,
+    touched: set[str] | None = None,
 ) -> Decoded:
     """Decode a whole stream, keeping the outcomes (for tests and small cases)."""
     fold = RunFold(vocab.turn_boundary if vocab is not None else "turn_complete")
     outcomes = []
-    for outcome in decode(source, vocab):
+    for outcome in decode(source, vocab, choices=choices, touched=touched):
         fold.feed(outcome)
         outcomes.append(outcome)
     return Decoded(outcomes, fold.finish())

@@ -125,7 +125,8 @@ def write_atomic(path: Path, data: bytes | str) -> None:
 
     The temporary file gets the usual permissions (``0o666`` less the umask).
     """
-    payload = data.encode("utf-8") if isinstance(data, str) else data
+    # a lone surrogate (valid in a JSON escape, not in UTF-8) is written as its escape
+    payload = data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data
     directory = path.parent if str(path.parent) else Path(".")
     temp = directory / f".{path.name}.{secrets.token_hex(6)}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)

@@ -3,7 +3,8 @@
 Each command group lives in its own module; this one only assembles them.
 Exit status everywhere: 0 success, 1 the thing checked is wrong (a stream a
 client must reject, a failing check), 2 bad input to the kit (one line on
-stderr, never a traceback).
+stderr, never a traceback), 3 an internal error of the kit (a bug: traceback
+and one line on stderr; never 1, which would read as a verdict).
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -77,10 +78,26 @@ def stream_lines(fh: IO[bytes]) -> Iterator[bytes]:
         raise SetupError(f"{exc}: the kit reads stream lines up to that size") from None
 
 
+#: Exit status of a bug in the kit itself: never 1, which every command uses for a verdict
+#: (reject, a failed check, a regression), nor 2 (bad input to the kit).
+INTERNAL_ERROR = 3
+
+
+def _printable_streams() -> None:
+    """Print what cannot be encoded (a lone surrogate from a stream) as its escape."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):  # a detached or closed stream
+                reconfigure(errors="backslashreplace")
+
+
 class KitGroup(click.Group):
-    """Turns :class:`SetupError` into one line and exit 2, and keeps broken pipes quiet."""
+    """Turns :class:`SetupError` into one line and exit 2, an internal error into exit 3
+    (never 1, which reads as a verdict), and keeps broken pipes quiet."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        _printable_streams()
         try:
             return super().invoke(ctx)
         except SetupError as exc:
@@ -88,6 +105,18 @@ class KitGroup(click.Group):
         except BrokenPipeError:
             sys.stderr.close()
             sys.exit(1)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
+            raise
+        except Exception:
+            import traceback
+
+            traceback.print_exc()
+            click.echo(
+                f"stella-conform: internal error (a bug in the kit, not a verdict): exit status "
+                f"{INTERNAL_ERROR}; please report it with the traceback above",
+                err=True,
+            )
+            sys.exit(INTERNAL_ERROR)
 
 
 # ---------------------------------------------------------------------- grading

@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""A conforming client that takes reading B at every registered point of the contract.
+
+``reference_client.py`` takes the kit's default (reading A) everywhere; this one
+takes the other reading everywhere (docs/contract-readings.md), and still
+passes every check: the proof that the grader honours both readings.
+
+* a UTF-8 BOM before the first line is ignored (utf8-bom)
+* Unicode whitespace around a line is trimmed; a line of it is blank (unicode-whitespace)
+* a line that is JSON but not an object is unrecognized (non-object-line)
+* a missing or non-string type is an error (missing-or-non-string-type)
+* a stage without scope is an error (scopeless-stage)
+* a field beside its legacy alias is an error (field-and-alias)
+* ts is not part of the event: any value is ignored (ts-out-of-range)
+* an unparseable line ended by a newline is corrupt, even the last (torn-then-newline)
+* JSON as serde_json reads it: -0 is a float, numbers beyond f64, lone surrogates and
+  nesting beyond 128 levels are not JSON, a duplicate field of a known event is an error
+  (negative-zero, number-beyond-f64, lone-surrogate, deep-nesting, duplicate-keys)
+* a key beside a tagged union's arm is an error (extra-key-beside-arm)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from stella_reader import (
+    ALIASES,
+    Adapter,
+    Reader,
+    Rejected,
+    _reject_constant,
+    main,
+)
+
+#: Unicode White_Space (Rust's str::trim), JSON's four included.
+UNICODE_WS = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+BOM = b"\xef\xbb\xbf"
+SURROGATE = re.compile("[\ud800-\udfff]")
+MAX_DEPTH = 128
+F64_MAX = 1.7976931348623157e308
+
+
+class NonObject(dict):  # type: ignore[type-arg]
+    """A line that is JSON but not an object, carried to the unrecognized branch."""
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError("number out of range")
+    return value
+
+
+def _int(text: str) -> Any:
+    if text == "-0":
+        return -0.0  # a float to serde: it does not fit an integer field
+    value = int(text)
+    if abs(value) > F64_MAX:
+        raise ValueError("number out of range")
+    return value
+
+
+def _depth(value: Any) -> int:
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, level)
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def _strings(value: Any) -> Any:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+class ReaderB(Reader):
+    """The reference reader, with reading B at every registered point."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.duplicates = False
+
+    def trim(self, content: bytes) -> bytes:
+        """Unicode whitespace around the line goes (a line of it is blank)."""
+        try:
+            text = content.decode("utf-8")
+        except UnicodeDecodeError:
+            return content
+        return text.strip(UNICODE_WS).encode("utf-8", "surrogatepass")
+
+    def push(self, line: int, content: bytes, terminated: bool = True) -> list[dict[str, Any]]:
+        if line == 1 and content.startswith(BOM):
+            content = content[len(BOM) :]
+        out = super().push(line, self.trim(content), terminated)
+        if terminated and self.pending is not None and self.pending[0] == line:
+            # ended by a newline, so written whole: corrupt, not torn
+            bad, reason = self.pending
+            self.pending = None
+            return self._reject(bad, f"corrupt line: {reason}")
+        return out
+
+    def parse(self, content: bytes) -> Any:
+        self.duplicates = False
+
+        def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+            if len({k for k, _ in items}) != len(items):
+                self.duplicates = True
+            return dict(items)
+
+        value = json.loads(
+            content.decode("utf-8"),
+            parse_constant=_reject_constant,
+            parse_float=_float,
+            parse_int=_int,
+            object_pairs_hook=pairs,
+        )
+        if any(SURROGATE.search(s) for s in _strings(value)):
+            raise ValueError("lone surrogate in a string")
+        if _depth(value) > MAX_DEPTH:
+            raise ValueError(f"nested deeper than {MAX_DEPTH}")
+        if not isinstance(value, dict):
+            return NonObject(value=value)
+        return value
+
+    def type_of(self, event: dict[str, Any]) -> str | None:
+        if isinstance(event, NonObject):
+            return None
+        tag = event.get("type")
+        if not isinstance(tag, str):
+            raise Rejected("the line has no string type")
+        return tag if tag in self.known_types else None
+
+    def on_unknown(self, line: int, event: dict[str, Any]) -> None:
+        if isinstance(event, NonObject):
+            self.unrecognized_events += 1
+            return
+        super().on_unknown(line, event)
+
+    def normalize(self, tag: str, event: dict[str, Any]) -> dict[str, Any]:
+        alias = ALIASES.get(tag)
+        if alias and alias[0] in event and alias[1] in event:
+            raise Rejected(f"{tag}: both {alias[0]!r} and its alias {alias[1]!r}")
+        return super().normalize(tag, event)
+
+    def misfit(self, tag: str, event: dict[str, Any]) -> str | None:
+        if self.duplicates:
+            return f"{tag}: a duplicate field"
+        output = event.get("output")
+        if tag == "tool_result" and isinstance(output, dict) and len(output) > 1:
+            return f"{tag}: output has a key beside its arm"
+        unstamped = {k: v for k, v in event.items() if k != "ts"}  # ts is the sink's, ignored
+        return super().misfit(tag, unstamped)
+
+    def _clock(self, ts: Any) -> None:
+        if isinstance(ts, int) and not isinstance(ts, bool) and 0 <= ts < 2**64:
+            super()._clock(ts)
+
+
+class AdapterB(Adapter):
+    reader_class = ReaderB
+
+
+if __name__ == "__main__":
+    main(AdapterB)

@@ -1,0 +1,254 @@
+"""The register of readings: points where the contract can honestly be read two ways.
+
+The contract is prose, a TypeScript sample, a wire schema and stella's own
+behaviour, and at a few points they disagree.  A client that follows any of
+them is conforming there, so the kit never fails it for that choice.  Each
+point has a stable id (used in fixture expectations, generated cases, reports
+and ``corpus diff``), the kit's default reading (A) and the other one (B).
+
+The reference decoder takes a set of ids whose reading B it follows (all A by
+default) and reports which points a stream *touched*; :func:`read_stream`
+decodes the stream under A, then under B for every touched point (and the
+combinations a stream reaches), so the grader knows every conforming reading
+of a case.  ``docs/contract-readings.md`` gives the contract's words for each.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from stella_conform.decoder import LineOutcome, RunSummary
+    from stella_conform.schemas.vocabulary import Vocabulary
+
+
+@dataclass(frozen=True)
+class Point:
+    """One ambiguous point of the contract."""
+
+    id: str
+    title: str
+    #: The kit's default reading (A).
+    default: str
+    #: The other reasonable reading (B).
+    alternative: str
+    #: What stella's own stream reader does (for the register; the kit never grades by it).
+    stella: str
+
+
+POINTS: tuple[Point, ...] = (
+    Point(
+        "utf8-bom",
+        "a UTF-8 byte order mark before the first line",
+        "the first line is not JSON (strict parsers refuse the BOM)",
+        "the BOM is ignored (RFC 8259 lets a parser do so)",
+        "B: the whole input is read as UTF-8 text and trimmed before parsing",
+    ),
+    Point(
+        "non-object-line",
+        'a line that is JSON but not an object ([1,2,3], 42, "x", null)',
+        "an error: each line is a JSON object",
+        "unrecognized: the sample's typeof event.type check skips it",
+        "A: rejects the line",
+    ),
+    Point(
+        "missing-or-non-string-type",
+        "an object whose type is missing or not a string",
+        "unrecognized: the sample's typeof event.type !== 'string' branch skips it",
+        "an error: the line carries no type to dispatch on",
+        "B: rejects the line, on purpose",
+    ),
+    Point(
+        "scopeless-stage",
+        "a stage event without scope (recorded before scope existed)",
+        "unrecognized: the wire schema says it decodes as unrecognized",
+        "an error: a known type whose required field is missing",
+        "B: rejects the line",
+    ),
+    Point(
+        "field-and-alias",
+        "a field and its legacy alias on one line (text with text and delta)",
+        "accepted: the self-describing name wins",
+        "an error: the same field twice",
+        "B: rejects the line as a duplicate field",
+    ),
+    Point(
+        "ts-out-of-range",
+        "a ts on a known type that is negative, fractional, a string or above u64",
+        "an error: ts is a u64 in the wire schema",
+        "accepted: ts is a sink stamp, not part of the event, and is ignored",
+        "B: the stream reader ignores ts entirely (its journal reader takes A)",
+    ),
+    Point(
+        "torn-then-newline",
+        "an unparseable last non-blank line followed by a newline",
+        "torn and tolerated: the final line is the last non-blank one",
+        "an error: a line ended by a newline was written whole, so it is corrupt",
+        "A: drops the last non-blank line when it fails",
+    ),
+    Point(
+        "unicode-whitespace",
+        "Unicode whitespace other than JSON's four (NBSP, U+2028, form feed) around a line",
+        "not JSON: JSON whitespace is space, tab, CR and LF",
+        "trimmed: a line of only such whitespace is blank",
+        "B: trims Unicode whitespace from every line",
+    ),
+    Point(
+        "negative-zero",
+        "-0 in an integer field",
+        "an integer: -0 is the number zero",
+        "an error: -0 is a float to serde and does not fit an integer field",
+        "B: rejects the line",
+    ),
+    Point(
+        "number-beyond-f64",
+        "a number beyond the range of a 64-bit float (1e400)",
+        "JSON: the grammar has no limit (JSON.parse reads Infinity)",
+        "not JSON: RFC 8259 lets a parser limit the range",
+        "B: serde_json refuses the line",
+    ),
+    Point(
+        "lone-surrogate",
+        'a lone surrogate escape in a string ("\\ud800")',
+        "JSON: the grammar allows any \\u escape (JSON.parse, Python)",
+        "not JSON: the string is not Unicode",
+        "B: serde_json refuses the line",
+    ),
+    Point(
+        "deep-nesting",
+        "nesting deeper than 128 levels (inside an unrecognized event)",
+        "JSON: the grammar has no depth limit",
+        "not JSON: RFC 8259 lets a parser limit the depth",
+        "B: serde_json refuses more than 128 levels",
+    ),
+    Point(
+        "duplicate-keys",
+        "a key twice in one object of a known event",
+        "the last one wins (JSON.parse, Python, Go)",
+        "an error: the same field twice",
+        "B: rejects a duplicate field",
+    ),
+    Point(
+        "extra-key-beside-arm",
+        'a key beside the single key of a tagged-union object ({"ok":{...},"x":1})',
+        "ignored: rule 5, unknown fields are ignored",
+        "an error: the wrapper is closed (additionalProperties: false in the wire schema)",
+        "B: rejects the line",
+    ),
+)
+BY_ID: Mapping[str, Point] = {p.id: p for p in POINTS}
+IDS = frozenset(BY_ID)
+
+#: Points that are edge values of the JSON grammar, detected from a parsed line.
+JSON_EDGES = ("negative-zero", "number-beyond-f64", "lone-surrogate", "deep-nesting")
+
+#: Most decodes one stream may cost when the oracle follows its readings.
+MAX_READINGS = 16
+
+
+def label(taken: Iterable[str]) -> str:
+    """The id of a reading that takes B at several points: ids joined by ``+``, sorted."""
+    return "+".join(sorted(taken))
+
+
+def split_label(reading: str) -> frozenset[str]:
+    return frozenset(p for p in reading.split("+") if p)
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """The oracle's reading of a stream when B is taken at the points in ``taken``."""
+
+    taken: frozenset[str]
+    outcomes: list[LineOutcome] = field(repr=False)
+    summary: RunSummary
+
+    @property
+    def reading(self) -> str:
+        return label(self.taken)
+
+
+@dataclass(frozen=True)
+class Readings:
+    """Every conforming reading of one stream: the default, then the alternatives."""
+
+    default: Alternative
+    alternatives: tuple[Alternative, ...]
+    #: Points the stream touches (under any reading).
+    touched: frozenset[str]
+
+    @property
+    def all(self) -> tuple[Alternative, ...]:
+        return (self.default, *self.alternatives)
+
+
+def _key(outcomes: list[LineOutcome], summary: RunSummary) -> str:
+    doc = summary.to_json()
+    doc.pop("reason", None)
+    lines = [(o.line, o.kind.value, o.tag) for o in outcomes]
+    return json.dumps([doc, lines], sort_keys=True, default=str)
+
+
+def read_stream(
+    source: bytes | IO[bytes] | Iterable[bytes], vocab: Vocabulary | None = None
+) -> Readings:
+    """Decode ``source`` under the default reading and every reading B it reaches.
+
+    An alternative is kept only when it changes what a client does (verdict, a
+    line's outcome, or the summary); readings that agree collapse into one.
+    Combinations are explored breadth first: taking B at one point can reveal
+    another (reading past a line that A rejects), up to :data:`MAX_READINGS`.
+    """
+    from stella_conform.decoder import decode_all
+
+    data = source if isinstance(source, (bytes, bytearray)) else b"".join(source)
+    touched: set[str] = set()
+    first = decode_all(bytes(data), vocab, choices=frozenset(), touched=touched)
+    default = Alternative(frozenset(), first.outcomes, first.summary)
+    if not touched:
+        return Readings(default, (), frozenset())
+    seen_keys = {_key(first.outcomes, first.summary)}
+    seen_sets: set[frozenset[str]] = {frozenset()}
+    queue = [frozenset({p}) for p in sorted(touched)]
+    found: list[Alternative] = []
+    all_touched = set(touched)
+    decodes = 1
+    while queue and decodes < MAX_READINGS:
+        taken = queue.pop(0)
+        if taken in seen_sets:
+            continue
+        seen_sets.add(taken)
+        more: set[str] = set()
+        decoded = decode_all(bytes(data), vocab, choices=taken, touched=more)
+        decodes += 1
+        all_touched |= more
+        key = _key(decoded.outcomes, decoded.summary)
+        if key not in seen_keys:
+            seen_keys.add(key)
+            found.append(Alternative(taken, decoded.outcomes, decoded.summary))
+        for point in sorted(more - taken):
+            queue.append(taken | {point})
+    return Readings(default, tuple(found), frozenset(all_touched))
+
+
+def also_conforming(readings: Readings) -> list[dict[str, Any]]:
+    """The ``also_conforming`` entries of a fixture expectation, from the oracle."""
+    from stella_conform.corpus import COMPARED
+
+    out = []
+    base = readings.default.summary.to_json()
+    for alt in readings.alternatives:
+        doc = alt.summary.to_json()
+        entry: dict[str, Any] = {
+            "reading": alt.reading,
+            "verdict": doc["verdict"],
+            "rejected_line": doc["rejected_line"],
+        }
+        for key in COMPARED:
+            if key in doc and doc[key] != base.get(key) and key not in entry:
+                entry[key] = doc[key]
+        out.append(entry)
+    return out

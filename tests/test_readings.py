@@ -1,0 +1,124 @@
+"""The register of readings: the oracle computes each reading, the grader passes either."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stella_conform.conformance.checks import BY_ID
+from stella_conform.conformance.grader import Context, GradedCase, judge
+from stella_conform.conformance.runner import Observation
+from stella_conform.readings import BY_ID as POINTS
+from stella_conform.readings import IDS, read_stream
+from stella_conform.readings import POINTS as REGISTER
+
+TEXT = b'{"type":"text","text":"a"}\n'
+RC = b'{"type":"run_complete","model":"m","cost_usd":0.002}\n'
+
+#: A stream per point: (bytes, default verdict, verdict under reading B).
+POINT_CASES = {
+    "utf8-bom": (b"\xef\xbb\xbf" + TEXT + RC, "reject", "accept"),
+    "non-object-line": (TEXT + b"[1,2,3]\n" + RC, "reject", "accept"),
+    "missing-or-non-string-type": (b'{"text":"a"}\n' + RC, "accept", "reject"),
+    "scopeless-stage": (b'{"type":"stage","name":"x"}\n' + RC, "accept", "reject"),
+    "field-and-alias": (b'{"type":"text","text":"a","delta":"b"}\n' + RC, "accept", "reject"),
+    "ts-out-of-range": (b'{"type":"text","text":"a","ts":-5}\n' + RC, "reject", "accept"),
+    "torn-then-newline": (TEXT + b'{"type":"te\n', "accept", "reject"),
+    "unicode-whitespace": (TEXT.replace(b"}", b"}\xc2\xa0") + RC, "reject", "accept"),
+    "negative-zero": (
+        b'{"type":"tool_result","call_id":"c","output":{"ok":{"content":""}},"duration_ms":-0}\n'
+        + RC,
+        "accept",
+        "reject",
+    ),
+    "number-beyond-f64": (b'{"type":"x","n":1e400}\n' + RC, "accept", "reject"),
+    "lone-surrogate": (b'{"type":"text","text":"\\udc00"}\n' + RC, "accept", "reject"),
+    "deep-nesting": (
+        b'{"type":"x","n":' + b"[" * 129 + b"]" * 129 + b"}\n" + RC,
+        "accept",
+        "reject",
+    ),
+    "duplicate-keys": (b'{"type":"text","text":"a","text":"b"}\n' + RC, "accept", "reject"),
+    "extra-key-beside-arm": (
+        b'{"type":"tool_result","call_id":"c","output":{"ok":{"content":""},"x":1},'
+        b'"duration_ms":1}\n' + RC,
+        "accept",
+        "reject",
+    ),
+}
+
+
+def test_every_point_is_registered_once_and_tested() -> None:
+    assert len(REGISTER) == len(IDS) == len(POINTS)
+    assert set(POINT_CASES) == IDS
+
+
+def test_the_register_is_documented(repo: Path) -> None:
+    doc = (repo / "docs" / "contract-readings.md").read_text(encoding="utf-8")
+    for point in IDS:
+        assert f"`{point}`" in doc, point
+
+
+@pytest.mark.parametrize("point", sorted(POINT_CASES))
+def test_each_point_has_two_readings(point: str) -> None:
+    stream, default, other = POINT_CASES[point]
+    readings = read_stream(stream)
+    assert readings.touched == {point}
+    assert readings.default.summary.verdict == default
+    (alternative,) = readings.alternatives
+    assert alternative.taken == {point} and alternative.summary.verdict == other
+
+
+def test_a_plain_stream_has_one_reading() -> None:
+    readings = read_stream(b'{"type":"stage","name":"x","scope":"turn","ts":null}\n' + TEXT + RC)
+    assert readings.default.summary.verdict == "accept"  # ts: null is the absent stamp
+    assert not readings.touched and not readings.alternatives
+
+
+def test_readings_combine_when_b_reveals_another_point() -> None:
+    # B at the non-object line reads on, into a line without a type
+    readings = read_stream(b"[1]\n" + b'{"text":"a"}\n' + RC)
+    assert {a.reading for a in readings.alternatives} == {
+        "non-object-line",
+        "missing-or-non-string-type+non-object-line",
+    }
+
+
+def _obs(verdict: str, **summary: object) -> Observation:
+    return Observation(verdict=verdict, summary={"verdict": verdict, **summary})
+
+
+def test_the_grader_passes_either_reading_and_names_the_one_taken() -> None:
+    case = GradedCase("t", TEXT + b"[1,2,3]\n" + RC, "fixture")
+    check = BY_ID["R1.valid-runs-accepted"]
+    a = judge(check, case, _obs("reject", rejected_line=2), Context())
+    b = judge(check, case, _obs("accept"), Context())
+    assert (a.verdict, a.readings) == ("pass", {"non-object-line": "A"})
+    assert (b.verdict, b.readings) == ("pass", {"non-object-line": "B"})
+
+
+def test_detail_checks_follow_the_reading_the_client_took() -> None:
+    case = GradedCase("t", TEXT + b"[1,2,3]\n" + RC, "fixture")
+    count = BY_ID["R3.unknown-counted"]
+    # reading B skips the line as unrecognized: it must be counted
+    assert judge(count, case, _obs("accept", unrecognized_events=1), Context()).verdict == "pass"
+    wrong = judge(count, case, _obs("accept", unrecognized_events=0), Context())
+    assert wrong.verdict == "fail" and "expected 1 unrecognized" in wrong.message
+    named = BY_ID["R4.rejection-names-line"]
+    assert judge(named, case, _obs("reject", rejected_line=2), Context()).verdict == "pass"
+    assert judge(named, case, _obs("reject", rejected_line=3), Context()).verdict == "fail"
+
+
+def test_no_reading_allows_what_both_forbid() -> None:
+    # a JSON string holding an event is an error (A) or unrecognized (B), never that event
+    stream = TEXT + b'"{\\"type\\":\\"text\\",\\"text\\":\\"smuggled\\"}"\n' + RC
+    case = GradedCase("t", stream, "fixture")
+    obs = _obs("accept")
+    obs.lines = {
+        1: {"outcome": "known", "type": "text"},
+        2: {"outcome": "known", "type": "text"},
+        3: {"outcome": "known", "type": "run_complete"},
+    }
+    j = judge(BY_ID["R1.object-per-line"], case, obs, Context())
+    assert j.verdict == "fail" and "line 2" in j.message

@@ -67,6 +67,16 @@ def outcomes(doc: dict) -> dict[str, str]:
     return {c["id"]: c["outcome"] for c in doc["checks"]}
 
 
+def test_every_mechanics_run_has_a_power_run_of_the_same_client() -> None:
+    ids = {p.id: p.values for p in REFERENCES}
+    assert MECHANICS <= set(ids)
+    for name in MECHANICS:
+        command = ids[name][1]
+        assert any(
+            other not in MECHANICS and values[1][:2] == command[:2] for other, values in ids.items()
+        ), name
+
+
 def test_every_check_is_targeted_by_some_broken_client() -> None:
     targeted = {t for targets in TARGETS.values() for t in targets}
     assert targeted == {c.id for c in CATALOGUE}
@@ -123,11 +133,27 @@ REFERENCES = [
 ]
 
 
+#: Runs that prove a mode's mechanics (exit codes, lockstep, a {record} file) for a client
+#: whose power is proven by the full examples in another of its runs (persistent mode, or
+#: the wrapper's report mode): one generated case per check is enough there, and every
+#: fixture still runs.
+MECHANICS = {
+    "python-report", "python-exit", "node-report", "node-exit", "recorder-exit-file",
+    "envelope-exit", "envelope-report", "journal-exit", "journal-report", "wrapper-exit",
+}  # fmt: skip
+
+
 @pytest.mark.parametrize(("mode", "command", "profiles"), REFERENCES)
 def test_reference_client_is_conformant(
-    tmp_path: Path, mode: str, command: tuple[str, ...], profiles: tuple[str, ...]
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    mode: str,
+    command: tuple[str, ...],
+    profiles: tuple[str, ...],
 ) -> None:
-    doc = grade(tmp_path, mode, *command, profiles=profiles)
+    mechanics = request.node.callspec.id in MECHANICS
+    extra = ("--examples", "1") if mechanics else ()
+    doc = grade(tmp_path, mode, *command, profiles=profiles, extra=extra)
     got = outcomes(doc)
     assert doc["_exit"] == 0, doc["_stdout"]
     for check in select(profiles):

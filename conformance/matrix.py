@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
-import multiprocessing
 import os
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from stella_conform import stopping
 from stella_conform._version import __version__
 from stella_conform.conformance.checks import PROFILES, Check, select
 from stella_conform.conformance.claims import (
@@ -38,7 +38,13 @@ from stella_conform.conformance.compare import check_shape
 from stella_conform.conformance.compare import merge as merge_reports
 from stella_conform.conformance.report import OUTCOMES, Report, load_known_failures
 from stella_conform.conformance.runner import MODES, Client, ensure_mode_supported, resolve_client
-from stella_conform.conformance.suite import SHRINK_BUDGET, CheckResult, SuiteConfig, run_check
+from stella_conform.conformance.suite import (
+    SHRINK_BUDGET,
+    CheckResult,
+    SuiteConfig,
+    run_check,
+    worker_pool,
+)
 from stella_conform.corpus import corpus_version
 from stella_conform.errors import SetupError, read_json_file, read_toml_file
 from stella_conform.safe_files import inside
@@ -322,41 +328,58 @@ def run_matrix(
     def label(cell: int) -> str:
         return f"{cells[cell][0].name} × {cells[cell][1].name}"
 
-    if config.jobs <= 1 or len(tasks) <= 1:
-        for cell, check in tasks:
-            results[(cell, check.id)] = run_check(check, suites[cell])
-            if progress:
-                progress(len(results), len(tasks), label(cell), results[(cell, check.id)])
-    else:
-        context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
-        with ProcessPoolExecutor(max_workers=config.jobs, mp_context=context) as pool:
-            # A worker grades one (vocabulary, check) for every client in turn, so the cases
-            # are generated once per column, not once per cell (see suite._share_key).
-            groups: dict[tuple[str, str], list[tuple[int, Check]]] = {}
+    def document(incomplete: str | None = None) -> dict[str, Any]:
+        date = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+        shard_label = f"{shard[0]}/{shard[1]}" if shard else None
+        out_cells = []
+        for index, (client, vocab) in enumerate(cells):
+            graded = [results[(i, c.id)] for i, c in tasks if i == index and (i, c.id) in results]
+            known = load_known_failures(client.known_failures) if client.known_failures else {}
+            report = Report(
+                suites[index],
+                graded,
+                vocab.load().ident,
+                known,
+                shard=shard_label,
+                date=date,
+                incomplete=incomplete,
+            )
+            out_cells.append(
+                {"client": client.name, "vocabulary": vocab.name, "report": report.to_json()}
+            )
+        doc = _document(config, out_cells, date, shard_label)
+        if incomplete:
+            doc["incomplete"] = incomplete
+        return doc
+
+    try:
+        if config.jobs <= 1 or len(tasks) <= 1:
             for cell, check in tasks:
-                groups.setdefault((cells[cell][1].name, check.id), []).append((cell, check))
-            futures = {
-                pool.submit(_run_group, [(suites[cell], check) for cell, check in group]): group
-                for group in groups.values()
-            }
-            for future in as_completed(futures):
-                for (cell, check), result in zip(futures[future], future.result(), strict=True):
-                    results[(cell, check.id)] = result
-                    if progress:
-                        progress(len(results), len(tasks), label(cell), result)
-    date = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-    shard_label = f"{shard[0]}/{shard[1]}" if shard else None
-    out_cells = []
-    for index, (client, vocab) in enumerate(cells):
-        graded = [results[(i, c.id)] for i, c in tasks if i == index]
-        known = load_known_failures(client.known_failures) if client.known_failures else {}
-        report = Report(
-            suites[index], graded, vocab.load().ident, known, shard=shard_label, date=date
-        )
-        out_cells.append(
-            {"client": client.name, "vocabulary": vocab.name, "report": report.to_json()}
-        )
-    return _document(config, out_cells, date, shard_label)
+                results[(cell, check.id)] = run_check(check, suites[cell])
+                if progress:
+                    progress(len(results), len(tasks), label(cell), results[(cell, check.id)])
+        else:
+            with worker_pool(config.jobs) as pool:  # stopped at once by a stop signal
+                # A worker grades one (vocabulary, check) for every client in turn, so the cases
+                # are generated once per column, not once per cell (see suite._share_key).
+                groups: dict[tuple[str, str], list[tuple[int, Check]]] = {}
+                for cell, check in tasks:
+                    groups.setdefault((cells[cell][1].name, check.id), []).append((cell, check))
+                futures = {
+                    pool.submit(_run_group, [(suites[cell], check) for cell, check in group]): group
+                    for group in groups.values()
+                }
+                for future in as_completed(futures):
+                    for (cell, check), result in zip(futures[future], future.result(), strict=True):
+                        results[(cell, check.id)] = result
+                        if progress:
+                            progress(len(results), len(tasks), label(cell), result)
+    except stopping.Stopped as stop:
+        # what was graded, marked incomplete: the CLI writes it and exits 128 + N
+        why = f"stopped by {stop.name} after {len(results)} of {len(tasks)} task(s)"
+        stop.partial = [document(why)]
+        raise
+    return document()
 
 
 def _document(

@@ -945,3 +945,35 @@ def test_replay_shows_client_text_without_escape_sequences_or_workflow_commands(
     for bad in ("\x1b", "\x07", "\x9b"):
         assert bad not in out.stdout + out.stderr
     assert not any(line.lstrip().startswith("::") for line in out.stdout.splitlines())
+
+
+def test_a_stop_signal_stops_a_matrix_and_writes_it_incomplete(tmp_path: Path) -> None:
+    token = f"987.654{os.getpid()}0"
+    command = [sys.executable, str(HOSTILE), "setsid-hang", token, str(tmp_path / "first")]
+    (tmp_path / "m.toml").write_text(
+        f'[matrix]\nexamples = 2\njobs = 2\n\n[[client]]\nname = "hangs"\n'
+        f'command = {json.dumps(command)}\nmode = "exit"\n'
+    )
+    matrix = subprocess.Popen(
+        [str(KIT), "matrix", "m.toml", "--out", "out"], cwd=tmp_path,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while _ps().count(token) < 2:
+            assert time.monotonic() < deadline and matrix.poll() is None, "no client started"
+            time.sleep(0.1)
+        started = time.monotonic()
+        matrix.send_signal(signal.SIGTERM)
+        _out, err = matrix.communicate(timeout=30)
+        took = time.monotonic() - started
+    finally:
+        if matrix.poll() is None:
+            matrix.kill()
+            matrix.wait()
+    assert matrix.returncode == 143 and "Traceback" not in err, err[-2000:]
+    assert took < 2.0 * (3 if os.environ.get("CI") else 1), f"took {took:.2f} s"
+    time.sleep(0.2)
+    assert not [line for line in _ps().splitlines() if token in line or str(HOSTILE) in line]
+    doc = json.loads((tmp_path / "out" / "matrix.json").read_text())
+    assert doc["incomplete"].startswith("stopped by SIGTERM")

@@ -39,6 +39,7 @@ def matrix(
     Writes OUT/matrix.json, OUT/matrix.md and OUT/matrix.html (self-contained). Exit 1
     when any client fails a check it must pass, 2 on a bad config.
     """
+    from stella_conform import stopping
     from stella_conform.conformance.matrix import cell_text, load_config, run_matrix
 
     config = load_config(config_path)
@@ -74,7 +75,15 @@ def matrix(
         f"= {cells} cell(s) with {config.jobs} worker(s)...",
         err=True,
     )
-    doc = run_matrix(config, shard=parsed, progress=progress)
+    stopping.install()  # SIGTERM, SIGHUP, SIGINT: clients and workers stopped, partial matrix
+    try:
+        doc = run_matrix(config, shard=parsed, progress=progress)
+    except stopping.Stopped as stop:
+        partial = stop.partial[0] if stop.partial else None
+        if isinstance(partial, dict):
+            _write_matrix(partial, *paths)
+            click.echo(f"{partial['incomplete']}; wrote {', '.join(str(p) for p in paths)}")
+        stopping.leave(stop.exit_code)
     _write_matrix(doc, *paths)
     width = max(len(c.name) for c in config.clients)
     for client in config.clients:

@@ -141,13 +141,6 @@ def write_atomic(path: Path, data: bytes | str) -> None:
         raise
 
 
-def make_private_dirs(directory: Path) -> None:
-    """``mkdir -p`` that refuses to go on through a symlink it did not make."""
-    directory.mkdir(parents=True, exist_ok=True)
-    if directory.is_symlink():
-        raise RefusedFile(directory, "is a symbolic link; the kit writes only into real folders")
-
-
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+=@-]")
 
 

@@ -257,6 +257,12 @@ def test_a_summary_only_client_is_graded_without_line_observations(tmp_path: Pat
     assert outcome(doc, "R4.rejection-names-line")[0] == "pass"
 
 
+def test_smoke_feeds_a_summary_only_adapter_whole() -> None:
+    out = kit("smoke", "--mode", "report", "--", *SUMMARY_ONLY)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "0 observation(s), summary accept" in out.stdout
+
+
 # ------------------------------------------------------------------ profiles
 
 

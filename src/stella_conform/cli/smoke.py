@@ -83,6 +83,24 @@ def _hello_step(hello: dict[str, Any] | None) -> Step:
     )
 
 
+def _as_claimed(client: Any) -> Any:
+    """A client whose hello claims ``summary_only`` is fed whole, as ``run`` would."""
+    import dataclasses
+
+    from stella_conform.conformance.runner import ensure_mode_supported
+    from stella_conform.errors import SetupError
+
+    if client.mode == "exit":
+        return client
+    try:
+        hello = ensure_mode_supported(client)
+    except SetupError:
+        return client  # the steps below report it
+    if hello is not None and hello.get("summary_only") is True:
+        return dataclasses.replace(client, summary_only=True)
+    return client
+
+
 @click.command()
 @client_options
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
@@ -99,6 +117,7 @@ def smoke(command: tuple[str, ...], mode: str, timeout: float, line_timeout: flo
     from stella_conform.corpus import bundled_fixtures_dir
 
     client = make_client(command, mode, timeout, line_timeout)
+    client = _as_claimed(client)
     fixtures = bundled_fixtures_dir()
     cases = [
         GradedCase(f"{name}.jsonl", (fixtures / f"{name}.jsonl").read_bytes(), "fixture")

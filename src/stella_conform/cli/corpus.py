@@ -1,4 +1,4 @@
-"""Generated corpora in the fixture format: ``corpus export`` and ``corpus check``."""
+"""Fixture corpora: ``corpus export``, ``corpus check`` and ``corpus diff``."""
 
 from __future__ import annotations
 
@@ -68,3 +68,74 @@ def corpus_check(directory: Path, wire_schema: Path | None) -> None:
         raise SetupError(f"no fixtures (*.jsonl) in {directory}")
     click.echo(f"{checked} fixture(s), {failed} disagreement(s)")
     sys.exit(1 if failed else 0)
+
+
+@corpus.command("diff")
+@click.argument("directories", nargs=-1, type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--oracle",
+    "oracle",
+    required=True,
+    help="The external decoder, as one shell-quoted command: run once per case with the "
+    "stream on stdin (answer: docs/contract-readings.md).",
+)
+@click.option(
+    "--generated",
+    "-n",
+    type=click.IntRange(min=0),
+    default=200,
+    show_default=True,
+    help="Generated cases to compare as well (0: fixtures only).",
+)
+@click.option("--seed", "-s", type=int, default=0, show_default=True)
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True)
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path))
+@wire_schema_option
+def corpus_diff(
+    directories: tuple[Path, ...],
+    oracle: str,
+    generated: int,
+    seed: int,
+    timeout: float,
+    json_path: Path | None,
+    wire_schema: Path | None,
+) -> None:
+    """Compare the kit's oracle with an external decoder over fixtures and a generated corpus.
+
+    DIRECTORIES default to the bundled fixtures. Prints agreement per corpus and every
+    disagreement grouped by class: the registered reading that explains it, or
+    "unexplained". Exit 0 when every disagreement is explained, 1 when one is not.
+    """
+    import json
+    import shlex
+
+    from stella_conform.conformance.differential import DiffCase, diff_corpus, render, to_json
+    from stella_conform.conformance.runner import resolve_client
+    from stella_conform.corpus import bundled_fixtures_dir, iter_fixtures
+    from stella_conform.generators.export import draw_cases
+
+    command = resolve_client(shlex.split(oracle))  # a missing program is exit 2, not 0 % agreement
+    vocab = load_vocabulary(wire_schema)
+    results = []
+    for directory in directories or (bundled_fixtures_dir(),):
+        fixtures = [
+            DiffCase(str(directory), f.name, f.stream_path.read_bytes())
+            for f in iter_fixtures(directory)
+        ]
+        if not fixtures:
+            raise SetupError(f"no fixtures (*.jsonl) in {directory}")
+        name = "fixtures" if not directories else str(directory)
+        results.append(diff_corpus(name, fixtures, command, vocab, timeout))
+    if generated:
+        label = f"generated (seed {seed})"
+        drawn = [
+            DiffCase(
+                label, f"generated-{i:04d}[{','.join(case.mutations) or 'valid'}]", case.stream
+            )
+            for i, case in enumerate(draw_cases(generated, seed, vocab))
+        ]
+        results.append(diff_corpus(label, drawn, command, vocab, timeout))
+    click.echo(render(results))
+    if json_path is not None:
+        json_path.write_text(json.dumps(to_json(results), indent=2) + "\n", encoding="utf-8")
+    sys.exit(1 if any(r.unexplained for r in results) else 0)

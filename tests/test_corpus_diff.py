@@ -1,0 +1,100 @@
+"""``corpus diff``: an external decoder against the kit's oracle, disagreements classified."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ADAPTERS, NODE_REFERENCE
+
+from stella_conform.conformance.differential import OracleAnswer, classify
+from stella_conform.corpus import bundled_fixtures_dir
+from stella_conform.readings import read_stream
+
+_BESIDE = Path(sys.executable).parent / "stella-conform"
+EXE = str(_BESIDE) if _BESIDE.exists() else shutil.which("stella-conform")
+#: Fixtures that touch registered points, and plain ones (a few: each case starts the oracle).
+CHOSEN = (
+    "minimal_run",
+    "bad_body_missing_field",
+    "json_not_object",
+    "missing_type",
+    "torn_with_trailing_newline",
+    "utf8_bom",
+)
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for name in CHOSEN:
+        for suffix in (".jsonl", ".expect.json"):
+            shutil.copy(bundled_fixtures_dir() / f"{name}{suffix}", folder)
+    return folder
+
+
+def diff(
+    corpus: Path, oracle: str, tmp_path: Path
+) -> tuple[subprocess.CompletedProcess[str], dict]:
+    assert EXE
+    report = tmp_path / "diff.json"
+    args = [
+        EXE,
+        "corpus",
+        "diff",
+        str(corpus),
+        "--oracle",
+        oracle,
+        "-n",
+        "4",
+        "--json",
+        str(report),
+    ]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    return done, json.loads(report.read_text()) if report.exists() else {}
+
+
+def test_classify_names_the_reading_or_unexplained() -> None:
+    readings = read_stream(b'{"type":"text","text":"a"}\n[1]\n')
+    assert classify(readings, OracleAnswer("reject", 2)) is None
+    assert classify(readings, OracleAnswer("reject", None)) is None  # no line given
+    assert classify(readings, OracleAnswer("accept")) == "non-object-line"
+    assert classify(readings, OracleAnswer("reject", 1)) == "unexplained"
+    assert classify(readings, OracleAnswer(None, problem="crashed")) == "unexplained"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not NODE_REFERENCE or not shutil.which("node"), reason="no node")
+def test_the_node_reference_agrees(corpus: Path, tmp_path: Path) -> None:
+    done, doc = diff(corpus, " ".join(NODE_REFERENCE), tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    classes = {c for r in doc["corpora"] for c in r["classes"]}
+    assert "unexplained" not in classes  # every difference is a registered reading
+    assert classes <= {"utf8-bom"}  # Node's decoder drops a BOM: reading B, and it says so
+
+
+@pytest.mark.slow
+def test_a_reader_taking_the_other_readings_is_explained(corpus: Path, tmp_path: Path) -> None:
+    oracle = f"{sys.executable} {ADAPTERS / 'python' / 'reading_b_client.py'}"
+    done, doc = diff(corpus, oracle, tmp_path)
+    assert done.returncode == 0, done.stdout
+    fixtures = doc["corpora"][0]
+    assert {"non-object-line", "missing-or-non-string-type", "torn-then-newline"} <= set(
+        fixtures["classes"]
+    )
+    assert "reading non-object-line" in done.stdout and "smallest: json_not_object" in done.stdout
+
+
+@pytest.mark.slow
+def test_a_divergent_reader_is_unexplained_and_fails(corpus: Path, tmp_path: Path) -> None:
+    oracle = f"{sys.executable} {ADAPTERS / 'broken' / 'skips_bad_lines.py'}"
+    done, doc = diff(corpus, oracle, tmp_path)
+    assert done.returncode == 1, done.stdout
+    unexplained = doc["corpora"][0]["classes"]["unexplained"]
+    assert [d["case"] for d in unexplained][:1] == ["bad_body_missing_field"]
+    assert "unexplained" in done.stdout and "oracle: accept" in done.stdout

@@ -39,6 +39,7 @@ def decisive_lines(case: GradedCase, obs: Observation, message: str = "") -> tup
         found.update(_lines_behind_fields(case, obs))
     elif case.kind == "journal" and case.journal.rejected_line is not None:
         found.add(case.journal.rejected_line)
+    found.update(case.marked[:FIELD_LINES])  # where a generated case was broken on purpose
     if obs.rejected_line is not None:
         found.add(obs.rejected_line)
     if obs.stalled_at is not None:

@@ -51,6 +51,8 @@ class GradedCase:
     decoded: Decoded | None = field(default=None, repr=False, compare=False)
     #: The registered reading this view of the case follows ("" for the default).
     reading_id: str = ""
+    #: Generated cases: the lines the generator's mutations touched (shown in excerpts).
+    marked: tuple[int, ...] = ()
 
     @cached_property
     def readings(self) -> Readings:

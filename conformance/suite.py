@@ -566,9 +566,10 @@ def _generated(
                 "generated", case.stream, "generated", (case.kind,), vocab=vocab,
                 kind="scenario", scenario=dict(case.scenario),
             )  # fmt: skip
+        marked = sorted({n for m in case.mutations for n in case.marks.get(m, ())})
         return GradedCase(
             "generated", case.stream, "generated", case.mutations, vocab=vocab,
-            decoded=case.decoded,
+            decoded=case.decoded, marked=tuple(marked),
         )  # fmt: skip
 
     database: ExampleDatabase | None = config.database

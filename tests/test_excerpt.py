@@ -127,3 +127,38 @@ def test_a_long_expected_reading_says_where_it_was_cut() -> None:
     )
     expected = next(line for line in _failure_lines(failure) if "expected:" in line)
     assert expected.endswith("… (cut at 600 of 1039 characters)")
+
+
+def test_a_generated_case_shows_the_lines_its_mutation_touched(tmp_path: Path) -> None:
+    """Exit mode names no line; the generator's marks say where the case was broken."""
+    import dataclasses
+
+    from stella_conform.conformance.checks import BY_ID
+    from stella_conform.conformance.runner import Client
+    from stella_conform.conformance.suite import SuiteConfig, run_check
+
+    script = tmp_path / "big_ts.py"
+    script.write_text(
+        "import re, sys\n"
+        "data = sys.stdin.buffer.read()\n"
+        "sys.exit(1 if re.search(rb'\"ts\": ?(9223372036854775808|18446744073709551615)', data)"
+        " else 0)\n"
+    )
+    check = dataclasses.replace(
+        BY_ID["R1.valid-runs-accepted"], fixtures=(), mutations=("ts-extreme",), valid_runs=False
+    )
+    config = SuiteConfig(
+        client=Client(argv=(sys.executable, str(script)), timeout=20.0),
+        examples=20, database_dir=None, failures_dir=tmp_path / "f", shrink_budget=10,
+    )  # fmt: skip
+    result = run_check(check, config)
+    assert result.outcome == "fail", result.message
+    failure = result.failures[0]
+    assert failure.decisive and failure.stream is not None
+    lines = failure.stream.split(b"\n")
+    assert any(
+        b"922337203685477580" in lines[n - 1] or b"18446744" in lines[n - 1]
+        for n in failure.decisive
+    )
+    shown = "\n".join(_failure_lines(failure))
+    assert "▶" in shown and ("9223372036854775808" in shown or "18446744073709551615" in shown)

@@ -225,8 +225,27 @@ class CaseRunner:
         persistent = config.client.mode == "persistent" and config.client.function is None
         self.session = PersistentSession(config.client) if persistent else None
         self.calls = 0
+        #: Whether the client has answered a case of this check in time.
+        self.answered = False
 
     def run(self, case: GradedCase) -> Observation:
+        """One case; a timeout after earlier answers is run once more before it counts.
+
+        The timeout is wall-clock time, and on a busy machine a client can spend it
+        waiting for a CPU: a client that has answered before is given the case again, and
+        only a second timeout is an ``error``.  (A client that never answered is not:
+        fail-fast stops the check at its first timeout, see :class:`_Pace`.)
+        """
+        obs = self._run(case)
+        if obs.status == "timeout" and self.answered:
+            obs = self._run(case)
+            if obs.status == "timeout":
+                obs.detail += " (twice: the case was run again in case the machine was busy)"
+        if obs.ok:
+            self.answered = True
+        return obs
+
+    def _run(self, case: GradedCase) -> Observation:
         self.calls += 1
         client = self.config.client
         if case.kind == "scenario":

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ADAPTERS, KIT, REPO, kit
+from conftest import ADAPTERS, KIT, PY_REFERENCE, REPO, kit
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -977,3 +977,54 @@ def test_a_stop_signal_stops_a_matrix_and_writes_it_incomplete(tmp_path: Path) -
     assert not [line for line in _ps().splitlines() if token in line or str(HOSTILE) in line]
     doc = json.loads((tmp_path / "out" / "matrix.json").read_text())
     assert doc["incomplete"].startswith("stopped by SIGTERM")
+
+
+def _grade_on_a_busy_machine(tmp_path: Path, *command: str, timeout: str) -> dict:
+    report = tmp_path / "r.json"
+    out = kit(
+        "run", "--mode", "persistent", "--only", "R1.valid-runs-accepted", "--examples", "3",
+        "--no-database", "--timeout", timeout, "--json", str(report), "--", *command,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert report.exists(), out.stdout + out.stderr
+    doc = json.loads(report.read_text())
+    doc["_exit"] = out.returncode
+    return doc
+
+
+def test_a_client_starved_once_past_the_timeout_is_not_an_error(tmp_path: Path) -> None:
+    """The timeout is wall-clock: a case that ran out of it while the client waited for a
+    CPU is run again, and the client is graded on the second answer."""
+    stall = Path(__file__).parent / "hostile" / "stall_once.py"
+    marker = tmp_path / "stalled"
+    doc = _grade_on_a_busy_machine(
+        tmp_path, sys.executable, str(stall), str(marker), "3", "ONCE", *PY_REFERENCE, timeout="1.5"
+    )
+    assert marker.exists()  # it did stall past the timeout
+    [check] = doc["checks"]
+    assert check["outcome"] == "pass", check
+    assert doc["_exit"] == 0
+
+
+def test_a_client_that_hangs_again_on_the_retry_is_an_error(tmp_path: Path) -> None:
+    stall = Path(__file__).parent / "hostile" / "stall_once.py"
+    marker = tmp_path / "stalled"
+    doc = _grade_on_a_busy_machine(
+        tmp_path, sys.executable, str(stall), str(marker), "3", "AGAIN", *PY_REFERENCE, timeout="1"
+    )
+    [check] = doc["checks"]
+    assert check["outcome"] == "error"
+    assert "twice" in check["message"], check
+
+
+@pytest.mark.slow
+def test_no_timeout_misfires_with_a_cpu_hog_beside_the_kit(tmp_path: Path) -> None:
+    """Two busy loops compete with the kit and the client for this machine's cores."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        doc = _grade_on_a_busy_machine(tmp_path, *PY_REFERENCE, timeout="1")
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    assert [c["outcome"] for c in doc["checks"]] == ["pass"], doc["checks"]

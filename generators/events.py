@@ -22,7 +22,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, partial
 from typing import Any, Literal
 
 from hypothesis import strategies as st
@@ -32,6 +32,7 @@ from stella_conform.generators.schema_driven import (
     SchemaStrategies,
     SchemaStrategyError,
 )
+from stella_conform.schemas.prose import repair
 from stella_conform.schemas.vocabulary import Vocabulary
 
 Event = dict[str, Any]
@@ -324,7 +325,10 @@ class EventStrategies:
 
     def for_type(self, tag: str) -> st.SearchStrategy[Event]:
         if tag not in self._cache:
-            self._cache[tag] = self._build(tag)
+            built = self._build(tag)
+            if tag in self.vocab.prose_constrained:  # what the schema says only in prose
+                built = built.map(partial(_mended, self.vocab, tag))
+            self._cache[tag] = built
         return self._cache[tag]
 
     def schema_only_types(self) -> list[str]:
@@ -370,6 +374,10 @@ class EventStrategies:
             self.report.fallbacks[tag] = f"cannot generate from its schema ({exc}); minimal shape"
             self.report.sources[tag] = "minimal"
             return st.just({"type": tag})
+
+
+def _mended(vocab: Vocabulary, tag: str, event: Event) -> Event:
+    return repair(vocab, tag, dict(event))
 
 
 def _probe_from_schema(schema: Mapping[str, Any]) -> st.SearchStrategy[Event] | str:

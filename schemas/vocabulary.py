@@ -162,6 +162,14 @@ class Vocabulary:
             if tag in self.known
         }
 
+    @property
+    def prose_constrained(self) -> frozenset[str]:
+        """Known types whose schema states a constraint only in prose (``schemas/prose.py``:
+        each constraint, where it applies, and the check the decoder runs)."""
+        from stella_conform.schemas.prose import constrained_tags
+
+        return constrained_tags(self)
+
     def fits(self, tag: str, normalized: Mapping[str, Any]) -> bool:
         """The fast yes/no form of :meth:`misfit` (the decoder's hot path)."""
         return self._fast[tag](normalized)

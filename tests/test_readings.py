@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, find, given, settings
 
 from stella_conform.conformance.checks import BY_ID
 from stella_conform.conformance.grader import Context, GradedCase, judge
 from stella_conform.conformance.runner import Observation
+from stella_conform.generators.events import EventStrategies
 from stella_conform.readings import BY_ID as POINTS
 from stella_conform.readings import IDS, read_stream
 from stella_conform.readings import POINTS as REGISTER
+from stella_conform.schemas.prose import violation
+from stella_conform.schemas.vocabulary import Vocabulary
 
 TEXT = b'{"type":"text","text":"a"}\n'
 RC = b'{"type":"run_complete","model":"m","cost_usd":0.002}\n'
@@ -51,7 +57,61 @@ POINT_CASES = {
 
 def test_every_point_is_registered_once_and_tested() -> None:
     assert len(REGISTER) == len(IDS) == len(POINTS)
-    assert set(POINT_CASES) == IDS
+    # prose-constraint needs a wire schema that states one: tested below
+    assert set(POINT_CASES) == IDS - {"prose-constraint"}
+
+
+TASK = {
+    "type": "task_update",
+    "tasks": [
+        {
+            "id": "t1",
+            "subject": "s",
+            "status": "pending",
+            "contract": {
+                "kind": "definition_of_done",
+                "checks": [{"statement": "green", "mechanism": {"name": "my_linter"}}],
+            },
+        }
+    ],
+}
+
+
+def test_a_prose_only_constraint_is_a_registered_point(wire_schema: Path) -> None:
+    vocab = Vocabulary.from_wire_schema(wire_schema)
+    assert vocab.prose_constrained == {"task_update"}
+    assert not Vocabulary.default().prose_constrained
+    broken = json.dumps(TASK).encode() + b"\n" + RC
+    readings = read_stream(broken, vocab)
+    assert readings.touched == {"prose-constraint"}
+    assert readings.default.summary.verdict == "reject"  # contributed, and no judge
+    assert "carries no judge" in str(readings.default.summary.reason)
+    (other,) = readings.alternatives
+    assert other.summary.verdict == "accept"  # the schema's keywords allow it
+    builtin = json.loads(json.dumps(TASK))
+    builtin["tasks"][0]["contract"]["checks"][0]["mechanism"]["name"] = "unit"
+    assert not read_stream(json.dumps(builtin).encode() + b"\n" + RC, vocab).touched
+
+
+def test_no_body_generated_as_valid_breaks_a_prose_constraint(wire_schema: Path) -> None:
+    vocab = Vocabulary.from_wire_schema(wire_schema)
+    strategies = EventStrategies(vocab)
+    seen = []
+
+    @settings(max_examples=60, database=None, suppress_health_check=list(HealthCheck))
+    @given(strategies.for_type("task_update"))
+    def check(event: dict[str, Any]) -> None:
+        assert violation(vocab, "task_update", event) is None, event
+        seen.append(event)
+
+    check()
+    # the schema's keywords alone do write such bodies: the repair is what keeps them out
+    unmended = find(
+        strategies._build("task_update"),
+        lambda e: violation(vocab, "task_update", e) is not None,
+        settings=settings(max_examples=300, database=None, suppress_health_check=list(HealthCheck)),
+    )
+    assert unmended["type"] == "task_update"
 
 
 def test_the_register_is_documented(repo: Path) -> None:

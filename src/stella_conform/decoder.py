@@ -45,6 +45,7 @@ from enum import StrEnum
 from typing import IO, Any
 
 from stella_conform.schemas.fit import json_type_name
+from stella_conform.schemas.prose import violation
 from stella_conform.schemas.tagged_unions import beside_arm
 from stella_conform.schemas.vocabulary import Vocabulary
 
@@ -194,7 +195,7 @@ def classify(
     if plain and (missing is None or missing in value) and fast(value):
         # the hot path: no legacy spelling, no archived shape, and the body fits
         outcome = LineOutcome(line, Kind.KNOWN, tag, value, value, None, terminated)
-        if touched is None and not choices:
+        if touched is None and not choices and tag not in vocab.prose_constrained:
             return outcome
         return _known_points(outcome, vocab, choices, touched)
     archived = vocab.archived_shape(tag, value)
@@ -243,7 +244,7 @@ def classify(
     outcome = LineOutcome(
         line, Kind.KNOWN, tag=tag, event=normalized, raw=value, terminated=terminated
     )
-    if touched is None and not choices:
+    if touched is None and not choices and tag not in vocab.prose_constrained:
         return outcome
     return _known_points(outcome, vocab, choices, touched)
 
@@ -261,6 +262,13 @@ def _known_points(
             touched.add("field-and-alias")
         if "field-and-alias" in choices:
             reason = f"{tag!r} carries both {alias.field!r} and its legacy alias {alias.legacy!r}"
+    if reason is None and tag in vocab.prose_constrained:
+        broken = violation(vocab, tag, raw)
+        if broken is not None:
+            if touched is not None:
+                touched.add("prose-constraint")
+            if "prose-constraint" not in choices:  # reading A: the schema's words say MUST
+                reason = broken
     if reason is None:
         beside = beside_arm(vocab, tag, raw)
         if beside is not None:

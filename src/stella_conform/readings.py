@@ -41,6 +41,13 @@ class Point:
 
 POINTS: tuple[Point, ...] = (
     Point(
+        "prose-constraint",
+        "a body that breaks a constraint its wire schema states only in prose",
+        "an error: the schema's description says MUST",
+        "accepted: the schema's keywords allow it (what a validating client decides)",
+        "A: enforces it",
+    ),
+    Point(
         "utf8-bom",
         "a UTF-8 byte order mark before the first line",
         "the first line is not JSON (strict parsers refuse the BOM)",

@@ -320,8 +320,10 @@ _EXTRA_VALUES = st.one_of(
     st.booleans(),
     st.integers(-5, 5),
     strings(max_size=5),
-    st.just({"nested": {"deep": [1, 2, {"k": "v"}]}}),
-    st.just([]),
+    # fresh objects per draw: a shared one would carry one case's mutations into the
+    # next, and a nested mutation could put it inside itself (a cycle json cannot write)
+    st.builds(lambda: {"nested": {"deep": [1, 2, {"k": "v"}]}}),
+    st.builds(list),
 )
 
 

@@ -539,6 +539,112 @@ def _share_key(check: Check, config: SuiteConfig, vocab: Vocabulary) -> tuple[An
     )  # fmt: skip
 
 
+GeneratedCase = Case | EnvelopeCase | ScenarioCase | JournalCase
+
+
+def check_strategy(check: Check, vocab: Vocabulary) -> SearchStrategy[GeneratedCase] | None:
+    """The generated cases a check grades: only its own mutations (or valid runs).
+
+    None when none of its mutations can be made with the types the client knows.
+    """
+    mutations = tuple(m for m in check.mutations if applicable(m, vocab))
+    if check.input == "envelope":
+        return envelope_cases(vocab, variants=check.mutations)
+    if check.input == "scenario":
+        return scenario_cases(vocab, kinds=check.mutations)
+    if check.input == "journal":
+        return journal_cases(variants=check.mutations)
+    if mutations and check.valid_runs:
+        return cases(vocab, mutations=mutations, min_mutations=0, max_mutations=2)
+    if mutations:
+        return cases(vocab, mutations=mutations, min_mutations=1, max_mutations=2)
+    if check.valid_runs:
+        return cases(vocab, max_mutations=0)
+    return None
+
+
+def graded_case(
+    case: GeneratedCase, vocab: Vocabulary, reads: frozenset[str] | None = None
+) -> GradedCase:
+    """A generated case as the grader sees it (``reads``: the envelope parts claimed)."""
+    if isinstance(case, EnvelopeCase):
+        return GradedCase(
+            "generated", case.data, "generated", (case.variant,), vocab=vocab,
+            kind="envelope", command=case.command, reads=reads,
+        )  # fmt: skip
+    if isinstance(case, JournalCase):
+        return GradedCase(
+            "generated", case.data, "generated", (case.variant,), vocab=vocab, kind="journal"
+        )
+    if isinstance(case, ScenarioCase):
+        return GradedCase(
+            "generated", case.stream, "generated", (case.kind,), vocab=vocab,
+            kind="scenario", scenario=dict(case.scenario),
+        )  # fmt: skip
+    marked = sorted({n for m in case.mutations for n in case.marks.get(m, ())})
+    return GradedCase(
+        "generated", case.stream, "generated", case.mutations, vocab=vocab,
+        decoded=case.decoded, marked=tuple(marked),
+    )  # fmt: skip
+
+
+def example_database(config: SuiteConfig) -> ExampleDatabase | None:
+    """The example database a run (and a fuzz session) reads and writes, if any."""
+    database: ExampleDatabase | None = config.database
+    if database is None and config.database_dir is not None:
+        database = DirectoryBasedExampleDatabase(str(config.database_dir))
+    return database
+
+
+def check_property(
+    check: Check,
+    config: SuiteConfig,
+    strategy: SearchStrategy[GeneratedCase],
+    body: Callable[[GeneratedCase], None],
+) -> Any:
+    """The Hypothesis property a check's generated cases run under.
+
+    ``run`` and ``fuzz`` both build their property here, so they share its example
+    database key: a failure ``fuzz`` saves is the first thing the next ``run`` replays.
+    """
+
+    @hypothesis_seed(check_seed(config.seed, check.id))
+    @settings(
+        max_examples=max(1, config.examples),
+        deadline=None,
+        derandomize=False,
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+        print_blob=False,
+    )
+    @given(strategy)
+    def property_(case: GeneratedCase) -> None:
+        body(case)
+
+    # @seed switches the example database off; the kit wants both, a reproducible draw
+    # and the failures of earlier runs (and fuzz sessions) replayed first.
+    property_._hypothesis_internal_use_settings = settings(  # type: ignore[attr-defined]
+        property_._hypothesis_internal_use_settings,  # type: ignore[attr-defined]
+        database=example_database(config),
+    )
+    # A stable database key per (check, client) so a failure replays first next run.
+    fn = getattr(config.client.function, "read", config.client.function)  # inprocess.Parser
+    who = f"{fn.__module__}.{fn.__qualname__}" if fn is not None else shlex.join(config.client.argv)
+    key = f"{check.id}|{who}|{config.client.mode}".encode()
+    property_.hypothesis.inner_test._hypothesis_internal_add_digest = key  # type: ignore[attr-defined]
+    return property_
+
+
+def database_key(check: Check, config: SuiteConfig) -> bytes:
+    """The example-database key under which ``run`` keeps (and replays) a check's failures."""
+    from hypothesis.internal.reflection import function_digest
+    from hypothesis.strategies import nothing
+
+    prop = check_property(check, config, nothing(), lambda case: None)
+    return bytes(function_digest(prop.hypothesis.inner_test))
+
+
 def _generated(
     check: Check,
     config: SuiteConfig,
@@ -548,21 +654,8 @@ def _generated(
     result: CheckResult,
     pace: _Pace,
 ) -> list[Judgment]:
-    strategy: SearchStrategy[Case | EnvelopeCase | ScenarioCase | JournalCase]
-    mutations = tuple(m for m in check.mutations if applicable(m, vocab))
-    if check.input == "envelope":
-        strategy = envelope_cases(vocab, variants=check.mutations)
-    elif check.input == "scenario":
-        strategy = scenario_cases(vocab, kinds=check.mutations)
-    elif check.input == "journal":
-        strategy = journal_cases(variants=check.mutations)
-    elif mutations and check.valid_runs:
-        strategy = cases(vocab, mutations=mutations, min_mutations=0, max_mutations=2)
-    elif mutations:
-        strategy = cases(vocab, mutations=mutations, min_mutations=1, max_mutations=2)
-    elif check.valid_runs:
-        strategy = cases(vocab, max_mutations=0)
-    else:
+    strategy = check_strategy(check, vocab)
+    if strategy is None:
         return []  # no mutation of this check can be made with the types the client knows
     judgments: list[Judgment] = []
     last_failure: list[tuple[GradedCase, Judgment, Observation]] = []
@@ -570,37 +663,14 @@ def _generated(
     stopped: list[tuple[GradedCase, Judgment, Observation]] = []
     ran = {"cases": 0}
 
-    def graded(case: Case | EnvelopeCase | ScenarioCase | JournalCase) -> GradedCase:
-        if isinstance(case, EnvelopeCase):
-            return GradedCase(
-                "generated", case.data, "generated", (case.variant,), vocab=vocab,
-                kind="envelope", command=case.command, reads=config.claims.reads,
-            )  # fmt: skip
-        if isinstance(case, JournalCase):
-            return GradedCase(
-                "generated", case.data, "generated", (case.variant,), vocab=vocab, kind="journal"
-            )
-        if isinstance(case, ScenarioCase):
-            return GradedCase(
-                "generated", case.stream, "generated", (case.kind,), vocab=vocab,
-                kind="scenario", scenario=dict(case.scenario),
-            )  # fmt: skip
-        marked = sorted({n for m in case.mutations for n in case.marks.get(m, ())})
-        return GradedCase(
-            "generated", case.stream, "generated", case.mutations, vocab=vocab,
-            decoded=case.decoded, marked=tuple(marked),
-        )  # fmt: skip
-
-    database: ExampleDatabase | None = config.database
-    if database is None and config.database_dir is not None:
-        database = DirectoryBasedExampleDatabase(str(config.database_dir))
+    database = example_database(config)
     # Without a database the cases depend on the seed alone: clients graded on the same
     # check in this process (a matrix) share one generation and one oracle reading.
     share_key = _share_key(check, config, vocab) if database is None else None
     seen: list[GradedCase] = []
 
     def attempt(
-        case: Case | EnvelopeCase | ScenarioCase | JournalCase,
+        case: GeneratedCase,
     ) -> tuple[GradedCase, Judgment, Observation] | None:
         """The failure this case shows, if any (out of shrink budget: no client run)."""
         if pace.out_of_time():
@@ -612,7 +682,7 @@ def _generated(
                 # would still cost a generation) and report the last failure it saw, which
                 # is its smallest: it only ever tries candidates smaller than its best.
                 raise _ShrinkBudgetSpent
-        return run_graded(graded(case))
+        return run_graded(graded_case(case, vocab, config.claims.reads))
 
     def run_graded(g: GradedCase) -> tuple[GradedCase, Judgment, Observation] | None:
         seen.append(g)
@@ -643,31 +713,14 @@ def _generated(
                 return False
         return True
 
-    @hypothesis_seed(check_seed(config.seed, check.id))
-    @settings(
-        max_examples=config.examples,
-        database=database,
-        deadline=None,
-        derandomize=False,
-        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
-        suppress_health_check=list(HealthCheck),
-        report_multiple_bugs=False,
-        print_blob=False,
-    )
-    @given(strategy)
-    def property_(case: Case | EnvelopeCase | ScenarioCase | JournalCase) -> None:
+    def body(case: GeneratedCase) -> None:
         failure = attempt(case)
         if failure is not None:
             # One place raises, so a replay out of budget is the same failure to Hypothesis.
             last_failure.append(failure)
             raise _CheckFailed(failure[1].message)
 
-    # A stable database key per (check, client) so a failure replays first next run.
-    fn = getattr(config.client.function, "read", config.client.function)  # inprocess.Parser
-    who = f"{fn.__module__}.{fn.__qualname__}" if fn is not None else shlex.join(config.client.argv)
-    key = f"{check.id}|{who}|{config.client.mode}".encode()
-
-    property_.hypothesis.inner_test._hypothesis_internal_add_digest = key  # type: ignore[attr-defined]
+    property_ = check_property(check, config, strategy, body)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

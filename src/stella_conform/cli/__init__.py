@@ -15,6 +15,7 @@ from stella_conform._version import __version__
 from stella_conform.cli._common import KitGroup
 from stella_conform.cli.checks import list_checks
 from stella_conform.cli.corpus import corpus
+from stella_conform.cli.fuzz import fuzz
 from stella_conform.cli.init import init
 from stella_conform.cli.matrix import matrix
 from stella_conform.cli.replay import replay
@@ -36,5 +37,6 @@ for command in (decode, validate, corpus, run, replay, smoke, list_checks, trace
     main.add_command(command)
 main.add_command(init)
 main.add_command(vocabulary)
+main.add_command(fuzz)
 
 __all__ = ["main"]

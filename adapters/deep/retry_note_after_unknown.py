@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Deep bug (rule 3): crashes only when several things line up.
+
+From the second turn on, it files the text streamed right after a tool result
+under "the event before that result".  It skips unrecognized events by forgetting
+the look-behind, so the entry is filed under nothing and the client crashes, only
+when all of these hold at once:
+
+1. an event of a type it does not know,
+2. immediately followed by a ``tool_result``,
+3. immediately followed by a ``text_delta``,
+4. in a turn after the first.
+
+Each condition alone is common; together they are rare in random runs, which is
+what makes this a test of ``stella-conform fuzz`` (docs/fuzzing.md): a default
+``run`` misses it on most seeds.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+
+from stella_reader import Adapter, Reader, main
+
+
+class RetryNoteReader(Reader):
+    def __init__(self):
+        super().__init__()
+        self.previous = None  # the last known event; None right after an unknown one
+        self.result = None  # (the last tool_result, the known event just before it)
+        self.notes = {}
+
+    def on_event(self, line, event, tag):
+        if tag is None:
+            self.previous = None
+            return
+        if tag == "tool_result":
+            self.result = (event, self.previous)
+        elif tag == "text_delta" and (self.previous or {}).get("type") == "tool_result":
+            result, before = self.result
+            if self.turns_completed:  # from the second turn on, notes are filed per call
+                self.notes[before["type"] + ":" + result["call_id"]] = event["delta"]
+        self.previous = event
+
+
+class RetryNoteAdapter(Adapter):
+    reader_class = RetryNoteReader
+
+
+if __name__ == "__main__":
+    main(RetryNoteAdapter)

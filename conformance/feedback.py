@@ -1,0 +1,217 @@
+"""Coverage from a client the kit did not write, gathered without changing the client.
+
+A fuzzer that sees which code an input reached can keep the inputs that reached
+new code and build on them; one that sees only verdicts searches blind.  The kit
+starts the client, so it can ask the client's runtime to measure itself:
+
+* **Python**: a ``sitecustomize`` put first on ``PYTHONPATH`` traces the client's
+  own lines into a shared map file (``coverage_hooks/sitecustomize.py``).
+* **Node.js**: ``NODE_V8_COVERAGE`` makes V8 write block coverage; a ``--require``
+  hook in ``NODE_OPTIONS`` asks for it before each summary, so a persistent client
+  yields one coverage file per case (``coverage_hooks/v8_take_coverage.js``).
+
+Anything else (a compiled client, a shell script) gets :class:`Blind`: the fuzzer
+still runs, and says it had no coverage.  A *feature* is one hashed piece of
+coverage (an edge or a block, with its hit count bucketed the way AFL does), so
+"new behaviour" is "a feature no earlier case produced".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import mmap
+import os
+import re
+import shutil
+import tempfile
+import zlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Literal
+
+Language = Literal["python", "node"]
+HOOKS = Path(__file__).resolve().parent / "coverage_hooks"
+MAP_ENV = "STELLA_CONFORM_COVERAGE_MAP"
+MAP_SIZE = 1 << 16
+_NONZERO = re.compile(rb"[^\x00]")
+
+
+def _bucket(hits: int) -> int:
+    """AFL's hit-count classes: 1, 2, 3, 4-7, 8-15, 16-31, 32-127, 128+."""
+    for bucket, upper in enumerate((1, 2, 3, 7, 15, 31, 127)):
+        if hits <= upper:
+            return bucket
+    return 7
+
+
+_BUCKETS = bytes(_bucket(h) for h in range(256))
+
+
+def client_language(argv: Sequence[str]) -> Language | None:
+    """Python or Node.js, from the command or the script's ``#!`` line; None if neither."""
+    for word in argv[:2]:
+        name = os.path.basename(word)
+        if re.fullmatch(r"python[0-9.]*", name) or name.endswith(".py"):
+            return "python"
+        if name in ("node", "nodejs") or name.endswith((".js", ".mjs", ".cjs")):
+            return "node"
+    program = shutil.which(argv[0]) or argv[0]
+    try:
+        with open(program, "rb") as fh:
+            first = fh.readline(200)
+    except OSError:
+        return None
+    if first.startswith(b"#!"):
+        if b"python" in first:
+            return "python"
+        if b"node" in first:
+            return "node"
+    return None
+
+
+class Blind:
+    """No coverage: the fuzzer learns only from the client's answers."""
+
+    kind = "none"
+    arrived = False
+
+    def environment(self) -> dict[str, str]:
+        return {}
+
+    def start_case(self) -> None:
+        return None
+
+    def end_case(self) -> frozenset[int]:
+        return frozenset()
+
+    def close(self) -> None:
+        return None
+
+    def describe(self) -> str:
+        return "none (blind: only the client's verdicts guide the search)"
+
+
+class PythonCoverage(Blind):
+    """Line-edge coverage traced inside a Python client, through a shared map file."""
+
+    kind = "python"
+
+    def __init__(self) -> None:
+        self.directory = tempfile.mkdtemp(prefix="stella-conform-coverage-")
+        self.path = os.path.join(self.directory, "map")
+        with open(self.path, "wb") as fh:
+            fh.write(bytes(MAP_SIZE))
+        self._file = open(self.path, "r+b")  # noqa: SIM115 - closed in close()
+        self._map = mmap.mmap(self._file.fileno(), MAP_SIZE)
+        self._zero = bytes(MAP_SIZE)
+        self.arrived = False
+
+    def environment(self) -> dict[str, str]:
+        inherited = os.environ.get("PYTHONPATH")
+        path = str(HOOKS) + (os.pathsep + inherited if inherited else "")
+        return {"PYTHONPATH": path, MAP_ENV: self.path}
+
+    def start_case(self) -> None:
+        self._map[:] = self._zero
+
+    def end_case(self) -> frozenset[int]:
+        data = self._map[:]
+        features = frozenset(
+            m.start() * 8 + _BUCKETS[data[m.start()]] for m in _NONZERO.finditer(data)
+        )
+        self.arrived = self.arrived or bool(features)
+        return features
+
+    def close(self) -> None:
+        self._map.close()
+        self._file.close()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    def describe(self) -> str:
+        if not self.arrived:
+            return "python (asked for, but no coverage arrived: blind)"
+        return "python (line edges traced in the client process)"
+
+
+class NodeCoverage(Blind):
+    """V8 block coverage of a Node.js client, one file per case."""
+
+    kind = "node"
+
+    def __init__(self) -> None:
+        self.directory = tempfile.mkdtemp(prefix="stella-conform-v8-")
+        self.hook = HOOKS / "v8_take_coverage.js"
+        self.arrived = False
+
+    def environment(self) -> dict[str, str]:
+        options = os.environ.get("NODE_OPTIONS", "")
+        require = f'--require "{self.hook}"'
+        return {
+            "NODE_V8_COVERAGE": self.directory,
+            "NODE_OPTIONS": f"{options} {require}".strip(),
+        }
+
+    def _files(self) -> list[str]:
+        try:
+            names = os.listdir(self.directory)
+        except OSError:
+            return []
+        return [os.path.join(self.directory, n) for n in names if n.endswith(".json")]
+
+    def start_case(self) -> None:
+        for path in self._files():
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+    def end_case(self) -> frozenset[int]:
+        features: set[int] = set()
+        hook_url = self.hook.as_uri()
+        for path in self._files():
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    doc = json.load(fh)
+                os.unlink(path)
+            except (OSError, ValueError):
+                continue
+            for script in doc.get("result", ()):
+                url = script.get("url", "")
+                if not url.startswith("file:") or url == hook_url:
+                    continue
+                for function in script.get("functions", ()):
+                    for block in function.get("ranges", ()):
+                        count = block.get("count", 0)
+                        if count > 0:
+                            ident = f"{url}:{block['startOffset']}:{block['endOffset']}"
+                            key = zlib.crc32(ident.encode())
+                            features.add(key * 8 + _bucket(min(count, 255)))
+        self.arrived = self.arrived or bool(features)
+        return frozenset(features)
+
+    def close(self) -> None:
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    def describe(self) -> str:
+        if not self.arrived:
+            return "node (asked for, but no V8 coverage arrived: blind)"
+        return "node (V8 block coverage, NODE_V8_COVERAGE)"
+
+
+Feedback = Blind
+
+
+def feedback_for(argv: Sequence[str], wanted: bool) -> Blind:
+    """The coverage source for this client, or :class:`Blind` when none (or not wanted)."""
+    if not wanted:
+        return Blind()
+    language = client_language(argv)
+    if language == "python":
+        return PythonCoverage()
+    if language == "node":
+        return NodeCoverage()
+    return Blind()
+
+
+def with_environment(env: Mapping[str, str], feedback: Blind) -> dict[str, str]:
+    """A client's extra environment with the feedback's settings added."""
+    return {**env, **feedback.environment()}

@@ -1,0 +1,561 @@
+"""Fuzzing for as long as it is given: ``stella-conform fuzz``.
+
+``run`` draws a fixed number of cases per check and stops, which is right for a
+pull request.  A client's rare bugs hide behind several conditions at once, and a
+fixed budget of independent random cases rarely lines them up.  The fuzzer keeps
+drawing from the same per-check generators, but:
+
+* it keeps a *corpus* per check of the inputs that produced something new (new
+  coverage in the client, see :mod:`feedback`, or a new kind of answer), and spends
+  most draws *mutating* those inputs rather than starting from scratch, so a case
+  that met two conditions is the start of the search for the third;
+* it spends time on the checks whose recent cases keep finding new behaviour
+  (an upper-confidence-bound choice over checks, so no check starves);
+* every distinct failure (by check and by the client's reaction) is saved to the
+  fixture format with a replay command, and into the Hypothesis example database
+  under the very key ``run`` uses for that check, so the next ``run`` replays it
+  first; the corpus goes to the same database under a sub-key, so the next
+  ``fuzz`` resumes from it.
+
+Inputs are Hypothesis *choice sequences*, drawn through Hypothesis's own engine
+data (``ConjectureData``), the representation its database stores.  Mutations
+work on those sequences (cut and regenerate the tail, change one choice, splice
+two inputs, repeat or drop a run of choices); whatever no longer fits is filled in
+by Hypothesis, so every mutant is a valid case of the check.  This is the same
+internal interface HypoFuzz drives.
+
+At the end (time, Ctrl-C, ``--stop-on-first``) every check is graded once more the
+way ``run`` grades it, with at least one generated case: its fixtures, then the
+database, where a failure found here is replayed and shrunk.  The report is
+``run``'s report plus what the fuzzing did.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import random
+import re
+import signal
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis.control import BuildContext
+from hypothesis.database import ExampleDatabase, choices_from_bytes, choices_to_bytes
+from hypothesis.errors import Frozen, HypothesisException, StopTest, UnsatisfiedAssumption
+from hypothesis.internal.conjecture.choice import choice_from_index
+from hypothesis.internal.conjecture.data import ConjectureData
+
+from stella_conform.conformance.checks import Check
+from stella_conform.conformance.feedback import Blind, with_environment
+from stella_conform.conformance.grader import Context, GradedCase, Judgment, judge
+from stella_conform.conformance.report import Report
+from stella_conform.conformance.runner import Observation
+from stella_conform.conformance.suite import (
+    CaseFailure,
+    CaseRunner,
+    CheckResult,
+    SuiteConfig,
+    _claimed,
+    _failure,
+    _fixture_case,
+    _save,
+    check_strategy,
+    database_key,
+    example_database,
+    graded_case,
+    run_check,
+)
+from stella_conform.corpus import bundled_fixtures_dir
+from stella_conform.schemas.vocabulary import Vocabulary
+
+#: Share of draws that start from scratch even when the corpus has inputs to mutate.
+FRESH_SHARE = 0.25
+#: Inputs kept per check; beyond that the least productive go.
+CORPUS_CAP = 400
+#: Database sub-key of the fuzzing corpus (``run`` never reads it).
+CORPUS_SUB_KEY = b".stella-fuzz.corpus"
+#: Distinct failures kept (and saved) per check.
+FAILURES_PER_CHECK = 5
+
+Choices = tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class FuzzConfig:
+    suite: SuiteConfig
+    seconds: float
+    stop_on_first: bool = False
+    max_failures: int | None = None
+
+
+@dataclass
+class Entry:
+    """One corpus input: its choices, and the shape of each choice for point mutations."""
+
+    choices: Choices
+    shapes: tuple[tuple[str, Any], ...]
+    novel: int
+    picked: int = 0
+
+
+@dataclass
+class Found:
+    """One de-duplicated failure: a check, the client's reaction, and when it was found."""
+
+    check: str
+    signature: str
+    message: str
+    seconds: float
+    cases: int
+    failure: CaseFailure
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "check": self.check,
+            "signature": self.signature,
+            "message": self.message,
+            "seconds": round(self.seconds, 2),
+            "cases_before": self.cases,
+            "saved": self.failure.saved,
+            "replay": self.failure.replay,
+        }
+
+
+@dataclass
+class Arm:
+    """One check being fuzzed: its generator, its client runner, its corpus, its record."""
+
+    check: Check
+    strategy: Any
+    runner: CaseRunner
+    ctx: Context
+    key: bytes
+    corpus: list[Entry] = field(default_factory=list)
+    cases: int = 0
+    novel: int = 0
+    recent: deque[int] = field(default_factory=lambda: deque(maxlen=200))
+    failures: dict[str, Found] = field(default_factory=dict)
+    retired: bool = False
+
+    def score(self, total: int) -> float:
+        """Recent rate of new behaviour plus an exploration bonus (UCB1)."""
+        rate = sum(self.recent) / len(self.recent) if self.recent else 1.0
+        return rate + math.sqrt(2 * math.log(total + 1) / (self.cases + 1))
+
+
+@dataclass
+class Progress:
+    seconds: float
+    cases: int
+    rate: float
+    features: int
+    new_features: int
+    failures: list[Found]
+
+
+@dataclass
+class FuzzOutcome:
+    results: list[CheckResult]
+    seconds: float
+    cases: int
+    features: int
+    stopped: str
+    feedback: str
+    failures: list[Found]
+    arms: list[Arm]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seconds": round(self.seconds, 2),
+            "cases": self.cases,
+            "cases_per_second": round(self.cases / self.seconds, 1) if self.seconds else 0.0,
+            "coverage_features": self.features,
+            "feedback": self.feedback,
+            "stopped": self.stopped,
+            "time_to_first_failure": (
+                round(min(f.seconds for f in self.failures), 2) if self.failures else None
+            ),
+            "failures": [f.to_json() for f in self.failures],
+            "checks": {
+                arm.check.id: {
+                    "cases": arm.cases,
+                    "new_behaviour": arm.novel,
+                    "corpus": len(arm.corpus),
+                    "failures": len(arm.failures),
+                }
+                for arm in self.arms
+            },
+        }
+
+
+_DIGITS = re.compile(r"\d+")
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+
+
+def reaction(check: Check, judgment: Judgment, obs: Observation) -> str:
+    """What the client did, with the case's particulars (numbers, quoted values) removed.
+
+    Two failures with the same reaction are one bug found twice; a crash is told
+    apart by its last stderr line (the exception), a wrong answer by the judge's words.
+    """
+    parts = [check.id, obs.status, str(obs.verdict)]
+    if obs.status == "crash" and obs.stderr_tail.strip():
+        parts.append(obs.stderr_tail.strip().splitlines()[-1])
+    elif obs.exit is not None and obs.exit.signal is not None:
+        parts.append(obs.exit.describe())
+    parts.append(judgment.message)
+    text = " | ".join(parts)
+    return _DIGITS.sub("N", _QUOTED.sub("…", text))[:300]
+
+
+class Fuzzer:
+    """Runs the checks' generators against one client until told to stop."""
+
+    def __init__(
+        self,
+        checks: Sequence[Check],
+        config: FuzzConfig,
+        feedback: Blind,
+        *,
+        progress: Callable[[Progress], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.checks = list(checks)
+        self.config = config
+        self.suite = config.suite
+        self.feedback = feedback
+        client = self.suite.client
+        traced = dataclasses.replace(client, env=with_environment(client.env, feedback))
+        #: The arms' client: the same command, started so that it reports its coverage.
+        self.traced = dataclasses.replace(self.suite, client=traced)
+        self.interrupted = False
+        self.progress = progress
+        self.clock = clock
+        self.random = random.Random(self.suite.seed)
+        self.vocab: Vocabulary = self.suite.vocabulary()
+        self.database: ExampleDatabase | None = example_database(self.suite)
+        self.seen: set[Hashable] = set()
+        self.cases = 0
+        self.found: list[Found] = []
+        self.arms: list[Arm] = []
+        self.started = 0.0
+        self.stopped = "time"
+
+    # ------------------------------------------------------------------ set-up
+
+    def _fuzzable(self, check: Check) -> bool:
+        client = self.suite.client
+        if not check.grades_in(client.mode):
+            return False
+        if self.suite.claims.skip_reason(check, self.vocab) is not None:
+            return False
+        if client.function is not None and check.input != "stream":
+            return False
+        return check_strategy(check, self.vocab) is not None
+
+    def _arm(self, check: Check) -> Arm:
+        runner = CaseRunner(self.traced, check)
+        claims = self.suite.claims
+        ctx = Context(computes=claims.computes, summary_only=claims.summary_only)
+        arm = Arm(check, check_strategy(check, self.vocab), runner, ctx, b"")
+        arm.key = database_key(check, self.suite)
+        if check.judge == "quiet":
+            fixtures = self.suite.fixtures_dir or bundled_fixtures_dir()
+            baseline = runner.run(_fixture_case(check, "minimal_run", self.vocab, fixtures))
+            arm.ctx.baseline_stderr_lines = baseline.stderr_lines
+        return arm
+
+    def _resume(self, arm: Arm, deadline: float) -> None:
+        """Replay the corpus an earlier session left in the database."""
+        if self.database is None:
+            return
+        for blob in list(self.database.fetch(arm.key + CORPUS_SUB_KEY))[:CORPUS_CAP]:
+            if self.interrupted or self.clock() >= deadline:
+                return
+            choices = choices_from_bytes(blob)
+            if choices is None:
+                continue
+            self._one(arm, choices)
+
+    # ------------------------------------------------------------------ the loop
+
+    def _on_interrupt(self, signum: int, frame: object) -> None:
+        """First Ctrl-C: finish the case in hand, then report. Second: stop at once."""
+        if self.interrupted:
+            raise KeyboardInterrupt
+        self.interrupted = True
+
+    def run(self) -> FuzzOutcome:
+        self.started = self.clock()
+        deadline = self.started + self.config.seconds
+        previous = None
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.signal(signal.SIGINT, self._on_interrupt)
+        try:
+            self.arms = [self._arm(c) for c in self.checks if self._fuzzable(c)]
+            for arm in self.arms:
+                self._resume(arm, deadline)
+            last_report = self.clock()
+            window = (self.cases, len(self.seen))
+            while self.arms and not self._done(deadline):
+                arm = self._choose()
+                self._one(arm, self._mutant(arm))
+                now = self.clock()
+                if self.progress is not None and now - last_report >= 1.0:
+                    self.progress(self._progress(now - last_report, window))
+                    last_report, window = now, (self.cases, len(self.seen))
+        except KeyboardInterrupt:
+            self.stopped = "interrupted"
+        finally:
+            for arm in self.arms:
+                arm.runner.close()
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)
+        fuzz_seconds = self.clock() - self.started
+        results = self._final_results()
+        return FuzzOutcome(
+            results=results,
+            seconds=fuzz_seconds,
+            cases=self.cases,
+            features=sum(1 for f in self.seen if isinstance(f, int)),
+            stopped=self.stopped,
+            feedback=self.feedback.describe(),
+            failures=sorted(self.found, key=lambda f: f.seconds),
+            arms=self.arms,
+        )
+
+    def _done(self, deadline: float) -> bool:
+        if self.interrupted:
+            self.stopped = "interrupted"
+            return True
+        if self.clock() >= deadline:
+            self.stopped = "time"
+            return True
+        if self.config.max_failures is not None and len(self.found) >= self.config.max_failures:
+            self.stopped = f"{len(self.found)} failure(s) found"
+            return True
+        if all(arm.retired for arm in self.arms):
+            self.stopped = "every check failed"
+            return True
+        return False
+
+    def _choose(self) -> Arm:
+        live = [a for a in self.arms if not a.retired]
+        scores = [a.score(self.cases) for a in live]
+        best = max(scores)
+        return self.random.choice([a for a, s in zip(live, scores, strict=True) if s == best])
+
+    def _progress(self, interval: float, window: tuple[int, int]) -> Progress:
+        return Progress(
+            seconds=self.clock() - self.started,
+            cases=self.cases,
+            rate=(self.cases - window[0]) / interval if interval > 0 else 0.0,
+            features=sum(1 for f in self.seen if isinstance(f, int)),
+            new_features=len(self.seen) - window[1],
+            failures=list(self.found),
+        )
+
+    # ------------------------------------------------------------------ one case
+
+    def _mutant(self, arm: Arm) -> Choices | None:
+        """A prefix of choices to replay (Hypothesis draws the rest), or None for fresh."""
+        if not arm.corpus or self.random.random() < FRESH_SHARE:
+            return None
+        rnd = self.random
+        # favour recent additions: the search frontier
+        entry = arm.corpus[-1 - min(int(rnd.expovariate(0.2)), len(arm.corpus) - 1)]
+        entry.picked += 1
+        choices = entry.choices
+        n = len(choices)
+        if n == 0:
+            return None
+        i = rnd.randrange(n)
+        op = rnd.randrange(5)
+        if op == 0:  # keep a prefix, regenerate the rest
+            return choices[:i]
+        if op == 1:  # change one choice
+            kind, constraints = entry.shapes[i]
+            try:
+                index = rnd.randrange(1 << rnd.randrange(1, 12))
+                value = choice_from_index(index, kind, constraints)  # type: ignore[arg-type]
+            except Exception:  # out of range for this choice: regenerate instead
+                return choices[:i]
+            return (*choices[:i], value, *choices[i + 1 :])
+        if op == 2 and len(arm.corpus) > 1:  # splice with another input
+            other = rnd.choice(arm.corpus).choices
+            j = rnd.randrange(len(other)) if other else 0
+            return (*choices[:i], *other[j:])
+        j = min(n, i + 1 + rnd.randrange(min(64, n - i)))
+        if op == 3:  # repeat a run of choices (another event, another step)
+            return (*choices[:j], *choices[i:j], *choices[j:])
+        return (*choices[:i], *choices[j:])  # drop a run of choices
+
+    def _draw(self, arm: Arm, prefix: Choices | None) -> tuple[ConjectureData, Any] | None:
+        data = ConjectureData(random=self.random, prefix=prefix)
+        try:
+            with BuildContext(data, is_final=False, wrapped_test=_fuzz_target):
+                case = data.draw(arm.strategy)
+        except (StopTest, UnsatisfiedAssumption, Frozen):
+            return None
+        except HypothesisException:
+            return None
+        data.freeze()
+        return data, case
+
+    def _one(self, arm: Arm, prefix: Choices | None) -> None:
+        drawn = self._draw(arm, prefix)
+        if drawn is None:
+            return
+        data, case = drawn
+        g = graded_case(case, self.vocab, self.suite.claims.reads)
+        if not _claimed(g, self.suite.claims):
+            return  # a shape the client does not read: not a case for it
+        self.feedback.start_case()
+        obs = arm.runner.run(g)
+        coverage = self.feedback.end_case()
+        j = judge(arm.check, g, obs, arm.ctx)
+        self.cases += 1
+        arm.cases += 1
+        behaviour: set[Hashable] = set(coverage)
+        behaviour.add((arm.check.id, obs.status, obs.verdict, j.verdict))
+        new = behaviour - self.seen
+        arm.recent.append(1 if new else 0)
+        if new:
+            self.seen |= new
+            arm.novel += 1
+            self._keep(arm, data, len(new))
+        if j.verdict in ("fail", "error"):
+            self._failed(arm, g, j, obs, data)
+
+    def _keep(self, arm: Arm, data: ConjectureData, novel: int) -> None:
+        shapes = tuple((node.type, node.constraints) for node in data.nodes)
+        arm.corpus.append(Entry(tuple(data.choices), shapes, novel))
+        if self.database is not None:
+            self.database.save(arm.key + CORPUS_SUB_KEY, choices_to_bytes(data.choices))
+        if len(arm.corpus) > CORPUS_CAP:
+            # drop the least productive of the older half
+            half = arm.corpus[: CORPUS_CAP // 2]
+            worst = min(half, key=lambda e: (e.novel, -e.picked))
+            arm.corpus.remove(worst)
+            if self.database is not None:
+                self.database.delete(arm.key + CORPUS_SUB_KEY, choices_to_bytes(worst.choices))
+
+    def _failed(
+        self, arm: Arm, g: GradedCase, j: Judgment, obs: Observation, data: ConjectureData
+    ) -> None:
+        signature = reaction(arm.check, j, obs)
+        if signature in arm.failures:
+            return
+        if self.config.stop_on_first:
+            arm.retired = True
+        if len(arm.failures) >= FAILURES_PER_CHECK:
+            return
+        failure = _failure(g, j, obs)
+        failure.source = "fuzzed"
+        failure.saved, failure.replay = _save(self.suite, arm.check, g)
+        found = Found(
+            arm.check.id, signature, j.message, self.clock() - self.started, self.cases, failure
+        )
+        arm.failures[signature] = found
+        self.found.append(found)
+        if self.database is not None:
+            # where Hypothesis keeps failures not yet shrunk: the next run replays it
+            # before generating anything, shrinks it, and keeps the shrunk case
+            self.database.save(arm.key + b".secondary", choices_to_bytes(data.choices))
+
+    # ------------------------------------------------------------------ the report
+
+    def _final_results(self) -> list[CheckResult]:
+        """Every check graded as ``run`` grades it (fixtures, then the database, shrunk)."""
+        replay = dataclasses.replace(self.suite, examples=1)
+        by_id = {arm.check.id: arm for arm in self.arms}
+        results = []
+        for check in self.checks:
+            result = run_check(check, replay)
+            arm = by_id.get(check.id)
+            if arm is not None:
+                _merge(result, arm, check)
+            results.append(result)
+        return results
+
+
+def _merge(result: CheckResult, arm: Arm, check: Check) -> None:
+    """Fold what fuzzing did for one check into its graded result."""
+    result.cases += arm.cases
+    found = sorted(arm.failures.values(), key=lambda f: f.seconds)
+    if not found:
+        if result.outcome == "pass":
+            result.message = f"{result.cases} case(s), {arm.cases} of them fuzzed"
+        return
+    if result.outcome in ("pass", "skip"):
+        result.outcome = check.failing_outcome
+        result.message = (
+            f"failed while fuzzing but not when replayed (the client may depend on earlier "
+            f"cases or on time): {found[0].message}"
+        )
+    shown = {f.saved for f in result.failures}
+    for f in found:
+        if f.failure.saved not in shown and len(result.failures) < FAILURES_PER_CHECK + 1:
+            result.failures.append(f.failure)
+
+
+def _fuzz_target() -> None:
+    """Stands in for the test function Hypothesis expects behind a build context."""
+
+
+def parse_duration(text: str) -> float:
+    """``90``, ``90s``, ``5m``, ``1h30m`` as seconds; ValueError when malformed."""
+    spec = text.strip().lower()
+    if re.fullmatch(r"\d+(\.\d+)?", spec):
+        seconds = float(spec)
+    else:
+        parts = re.findall(r"(\d+(?:\.\d+)?)([hms])", spec)
+        if not parts or "".join(n + u for n, u in parts) != spec:
+            raise ValueError(f"not a duration: {text!r} (e.g. 90s, 5m, 1h30m)")
+        scale = {"h": 3600.0, "m": 60.0, "s": 1.0}
+        seconds = sum(float(n) * scale[u] for n, u in parts)
+    if seconds <= 0:
+        raise ValueError(f"a duration must be positive: {text!r}")
+    return seconds
+
+
+@dataclass
+class FuzzReport(Report):
+    """``run``'s report, plus what the fuzzing did (in every format)."""
+
+    fuzz: FuzzOutcome | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        doc = super().to_json()
+        if self.fuzz is not None:
+            doc["fuzz"] = self.fuzz.to_json()
+        return doc
+
+    def summary_lines(self) -> list[str]:
+        f = self.fuzz
+        if f is None:
+            return []
+        rate = f.cases / f.seconds if f.seconds else 0.0
+        lines = [
+            f"fuzzed {f.cases:,} case(s) in {f.seconds:.0f} s ({rate:.0f}/s), stopped: {f.stopped}",
+            f"feedback: {f.feedback}; coverage features: {f.features:,}",
+        ]
+        for found in f.failures:
+            lines.append(
+                f"found after {found.seconds:.1f} s ({found.cases:,} cases): {found.check}: "
+                f"{found.message}"
+            )
+        return lines
+
+    def _terminal(self, verbose: bool) -> str:
+        return "\n".join([super()._terminal(verbose), "", *self.summary_lines()])
+
+    def markdown(self) -> str:
+        lines = self.summary_lines()
+        extra = "\n".join(f"- {line}" for line in lines)
+        return super().markdown() + ("\n" + extra + "\n" if extra else "")

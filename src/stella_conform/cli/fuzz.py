@@ -1,0 +1,230 @@
+"""Fuzzing a client for as long as it is given: ``fuzz``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from stella_conform.cli._common import (
+    build_claims,
+    claim_options,
+    client_options,
+    color_option,
+    load_vocabulary,
+    make_client,
+    use_color,
+    wire_schema_option,
+)
+from stella_conform.errors import SetupError
+
+
+def _clock(seconds: float) -> str:
+    whole = int(seconds)
+    hours, rest = divmod(whole, 3600)
+    return (f"{hours}:" if hours else "") + f"{rest // 60:02d}:{rest % 60:02d}"
+
+
+@click.command()
+@client_options
+@click.option(
+    "--for",
+    "duration",
+    default=None,
+    metavar="DURATION",
+    help="How long to fuzz: 90s, 5m, 1h30m (default: until Ctrl-C).",
+)
+@click.option(
+    "--profile",
+    "profiles",
+    multiple=True,
+    default=(),
+    help="Check profile to fuzz (repeatable); dashboard and recorder add to reader. "
+    "Default: the profiles the adapter's hello claims, else reader.",
+)
+@claim_options
+@click.option("--only", multiple=True, metavar="GLOB", help="Only checks matching (repeatable).")
+@click.option("--skip", multiple=True, metavar="GLOB", help="Skip checks matching (repeatable).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--stop-on-first",
+    is_flag=True,
+    help="Stop fuzzing a check at its first failure, and stop when every check has failed.",
+)
+@click.option(
+    "--max-failures",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Stop after this many distinct failures (any checks).",
+)
+@click.option(
+    "--no-feedback",
+    is_flag=True,
+    help="Do not ask the client for coverage (Python and Node.js clients give it by default).",
+)
+@click.option(
+    "--database",
+    "database_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path(".stella-conform/hypothesis"),
+    show_default=True,
+    help="Hypothesis example database: failures for run to replay, the corpus to resume.",
+)
+@click.option("--no-database", is_flag=True, help="Neither read nor write the example database.")
+@click.option(
+    "--known-failures",
+    type=click.Path(path_type=Path),
+    default=None,
+    help='TOML file: [known-failures] "CHECK-ID" = "reason".',
+)
+@click.option("--json", "json_path", type=click.Path(path_type=Path), default=None)
+@click.option("--junit-xml", "junit_path", type=click.Path(path_type=Path), default=None)
+@click.option("--markdown", "markdown_path", type=click.Path(path_type=Path), default=None)
+@click.option(
+    "--failures-dir",
+    type=click.Path(path_type=Path),
+    default=Path(".stella-conform/failures"),
+    show_default=True,
+)
+@click.option(
+    "--max-shrinks",
+    type=click.IntRange(min=0),
+    default=150,
+    show_default=True,
+    help="Client runs the final report may spend shrinking each failing check's case.",
+)
+@click.option("--verbose", "-v", is_flag=True, help="A progress line every second.")
+@color_option
+@wire_schema_option
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def fuzz(
+    command: tuple[str, ...],
+    mode: str,
+    timeout: float,
+    line_timeout: float,
+    duration: str | None,
+    profiles: tuple[str, ...],
+    only: tuple[str, ...],
+    skip: tuple[str, ...],
+    seed: int,
+    stop_on_first: bool,
+    max_failures: int | None,
+    no_feedback: bool,
+    database_dir: Path,
+    no_database: bool,
+    known_failures: Path | None,
+    json_path: Path | None,
+    junit_path: Path | None,
+    markdown_path: Path | None,
+    failures_dir: Path,
+    max_shrinks: int,
+    verbose: bool,
+    color: str,
+    wire_schema: Path | None,
+    knows: str | None,
+    reads: str | None,
+    computes: str | None,
+    summary_only: bool | None,
+) -> None:
+    """Fuzz a client: stella-conform fuzz [--for 5m] [OPTIONS] -- CMD [ARGS...]
+
+    Draws cases for every selected check until the time is up (or Ctrl-C), mutating
+    the inputs that reached new code in the client, then reports like run. Exit 0
+    when no check failed, 1 when one did, 2 for usage and set-up errors.
+    """
+    from stella_conform.conformance.checks import select, unmatched_globs
+    from stella_conform.conformance.claims import resolve_profiles
+    from stella_conform.conformance.feedback import feedback_for
+    from stella_conform.conformance.fuzz import FuzzConfig, Fuzzer, Progress, parse_duration
+    from stella_conform.conformance.report import check_writable, load_known_failures
+    from stella_conform.conformance.runner import ensure_mode_supported
+    from stella_conform.conformance.suite import SuiteConfig, preflight
+
+    resolve_profiles(profiles, None)  # an unknown --profile is a usage error before any run
+    bad = unmatched_globs([*only, *skip])
+    if bad:
+        raise SetupError(
+            f"--only/--skip {bad[0]!r} matches no check id (see stella-conform checks)"
+        )
+    try:
+        seconds = parse_duration(duration) if duration is not None else float("inf")
+    except ValueError as exc:
+        raise SetupError(f"--for: {exc}") from None
+    known = load_known_failures(known_failures) if known_failures else {}
+    check_writable([json_path, junit_path, markdown_path])
+    client = make_client(command, mode, timeout, line_timeout)
+    hello = ensure_mode_supported(client)
+    vocab = load_vocabulary(wire_schema)
+    claims = build_claims(vocab, hello, knows, reads, computes, summary_only)
+    checks = select(resolve_profiles(profiles, hello), only, skip)
+    if not checks:
+        raise SetupError("no checks selected")
+    suite = SuiteConfig(
+        client=client,
+        examples=1,
+        seed=seed,
+        failures_dir=failures_dir,
+        database_dir=None if no_database else database_dir,
+        wire_schema=str(wire_schema) if wire_schema else None,
+        shrink_budget=max_shrinks,
+    ).with_claims(claims)
+    probe = preflight(checks, suite)
+    if probe is not None and probe.cannot_start:
+        raise SetupError(probe.message())
+    config = FuzzConfig(suite, seconds, stop_on_first=stop_on_first, max_failures=max_failures)
+    feedback = feedback_for(client.argv, wanted=not no_feedback)
+    tty = sys.stderr.isatty()
+    every = 1.0 if (tty or verbose) else 10.0
+    last = [0.0]
+
+    def progress(p: Progress) -> None:
+        if p.seconds - last[0] < every:
+            return
+        last[0] = p.seconds
+        failed = sorted({f.check for f in p.failures})
+        line = (
+            f"[{_clock(p.seconds)}] {p.cases:,} cases ({p.rate:.0f}/s), "
+            f"coverage {p.features:,} features (+{p.new_features}), "
+            f"failures {len(p.failures)}" + (f" ({', '.join(failed)})" if failed else "")
+        )
+        if tty:
+            click.echo(f"\r\033[K{line}", err=True, nl=False)
+        else:
+            click.echo(line, err=True)
+
+    until = "until Ctrl-C" if duration is None else f"for {duration}"
+    click.echo(
+        f"fuzzing {len(checks)} check(s) in {mode} mode {until}; "
+        f"feedback: {feedback.kind if feedback.kind != 'none' else 'none (blind)'}",
+        err=True,
+    )
+    try:
+        outcome = Fuzzer(checks, config, feedback, progress=progress).run()
+    finally:
+        feedback.close()
+    if tty:
+        click.echo("", err=True)
+    report = _report(suite, outcome, vocab, known)
+    _write(report, json_path, junit_path, markdown_path)
+    out_color = use_color(color, sys.stdout)
+    click.echo(report.terminal(verbose, color=out_color), color=out_color)
+    sys.exit(report.exit_code)
+
+
+def _report(suite: Any, outcome: Any, vocab: Any, known: dict[str, str]) -> Any:
+    from stella_conform.conformance.fuzz import FuzzReport
+
+    return FuzzReport(suite, outcome.results, vocab.ident, known, fuzz=outcome)
+
+
+def _write(report: Any, json_path: Path | None, junit: Path | None, md: Path | None) -> None:
+    from stella_conform.conformance.report import write_outputs
+
+    write_outputs(report, json_path=json_path, junit_path=junit, markdown_path=md)
+
+
+for _param in fuzz.params:
+    if _param.name == "mode":
+        _param.default = "persistent"  # one process for many cases: what fuzzing needs

@@ -1,0 +1,168 @@
+"""`stella-conform fuzz`: finds, stops, reports, and leaves a corpus `run` replays."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ADAPTERS, KIT, PY_REFERENCE, kit
+
+from stella_conform.conformance.checks import BY_ID
+from stella_conform.conformance.feedback import (
+    Blind,
+    NodeCoverage,
+    PythonCoverage,
+    client_language,
+    feedback_for,
+)
+from stella_conform.conformance.fuzz import parse_duration, reaction
+from stella_conform.conformance.grader import Judgment
+from stella_conform.conformance.runner import Client, Observation, run_once
+
+BROKEN_TORN = (sys.executable, str(ADAPTERS / "broken" / "fails_on_torn_final_line.py"))
+DEEP_R5 = (sys.executable, str(ADAPTERS / "deep" / "extra_fields_on_failed_tool.py"))
+MINIMAL = (ADAPTERS.parent / "fixtures" / "minimal_run.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("90", 90), ("90s", 90), ("5m", 300), ("1h30m", 5400), ("0.5s", 0.5)]
+)
+def test_durations(text: str, seconds: float) -> None:
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "5x", "m5", "0", "1h 30m"])
+def test_bad_durations(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_duration(text)
+
+
+def test_one_bug_is_one_reaction_whatever_the_case() -> None:
+    check = BY_ID["R6.torn-final-line"]
+    a, b = Observation(verdict="reject"), Observation(verdict="reject")
+    ja = Judgment("fail", "expected accept; client: reject at line 2")
+    jb = Judgment("fail", "expected accept; client: reject at line 17")
+    assert reaction(check, ja, a) == reaction(check, jb, b)
+    crash = Observation(status="crash", stderr_tail="Traceback\nKeyError: 'call_7'\n")
+    other = Observation(status="crash", stderr_tail="Traceback\nTypeError: 'NoneType'\n")
+    j = Judgment("error", "client crash")
+    assert reaction(check, j, crash) != reaction(check, j, other)
+
+
+def test_client_language_from_command_or_shebang(tmp_path: Path) -> None:
+    assert client_language(["python3", "x.py"]) == "python"
+    assert client_language(["node", "x.js"]) == "node"
+    assert client_language([str(ADAPTERS / "deep" / "legacy_text_after_failed_tool.js")]) == "node"
+    script = tmp_path / "client"
+    script.write_text("#!/usr/bin/env python3\n")
+    assert client_language([str(script)]) == "python"
+    assert client_language(["sh", str(ADAPTERS / "shell" / "jq_client.sh")]) is None
+    assert isinstance(feedback_for(["python3", "x.py"], wanted=False), Blind)
+
+
+def test_python_client_reports_coverage_through_its_environment() -> None:
+    feedback = PythonCoverage()
+    try:
+        client = Client(argv=PY_REFERENCE, mode="exit", env=feedback.environment())
+        feedback.start_case()
+        obs = run_once(client, MINIMAL)
+        first = feedback.end_case()
+        feedback.start_case()
+        run_once(client, MINIMAL + b'{"type":"x_new"}\n')
+        second = feedback.end_case()
+    finally:
+        feedback.close()
+    assert obs.verdict == "accept"
+    assert first and feedback.arrived
+    assert second - first  # an unknown event runs code the minimal run does not
+
+
+def test_node_client_reports_v8_coverage_per_case() -> None:
+    feedback = NodeCoverage()
+    try:
+        client = Client(
+            argv=("node", str(ADAPTERS / "node" / "reference_client.js")),
+            mode="persistent",
+            env=feedback.environment(),
+        )
+        feedback.start_case()
+        obs = run_once(client, MINIMAL)
+        features = feedback.end_case()
+    finally:
+        feedback.close()
+    assert obs.verdict == "accept"
+    assert features and feedback.arrived
+
+
+@pytest.mark.slow
+def test_a_short_fuzz_finds_a_shallow_broken_client(tmp_path: Path) -> None:
+    report = tmp_path / "r.json"
+    out = kit(
+        "fuzz", "--for", "90s", "--only", "R6.torn-final-line", "--stop-on-first",
+        "--json", str(report), "--", *BROKEN_TORN, cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 1, out.stdout + out.stderr
+    doc = json.loads(report.read_text())
+    assert doc["fuzz"]["stopped"] == "every check failed"
+    assert doc["fuzz"]["feedback"].startswith("python (line edges")
+    found = doc["fuzz"]["failures"][0]
+    assert found["check"] == "R6.torn-final-line" and found["replay"]
+    check = next(c for c in doc["checks"] if c["id"] == "R6.torn-final-line")
+    assert check["outcome"] == "fail"
+    saved = tmp_path / found["saved"]
+    replay = kit("replay", str(saved), "--mode", "persistent", "--", *BROKEN_TORN, cwd=tmp_path)
+    assert replay.returncode == 1 and "expected: accept" in replay.stdout
+    assert "found after" in out.stdout and "fuzzed" in out.stdout
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_cleanly_with_the_report(tmp_path: Path) -> None:
+    report = tmp_path / "r.json"
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    proc = subprocess.Popen(
+        [str(KIT), "fuzz", "-v", "--only", "R6.*", "--json", str(report), "--", *PY_REFERENCE],
+        cwd=tmp_path,
+        env={**os.environ, "TMPDIR": str(scratch)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    deadline = time.monotonic() + 120
+    for line in proc.stderr:  # wait until cases are running
+        if " cases (" in line or time.monotonic() > deadline:
+            break
+    proc.send_signal(signal.SIGINT)
+    stdout, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0, stdout
+    doc = json.loads(report.read_text())
+    assert doc["fuzz"]["stopped"] == "interrupted"
+    assert doc["fuzz"]["cases"] > 0
+    assert {c["id"] for c in doc["checks"]} == {"R6.torn-final-line", "R6.complete-last-line-kept",
+                                                 "R6.corrupt-line-not-last"}  # fmt: skip
+    assert "stopped: interrupted" in stdout
+    assert not os.listdir(scratch)  # the coverage map and the clients' files are gone
+
+
+@pytest.mark.slow
+def test_what_fuzz_found_is_what_the_next_run_replays(tmp_path: Path) -> None:
+    """A deep bug a one-example run misses, until fuzz has put it in the database."""
+    only = ("--only", "R5.unknown-fields-ignored")
+    run_args = ("run", "--mode", "persistent", *only, "--examples", "1", "--max-shrinks", "20")
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    assert kit(*run_args, "--", *DEEP_R5, cwd=fresh).returncode == 0
+    fuzzed = tmp_path / "fuzzed"
+    fuzzed.mkdir()
+    out = kit("fuzz", "--for", "150s", *only, "--stop-on-first", "--", *DEEP_R5, cwd=fuzzed)
+    assert out.returncode == 1, out.stdout + out.stderr
+    replayed = kit(*run_args, "--", *DEEP_R5, cwd=fuzzed)
+    assert replayed.returncode == 1, replayed.stdout
+    assert "reasoning lacks the fields of the failed call" in replayed.stdout

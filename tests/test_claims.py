@@ -28,6 +28,7 @@ from stella_conform.errors import SetupError
 from stella_conform.schemas.vocabulary import Vocabulary
 
 PY = sys.executable
+pytest_plugins = ["pytester"]
 FAST = ("--examples", "2", "--seed", "3", "--no-database", "-j", "1", "--max-shrinks", "5")
 NARROW = (PY, str(ADAPTERS / "python" / "narrow_client.py"))
 RUN_ENVELOPES = (PY, str(ADAPTERS / "python" / "run_envelope_client.py"))
@@ -366,3 +367,42 @@ def test_matrix_clients_take_claim_keys(tmp_path: Path) -> None:
                   '[[vocabulary]]\nname = "stella-older"\n')  # fmt: skip
     with pytest.raises(SetupError, match=r"unknown event type name 'turn_complete'"):
         load_config(bad)
+
+
+# ------------------------------------------------------------------ in-process
+
+
+NARROW_PARSER = """
+import sys
+sys.path.insert(0, {adapters!r})
+from stella_reader import Reader
+from stella_conform.pytest_plugin import conformance_tests
+
+
+class Narrow(Reader):
+    known_types = frozenset({{"text", "run_complete"}})
+
+
+def read(lines):
+    reader = Narrow()
+    for number, raw in enumerate(lines, 1):
+        reader.push(number, raw[:-1] if raw.endswith(b"\\n") else raw)
+        if reader.rejected:
+            raise ValueError(reader.rejected[1])
+    reader.finish()
+    if reader.rejected:
+        raise ValueError(reader.rejected[1])
+
+
+ONLY = ["R4.bad-body-rejected"]
+test_claimed = conformance_tests(read, examples=1, only=ONLY, knows=["text", "run_complete"])
+test_unclaimed = conformance_tests(read, examples=1, only=ONLY)
+"""
+
+
+@pytest.mark.slow
+def test_in_process_parsers_take_claims_too(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_narrow=NARROW_PARSER.format(adapters=str(ADAPTERS / "python")))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly")
+    result.assert_outcomes(passed=1, failed=1)
+    assert "test_unclaimed" in result.stdout.str() and "FAILED" in result.stdout.str()

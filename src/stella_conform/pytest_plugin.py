@@ -304,19 +304,33 @@ def conformance_tests(
     known_failures: dict[str, str] | None = None,
     only: Sequence[str] = (),
     rejects: type[BaseException] | Sequence[type[BaseException]] | None = None,
+    knows: Sequence[str] | None = None,
+    computes: Sequence[str] | None = None,
 ) -> Callable[..., None]:
     """A test function, parametrized by check id, grading an in-process Python parser.
 
     ``parser(lines)`` or ``parser(lines, report)``: see :mod:`stella_conform.conformance.inprocess`.
     ``rejects``: the exception type(s) by which the parser rejects a stream (default
     ``ValueError``); any other exception is a crash, graded ``error``.
+    ``knows`` / ``computes``: the parser's claims (the event types it recognizes, the
+    summary fields it fills in), as ``run --knows/--computes``.
     Assign the result to a ``test_*`` name in a test module.
     """
     from stella_conform.conformance.checks import select
+    from stella_conform.conformance.claims import claims_from, resolve_profiles
     from stella_conform.conformance.inprocess import DEFAULT_REJECTS, Parser, wants_report
     from stella_conform.conformance.runner import Client
+    from stella_conform.schemas.vocabulary import Vocabulary
 
-    checks = select(profiles, only)
+    checks = select(resolve_profiles(profiles, None), only)
+    claims = claims_from(
+        knows=knows,
+        reads=None,
+        computes=computes,
+        summary_only=None,
+        vocab=Vocabulary.default(),
+        where="conformance_tests",
+    )
     if rejects is None:
         kinds = DEFAULT_REJECTS
     elif isinstance(rejects, type):
@@ -331,6 +345,8 @@ def conformance_tests(
     @pytest.mark.parametrize("stella_check", checks, ids=[c.id for c in checks])
     def test_stella_conformance(stella_check: Any, request: pytest.FixtureRequest) -> None:
         suite = build_config(request.config, client)
+        if claims.any:
+            suite = suite.with_claims(claims)
         overrides = {}
         if examples is not None and _option(request.config, "examples") is None:
             overrides["examples"] = examples

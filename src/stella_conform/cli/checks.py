@@ -26,6 +26,9 @@ def list_checks(as_json: bool) -> None:
                         "modes": sorted(c.modes),
                         "fixtures": list(c.fixtures),
                         "mutations": list(c.mutations),
+                        "fields": list(c.fields),
+                        "types": list(c.types),
+                        "reads": list(c.reads),
                         "why": c.why,
                     }
                     for c in CATALOGUE

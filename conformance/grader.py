@@ -386,6 +386,26 @@ def _last_line_kept(case: GradedCase, obs: Observation, ctx: Context) -> Judgmen
     return Judgment("pass")
 
 
+def _content(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
+    """The verdict, then (when the client reports) what it read from the lines it kept."""
+    if not _verdict_ok(case, obs):
+        return Judgment("fail", f"expected {_expected_verdict(case)}; client: {obs.describe()}")
+    if case.expected.verdict != "accept" or obs.summary is None:
+        return Judgment("pass")
+    problems = _field_problems(case.reading(), obs.summary, ctx.fields)
+    if problems:
+        return Judgment("fail", "; ".join(problems[:3]))
+    return Judgment("pass")
+
+
+def _last_line_content(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
+    """What the unterminated last line says; n/a when the line was not seen at all
+    (R6.complete-last-line-kept fails that)."""
+    if case.stream.endswith(b"\n") or _last_line_kept(case, obs, ctx).verdict != "pass":
+        return Judgment("n/a")
+    return _reading(case, obs, ctx)
+
+
 # ------------------------------------------------------------ reading a summary
 
 
@@ -420,6 +440,33 @@ def _reading(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
     if obs.verdict != case.expected_verdict or case.expected_verdict != "accept":
         return Judgment("n/a")
     problems = _field_problems(case.reading(), obs.summary or {}, ctx.fields)
+    if problems:
+        return Judgment("fail", "; ".join(problems[:3]))
+    return Judgment("pass")
+
+
+#: Above this, a double (JavaScript's number, a float64 column) no longer holds every integer.
+EXACT_IN_A_DOUBLE = 2**53
+
+
+def _elapsed(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
+    """Elapsed time, where a double can hold every ts; D.integers-exact grades the rest."""
+    for outcome in case.outcomes:
+        ts = outcome.raw.get("ts") if isinstance(outcome.raw, dict) else None
+        if isinstance(ts, int) and ts > EXACT_IN_A_DOUBLE:
+            return Judgment("n/a")
+    return _reading(case, obs, ctx)
+
+
+def _reported_fields(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
+    """Like :func:`_reading`, on the check's fields the client reports (n/a if none)."""
+    if obs.verdict != case.expected_verdict or case.expected_verdict != "accept":
+        return Judgment("n/a")
+    summary = obs.summary or {}
+    present = tuple(f for f in ctx.fields if f in summary)
+    if not present:
+        return Judgment("n/a")
+    problems = _field_problems(case.reading(), summary, present)
     if problems:
         return Judgment("fail", "; ".join(problems[:3]))
     return Judgment("pass")
@@ -644,7 +691,11 @@ JUDGES: dict[str, Callable[[GradedCase, Observation, Context], Judgment]] = {
     "quiet": _quiet,
     "rejected-line": _rejected_line,
     "last-line-kept": _last_line_kept,
+    "last-line-content": _last_line_content,
+    "content": _content,
     "reading": _reading,
+    "reported-fields": _reported_fields,
+    "elapsed": _elapsed,
     "stream-order": _stream_order,
     "envelope": _envelope,
     "recorded-order": _recorded_order,

@@ -988,18 +988,35 @@ def _registry() -> dict[str, Mutation]:
     return {m.id: m for m in items}
 
 
-MUTATIONS: Mapping[str, Mutation] = _registry()
+def _with_hazards() -> dict[str, Mutation]:
+    """The structural mutations above, then the content hazards (their own module)."""
+    from stella_conform.generators.hazards import HAZARDS
+
+    return {**_registry(), **{m.id: m for m in HAZARDS}}
+
+
+MUTATIONS: Mapping[str, Mutation] = _with_hazards()
+
+
+def _rejecting() -> frozenset[str]:
+    from stella_conform.generators.hazards import HAZARDS_REJECTING
+
+    return HAZARDS_REJECTING
+
 
 #: Mutations after which a correct client must reject the stream.
-REJECTING = frozenset(
-    {
-        "bad-body-missing-field",
-        "bad-body-wrong-type",
-        "bad-body-null",
-        "bad-body-wrong-nesting",
-        "non-json-line",
-        "not-object-line",
-    }
+REJECTING = (
+    frozenset(
+        {
+            "bad-body-missing-field",
+            "bad-body-wrong-type",
+            "bad-body-null",
+            "bad-body-wrong-nesting",
+            "non-json-line",
+            "not-object-line",
+        }
+    )
+    | _rejecting()
 )
 
 

@@ -174,6 +174,7 @@ class Reader:
         self.last_known: str | None = None
         self.elapsed_ms: int | None = None
         self.last_ts: int | None = None
+        self.usage: dict[str, int] | None = None
 
     # ------------------------------------------------------------ hooks (rules)
 
@@ -319,10 +320,19 @@ class Reader:
             self.preview.clear()
         elif tag == "stage":
             self.stages[event["scope"]].append(event["name"])
+        elif tag == "step_usage":
+            self.add_usage(event)
         elif tag == "turn_complete":
             self.turns_completed += 1
         elif tag == "run_complete":
             self.run_complete = True
+
+    def add_usage(self, event: dict[str, Any]) -> None:
+        """Token counts and durations, summed exactly (Python integers do not round)."""
+        if self.usage is None:
+            self.usage = {"input_tokens": 0, "output_tokens": 0, "duration_ms": 0}
+        for name in self.usage:
+            self.usage[name] += event[name]
 
     def summary(self) -> dict[str, Any]:
         terminator = (
@@ -344,6 +354,7 @@ class Reader:
             "stages": self.stages,
             "elapsed_ms": self.elapsed_ms,
             "preview": "".join(self.preview) if self.preview else None,
+            "usage": self.usage,
         }
 
 

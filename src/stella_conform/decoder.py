@@ -585,6 +585,8 @@ class RunSummary:
     events_after_terminator: int = 0
     cost_usd: float | None = None
     elapsed_ms: int | None = None
+    #: Sums over step_usage events (None before the first one): exact integers, however big.
+    usage: dict[str, int] | None = None
 
     @property
     def final_text(self) -> str | None:
@@ -613,7 +615,12 @@ class RunSummary:
             "events_after_terminator": self.events_after_terminator,
             "cost_usd": self.cost_usd,
             "elapsed_ms": self.elapsed_ms,
+            "usage": dict(self.usage) if self.usage is not None else None,
         }
+
+
+#: The step_usage counts a dashboard sums (RunSummary.usage).
+USAGE_FIELDS = ("input_tokens", "output_tokens", "duration_ms")
 
 
 class RunFold:
@@ -690,6 +697,13 @@ class RunFold:
                 found.status = status
             else:
                 s.tool_calls.append(ToolCallRecord(event["call_id"], None, "orphan"))
+        elif tag == "step_usage":
+            totals = s.usage if s.usage is not None else dict.fromkeys(USAGE_FIELDS, 0)
+            for name in USAGE_FIELDS:
+                value = event.get(name)
+                if isinstance(value, int) and not isinstance(value, bool):
+                    totals[name] += value
+            s.usage = totals
         elif tag == self._turn_boundary:
             s.turns_completed += 1
         elif tag == "run_complete" and s.terminator != "run_complete":

@@ -1,0 +1,607 @@
+"""Content hazards: valid (or precisely broken) input that real clients have misread.
+
+The mutations in :mod:`mutations` change a stream's *structure*.  These change
+what its strings and numbers hold, the way stella (or JSON) lawfully can, at the
+places real readers went wrong:
+
+* ``line-separators`` — U+2028, U+2029 and U+0085 written raw (stella writes them
+  raw; ``str.splitlines()`` cuts a line there), VT, FF, FS, GS and RS escaped (JSON
+  must escape them), inside the strings a client reads;
+* ``unicode-edges`` — astral characters raw or as escaped surrogate pairs, ``\\u0000``,
+  and a four-byte character straddling a 4 KiB / 8 KiB / 64 KiB read boundary;
+* ``type-like-payloads`` — ``{"type":"run_complete"}``, ``{"type":"complete"}`` and
+  ``{"type":"text","text":"INJECTED"}`` inside a tool's input, just before the end;
+* ``case-variant-keys`` — ``Text`` beside ``text`` (an unknown field, to be ignored);
+* ``big-integers`` — integers above 2^53 in ts, token counts and durations;
+* ``bad-read-values`` — a bad value in a field a client reads (``"input_tokens":"1200"``);
+* ``torn-inner-object`` — a torn last line that holds a complete inner object;
+* ``json-spellings`` — spaces after ``:`` and ``,``, other key orders, escaped
+  non-ASCII, numbers as ``2E-2``, ``1.5e+0``, ``-0.0`` where the schema allows a number;
+* ``megabyte-string`` — for your own property tests (no check grades it: a megabyte
+  line is ``R1.long-lines``' business).  Duplicate keys, lone surrogates and ``-0`` are
+  the ambiguous-reading mutations of :mod:`mutations` (``duplicate-keys`` and others).
+
+Each keeps the stream's meaning exactly where it should (the reference decoder
+decides the expectation, as always) and marks the lines it touched.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from hypothesis import strategies as st
+
+from stella_conform.generators.events import Event, strategies_for
+from stella_conform.generators.mutations import (
+    Apply,
+    Line,
+    Mutation,
+    Stream,
+    _field_types,
+    _insert_at,
+    _required_fields,
+)
+from stella_conform.generators.runs import encode
+from stella_conform.schemas.vocabulary import Vocabulary
+
+#: Characters some line splitter treats as a line end, though JSON and stella do not.
+#: The first three are legal raw inside a JSON string; the C0 ones must be escaped.
+RAW_SEPARATORS = ("\u2028", "\u2029", "\u0085")
+ESCAPED_SEPARATORS = ("\x0b", "\x0c", "\x1c", "\x1d", "\x1e")
+#: The types every dashboard reads (a client's own ``knows`` claim narrows this).
+DASHBOARD_READS = (
+    "text",
+    "text_delta",
+    "tool_start",
+    "tool_result",
+    "step_usage",
+    "run_complete",
+    "error",
+)
+#: Payload objects that look like events; a reader that searches bytes finds them.
+TYPE_LIKE = (
+    {"type": "run_complete", "model": "m", "cost_usd": 0},
+    {"type": "complete"},
+    {"type": "text", "text": "INJECTED"},
+    {"type": "error", "message": "INJECTED", "retryable": False},
+)
+INJECTED_TEXT = "INJECTED"
+TWO_53 = 2**53
+
+
+# ------------------------------------------------------------------ where strings live
+
+
+def _string_slots(event: Event) -> list[tuple[Any, Any]]:
+    """(container, key) pairs of the free-text strings a client reads in a known event."""
+    tag = event.get("type")
+    slots: list[tuple[Any, Any]] = []
+    if tag == "text" and isinstance(event.get("text"), str):
+        slots.append((event, "text"))
+    elif tag in ("text_delta", "reasoning") and isinstance(event.get("delta"), str):
+        slots.append((event, "delta"))
+    elif tag == "error" and isinstance(event.get("message"), str):
+        slots.append((event, "message"))
+    elif tag == "tool_start" and isinstance(event.get("call"), dict):
+        slots.extend(_nested_strings(event["call"].get("input")))
+    elif tag == "tool_result" and isinstance(event.get("output"), dict):
+        for branch, key in (("ok", "content"), ("error", "message")):
+            inner = event["output"].get(branch)
+            if isinstance(inner, dict) and isinstance(inner.get(key), str):
+                slots.append((inner, key))
+    return slots
+
+
+def _nested_strings(value: Any) -> list[tuple[Any, Any]]:
+    found: list[tuple[Any, Any]] = []
+    if isinstance(value, dict):
+        for key, child in value.items():
+            if isinstance(child, str):
+                found.append((value, key))
+            else:
+                found.extend(_nested_strings(child))
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            if isinstance(child, str):
+                found.append((value, index))
+            else:
+                found.extend(_nested_strings(child))
+    return found
+
+
+def _still_fits(vocab: Vocabulary, event: Event) -> bool:
+    tag = event["type"]
+    return vocab.misfit(tag, vocab.normalize(tag, event)) is None
+
+
+def _text_line(draw: st.DrawFn, stream: Stream, vocab: Vocabulary, mark: str) -> Line:
+    """A text event placed before the run's last line (a text the final text may be)."""
+    line = Line({"type": "text", "text": "plain"}, marks={mark})
+    at = max(0, len(stream.lines) - 1)
+    stream.lines.insert(at if draw(st.booleans()) else draw(st.integers(0, at)), line)
+    return line
+
+
+def _plant(
+    draw: st.DrawFn,
+    stream: Stream,
+    vocab: Vocabulary,
+    mark: str,
+    pieces: st.SearchStrategy[str],
+    *,
+    at_most: int = 3,
+) -> list[Line]:
+    """Put drawn pieces inside the readable strings of up to ``at_most`` known events.
+
+    Text events are preferred (the final text is what a dashboard shows); a run with
+    no readable string gets a text event.
+    """
+    indexes = [i for i in stream.event_indexes(vocab) if _string_slots(stream.lines[i].obj)]
+    texts = [i for i in indexes if stream.lines[i].obj["type"] in ("text", "text_delta")]
+    chosen: list[int] = []
+    if texts and draw(st.integers(0, 3)) < 3:
+        chosen.append(draw(st.sampled_from(texts)))
+    if indexes:
+        for _ in range(draw(st.integers(0 if chosen else 1, at_most - len(chosen)))):
+            chosen.append(draw(st.sampled_from(indexes)))
+    lines = [stream.lines[i] for i in dict.fromkeys(chosen)]
+    has_text = "text" in {line.obj["type"] for line in lines}
+    if "text" in vocab.written and (not lines or (not has_text and draw(st.booleans()))):
+        lines.append(_text_line(draw, stream, vocab, mark))
+    touched: list[Line] = []
+    for line in lines:
+        before = copy.deepcopy(line.obj)
+        container, key = draw(st.sampled_from(_string_slots(line.obj)))
+        value = container[key]
+        cut = draw(st.integers(0, len(value)))
+        container[key] = value[:cut] + draw(pieces) + value[cut:]
+        if _still_fits(vocab, line.obj):
+            line.marks.add(mark)
+            touched.append(line)
+        else:  # a schema that constrains this string: leave the event as it was
+            line.obj = before
+    return touched
+
+
+def escaped(obj: Any) -> bytes:
+    """The same event with every non-ASCII character escaped (``\\u2028``, surrogate pairs)."""
+    return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
+# ------------------------------------------------------------------ line separators
+
+
+def line_separators(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    mark = "line-separators"
+    raw_piece = st.sampled_from(RAW_SEPARATORS)
+    any_piece = st.sampled_from(RAW_SEPARATORS + ESCAPED_SEPARATORS)
+    pieces = st.one_of(raw_piece, raw_piece, any_piece).flatmap(
+        lambda sep: st.sampled_from((sep, f"first{sep}second", f"{sep}{sep}"))
+    )
+    for line in _plant(draw, stream, vocab, mark, pieces):
+        if draw(st.integers(0, 3)) == 3:
+            line.raw = escaped(line.obj)  # the escaped spelling of the same text
+
+
+# ------------------------------------------------------------------ unicode edges
+
+
+def unicode_edges(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    mark = "unicode-edges"
+    kind = draw(st.sampled_from(("astral", "surrogate-escapes", "nul", "chunk-edge")))
+    if kind == "chunk-edge":
+        boundary = draw(st.sampled_from((4096, 8192, 65536)))
+        back = draw(st.integers(1, 3))
+        line = Line({"type": "text", "text": ""}, marks={mark})
+        head = encode({"type": "text", "text": ""})[:-2]  # up to the opening quote
+        line.obj["text"] = "x" * (boundary - back - len(head)) + "🙂 done"
+        at = max(0, len(stream.lines) - 1)
+        stream.lines.insert(draw(st.integers(0, at)), line)
+        return
+    pieces = {
+        "astral": st.sampled_from(("🙂", "𝄞", "😀👍", "a🙂b")),
+        "surrogate-escapes": st.sampled_from(("🙂", "𝄞x", "日本🙂")),
+        "nul": st.sampled_from(("\x00", "a\x00b", "\x00\x00")),
+    }[kind]
+    for line in _plant(draw, stream, vocab, mark, pieces, at_most=2):
+        if kind == "surrogate-escapes":
+            line.raw = escaped(line.obj)  # 🙂 as \ud83d\ude42
+
+
+# ------------------------------------------------------------------ type-like payloads
+
+
+def type_like_payloads(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    """A tool call whose input holds an event-shaped object, just before the run's end,
+    or as the last thing a run cut off before its terminator wrote."""
+    mark = "type-like-payloads"
+    if not {"tool_start", "tool_result"} <= vocab.written:
+        return
+    payload = copy.deepcopy(draw(st.sampled_from(TYPE_LIKE)))
+    shape = draw(st.integers(0, 2))
+    data: Any = payload if shape == 0 else {"event": payload} if shape == 1 else [payload]
+    call_id = "call_type_like"
+    start = Line(
+        {"type": "tool_start", "call": {"call_id": call_id, "name": "bash", "input": data}},
+        marks={mark},
+    )
+    lines = [start]
+    if draw(st.booleans()):
+        content = json.dumps(payload, separators=(",", ":"))
+        result = {
+            "type": "tool_result",
+            "call_id": call_id,
+            "output": {"ok": {"content": content}},
+            "duration_ms": 1,
+        }
+        lines.append(Line(result, marks={mark}))
+    last = len(stream.lines) - 1
+    if draw(st.integers(0, 2)) < 2:
+        # the run was cut off after this call: its terminator never came
+        ends = [i for i, line in enumerate(stream.lines) if line.is_event]
+        at = ends[-1] if ends else 0
+        del stream.lines[at:]
+        start.marks.add(f"{mark}:cut")
+    else:
+        at = max(0, last) if draw(st.integers(0, 3)) < 3 else draw(st.integers(0, max(0, last)))
+    stream.lines[at:at] = lines
+
+
+# ------------------------------------------------------------------ keys
+
+
+def case_variant_keys(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    """``Text`` beside ``text``: a different field (unknown, ignored), not a spelling."""
+    mark = "case-variant-keys"
+    indexes = [
+        i
+        for i in stream.event_indexes(vocab)
+        if any(k != "type" and k.lower() != k.upper() for k in stream.lines[i].obj)
+    ]
+    texts = [i for i in indexes if stream.lines[i].obj["type"] == "text"]
+    if not indexes:
+        return
+    prefer_text = bool(texts) and not draw(st.booleans())
+    index = draw(st.sampled_from(texts if prefer_text else indexes))
+    line = stream.lines[index]
+    names = [k for k in line.obj if k != "ts" and k.lower() != k.upper()]
+    name = draw(st.sampled_from(names))
+    variants = [v for v in (name.capitalize(), name.upper(), name.swapcase()) if v not in line.obj]
+    if not variants:
+        return
+    variant = draw(st.sampled_from(variants))
+    value = line.obj[name]
+    line.obj[variant] = f"CASE VARIANT {value}" if isinstance(value, str) else "CASE VARIANT"
+    if vocab.archived_shape(line.obj["type"], line.obj) is None and _still_fits(vocab, line.obj):
+        line.marks.add(mark)
+    else:
+        del line.obj[variant]
+
+
+# ------------------------------------------------------------------ numbers
+
+
+#: Integer fields a dashboard reads, per type (token counts and durations).
+BIG_INTEGER_FIELDS = {
+    "step_usage": ("input_tokens", "output_tokens", "cached_input_tokens", "duration_ms"),
+    "tool_result": ("duration_ms",),
+}
+
+
+def _big() -> st.SearchStrategy[int]:
+    """Above 2^53, where a double loses the units, and small enough that a run's sums fit i64."""
+    return st.one_of(
+        st.integers(1, 2_000).map(lambda n: TWO_53 + 2 * n + 1),
+        st.integers(1, 2**55).map(lambda n: TWO_53 + n),
+        st.sampled_from((2**55 + 3, 2**56 - 1)),
+    )
+
+
+def big_integers(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    mark = "big-integers"
+    if "step_usage" in vocab.written and not any(
+        line.is_event and line.obj.get("type") == "step_usage" for line in stream.lines
+    ):
+        usage = dict(draw(strategies_for(vocab).for_type("step_usage")))
+        at = max(0, len(stream.lines) - 1)
+        stream.lines.insert(draw(st.integers(0, at)), Line(usage))
+    touched = False
+    for index in stream.event_indexes(vocab):
+        line = stream.lines[index]
+        for name in BIG_INTEGER_FIELDS.get(line.obj["type"], ()):
+            if name in line.obj and draw(st.integers(0, 2)) < 2:
+                before = line.obj[name]
+                line.obj[name] = draw(_big())
+                if not _still_fits(vocab, line.obj):
+                    line.obj[name] = before
+                    continue
+                line.marks.add(mark)
+                touched = True
+    if draw(st.booleans()) or not touched:
+        clock = TWO_53 + 2 * draw(st.integers(0, 10_000)) + 1
+        for index in stream.event_indexes(vocab):
+            line = stream.lines[index]
+            clock += draw(st.integers(1, 3))
+            line.obj["ts"] = clock
+            if _still_fits(vocab, line.obj):
+                line.marks.add(mark)
+            else:
+                del line.obj["ts"]
+
+
+#: Values a lenient reader turns into something (or nothing) instead of failing.
+def _bad_values(types: list[str], value: Any) -> list[Any]:
+    if "integer" in types:
+        text = str(value) if isinstance(value, int) and not isinstance(value, bool) else "1200"
+        return [text, f"{text}.0", None, -1, 1.5, True, ""]
+    if "number" in types:
+        text = repr(value) if isinstance(value, float) else "0.02"
+        return [text, None, True, "", "$0.02"]
+    if "string" in types:
+        return [None, 42, True]
+    if "boolean" in types:
+        return ["false", "true", 0, None]
+    if "object" in types:
+        return [None, "{}", []]
+    return [None]
+
+
+def bad_read_values(reads: Sequence[str] = DASHBOARD_READS) -> Apply:
+    """A bad value in a field a client reads, on a type it reads (rule 4).
+
+    The types are the client's ``knows`` claim when it makes one (the vocabulary is then
+    restricted to it), otherwise ``reads``: the types every dashboard reads.  Numeric
+    fields come first: ``"input_tokens":"1200"`` is the value a lenient reader quietly
+    coerces or nulls.
+    """
+
+    def apply(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+        mark = "bad-read-values"
+        claimed = sorted(vocab.claimed) if vocab.claimed is not None else None
+        tags = [t for t in (claimed or reads) if t in vocab.known] or sorted(vocab.known)
+        numeric_tags = {
+            t
+            for t in tags
+            if any(
+                {"integer", "number"} & set(_field_types(vocab, t, f) or ())
+                for f in _required_fields(vocab, t)
+            )
+        }
+        # Hypothesis draws the first options most often: the numeric types go first
+        tags = sorted(tags, key=lambda t: (t not in numeric_tags, t != "step_usage"))
+        weighted = [t for t in tags for _ in range(4 if t in numeric_tags else 1)]
+        for _ in range(20):
+            tag = draw(st.sampled_from(weighted))
+            fields = _required_fields(vocab, tag)
+            if not fields:
+                continue
+            numeric = [
+                f for f in fields if {"integer", "number"} & set(_field_types(vocab, tag, f) or ())
+            ]
+            prefer_numeric = bool(numeric) and draw(st.integers(0, 7)) < 7
+            name = draw(st.sampled_from(numeric if prefer_numeric else fields))
+            types = _field_types(vocab, tag, name) or ["string"]
+            existing = [
+                i for i in stream.event_indexes(vocab) if stream.lines[i].obj["type"] == tag
+            ]
+            if existing:
+                line = stream.lines[draw(st.sampled_from(existing))]
+                event = copy.deepcopy(line.obj)
+            else:
+                line = None
+                event = dict(draw(strategies_for(vocab).for_type(tag)))
+            options = [v for v in _bad_values(types, event.get(name)) if not _fits_type(v, types)]
+            if not options:
+                continue
+            event[name] = draw(st.sampled_from(options))
+            normalized = vocab.normalize(tag, event)
+            if vocab.misfit(tag, normalized) is None or vocab.archived_shape(tag, event):
+                continue
+            if line is None:
+                _insert_at(draw, stream, Line(event, marks={mark}))
+            else:
+                line.obj = event
+                line.marks.add(mark)
+            return
+        raise AssertionError(f"{mark}: no read field of {vocab.ident} could be broken")
+
+    return apply
+
+
+def _fits_type(value: Any, types: list[str]) -> bool:
+    from stella_conform.schemas.fit import json_type_name
+
+    name = json_type_name(value)
+    return name in types or (name == "integer" and "number" in types)
+
+
+def number_spellings(value: float | int) -> list[str]:
+    """The same number in the other JSON spellings a schema's ``number`` allows."""
+    exact = Decimal(repr(float(value)))
+    if exact == 0:
+        return ["0.0", "-0.0", "0E+0", "0e-3", "-0"]
+    digits, exponent = f"{exact:E}".split("E")
+    out = [
+        f"{exact:E}",
+        f"{exact:e}",
+        f"{digits}e{int(exponent):+d}",
+        f"{exact.scaleb(1)}E-1",
+    ]
+    return [s for s in dict.fromkeys(out) if float(s) == float(value)]
+
+
+def _number_fields(vocab: Vocabulary, tag: str) -> set[str]:
+    props = vocab.members.get(tag, {}).get("properties", {})
+    found = set()
+    for name in props:
+        types = _field_types(vocab, tag, name) or []
+        if "number" in types and "integer" not in types:
+            found.add(name)
+    return found
+
+
+@dataclass(frozen=True)
+class Spelling:
+    """One way to write JSON: separators, key order, escapes, and number forms."""
+
+    colon: str = ":"
+    comma: str = ","
+    reorder: Callable[[list[str]], list[str]] = list
+    numbers: Callable[[str, Any], str | None] = lambda key, value: None
+    ascii_only: bool = False
+
+    def write(self, value: Any, key: str = "") -> str:
+        if isinstance(value, dict):
+            parts = [
+                json.dumps(k, ensure_ascii=self.ascii_only) + self.colon + self.write(value[k], k)
+                for k in self.reorder(list(value))
+            ]
+            return "{" + self.comma.join(parts) + "}"
+        if isinstance(value, list):
+            return "[" + self.comma.join(self.write(v) for v in value) + "]"
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            other = self.numbers(key, value)
+            if other is not None:
+                return other
+        return json.dumps(value, ensure_ascii=self.ascii_only)
+
+
+def json_spellings(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    """Every event line re-spelled one way: whitespace, key order, escapes, number forms."""
+    mark = "json-spellings"
+    colon = draw(st.sampled_from((": ", ":", " : ", ":\t")))
+    comma = draw(st.sampled_from((", ", ",", " , ", ",\t")))
+    order = draw(st.sampled_from(("as-is", "reversed", "type-last", "sorted")))
+    ascii_only = draw(st.booleans())
+    respell_numbers = not draw(st.booleans())
+
+    def reorder(keys: list[str]) -> list[str]:
+        if order == "reversed":
+            return keys[::-1]
+        if order == "type-last" and "type" in keys:
+            return [k for k in keys if k != "type"] + ["type"]
+        if order == "sorted":
+            return sorted(keys)
+        return keys
+
+    for line in stream.lines:
+        if not line.is_event:
+            continue
+        tag = line.obj.get("type")
+        known = isinstance(tag, str) and tag in vocab.known
+        floats = _number_fields(vocab, tag) if known else set()
+
+        def numbers(key: str, value: Any, floats: set[str] = floats) -> str | None:
+            if not respell_numbers or key not in floats:
+                return None
+            options = number_spellings(value)
+            return draw(st.sampled_from(options)) if options else None
+
+        spelling = Spelling(colon, comma, reorder, numbers, ascii_only)
+        line.raw = spelling.write(line.obj).encode("utf-8")
+        line.marks.add(mark)
+
+
+# ------------------------------------------------------------------ torn tails
+
+
+def torn_inner_object(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    """The last line torn just after a complete inner object that looks like an event.
+
+    A process killed while writing a ``tool_start`` whose input holds
+    ``{"type":"text","text":"INJECTED"}`` leaves that object whole in the torn bytes;
+    a reader that rescues objects from a torn line reports it.
+    """
+    mark = "torn-inner-object"
+    if "tool_start" not in vocab.written:
+        return
+    events = [i for i, line in enumerate(stream.lines) if line.is_event]
+    keep = (events[-1] + (0 if draw(st.integers(0, 2)) == 0 else 1)) if events else 0
+    del stream.lines[keep:]  # sometimes the killed write replaced the run's last event
+    payload = draw(st.sampled_from(TYPE_LIKE))
+    call = {"call_id": "call_torn", "name": "write_file", "input": {"event": payload, "n": 1}}
+    data = encode({"type": "tool_start", "call": call})
+    inner = encode(payload)
+    end = data.index(inner) + len(inner)
+    cut = end + draw(st.integers(0, len(data) - end - 1))
+    stream.lines.append(Line(raw=data[:cut], marks={mark}))
+    stream.final_newline = draw(st.integers(0, 3)) == 3
+
+
+def megabyte_string(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    if "text" not in vocab.written:
+        return
+    text = "megabyte " * (1024 * 1024 // 9 + draw(st.integers(1, 8)))
+    _text_line(draw, stream, vocab, "megabyte-string").obj["text"] = text
+
+
+HAZARDS: tuple[Mutation, ...] = (
+    Mutation(
+        "line-separators",
+        "R1",
+        "U+2028, U+2029, U+0085 (raw or escaped) and escaped VT, FF, FS, GS, RS inside "
+        "strings a client reads",
+        line_separators,
+    ),
+    Mutation(
+        "unicode-edges",
+        "R1",
+        "astral characters raw or as escaped surrogate pairs, \\u0000, or a four-byte "
+        "character across a 4 KiB, 8 KiB or 64 KiB read boundary",
+        unicode_edges,
+    ),
+    Mutation(
+        "type-like-payloads",
+        "R2",
+        'a tool input holding {"type":"run_complete"}, {"type":"complete"} or '
+        '{"type":"text","text":"INJECTED"}, near the end of the run',
+        type_like_payloads,
+    ),
+    Mutation(
+        "case-variant-keys",
+        "R5",
+        "a key differing only in case from a field of the event (Text beside text): unknown",
+        case_variant_keys,
+    ),
+    Mutation(
+        "big-integers",
+        "precision",
+        "integers above 2^53 in ts, token counts and durations",
+        big_integers,
+    ),
+    Mutation(
+        "bad-read-values",
+        "R4",
+        'a bad value in a field a client reads, e.g. "input_tokens":"1200" in step_usage',
+        bad_read_values(),
+    ),
+    Mutation(
+        "megabyte-string",
+        "R1",
+        "a text event whose text is over a megabyte (not graded by any check)",
+        megabyte_string,
+    ),
+    Mutation(
+        "torn-inner-object",
+        "R6",
+        "the last line torn just after a complete inner object that looks like an event",
+        torn_inner_object,
+        byte_level=True,
+    ),
+    Mutation(
+        "json-spellings",
+        "R1",
+        "every line re-spelled: spaces after : and , , key order, escaped non-ASCII, "
+        "numbers as 2E-2 or -0.0 where the schema allows a number",
+        json_spellings,
+        byte_level=True,
+    ),
+)
+
+#: Hazards after which a correct client must reject the stream.
+HAZARDS_REJECTING = frozenset({"bad-read-values"})

@@ -62,6 +62,12 @@ ANY_TEXT: tuple[str, ...] = (
     *JSON_ESCAPES,
     *(c for chars in BY_CATEGORY.values() for c in chars),
 )
+#: Line ends to str.splitlines() (and U+2028/U+2029 to JavaScript), text to JSON.
+LINE_SEPARATORS = ("\u2028", "\u2029", "\u0085")
+#: ANY_TEXT without them: the strings inside ordinary payloads, so that a reader which
+#: splits lines there fails the check that names the flaw (R1.lines-end-only-at-newline,
+#: fed by the line-separators mutation), not whichever check happened to draw one.
+PAYLOAD_TEXT: tuple[str, ...] = tuple(c for c in ANY_TEXT if c not in LINE_SEPARATORS)
 #: Field names and other identifiers.
 NAME_CHARS = tuple("abcdefghijklmnopqrstuvwxyz_")
 
@@ -75,4 +81,13 @@ def strings(
     )
 
 
-__all__ = ["ANY_TEXT", "ASCII", "BY_CATEGORY", "JSON_ESCAPES", "NAME_CHARS", "strings"]
+__all__ = [
+    "ANY_TEXT",
+    "ASCII",
+    "BY_CATEGORY",
+    "JSON_ESCAPES",
+    "LINE_SEPARATORS",
+    "NAME_CHARS",
+    "PAYLOAD_TEXT",
+    "strings",
+]

@@ -30,7 +30,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from stella_conform.generators.alphabets import NAME_CHARS, strings
+from stella_conform.generators.alphabets import NAME_CHARS, PAYLOAD_TEXT, strings
 from stella_conform.generators.events import Event, strategies_for, tool_start
 from stella_conform.generators.runs import encode
 from stella_conform.schemas.fit import json_type_name
@@ -319,7 +319,7 @@ _EXTRA_VALUES = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(-5, 5),
-    strings(max_size=5),
+    strings(PAYLOAD_TEXT, max_size=5),
     # fresh objects per draw: a shared one would carry one case's mutations into the
     # next, and a nested mutation could put it inside itself (a cycle json cannot write)
     st.builds(lambda: {"nested": {"deep": [1, 2, {"k": "v"}]}}),

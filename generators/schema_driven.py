@@ -18,10 +18,12 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from stella_conform.generators.alphabets import ANY_TEXT, NAME_CHARS, strings
+from stella_conform.generators.alphabets import NAME_CHARS, PAYLOAD_TEXT, strings
 from stella_conform.schemas.fit import ANNOTATIONS, FORMAT_BOUNDS, UnsupportedSchema, resolve_ref
 
-JSON_LEAVES = st.none() | st.booleans() | st.integers(-1000, 1000) | strings(max_size=8)
+JSON_LEAVES = (
+    st.none() | st.booleans() | st.integers(-1000, 1000) | strings(PAYLOAD_TEXT, max_size=8)
+)
 ANY_JSON = st.recursive(
     JSON_LEAVES,
     lambda inner: (
@@ -108,7 +110,7 @@ class SchemaStrategies:
             lo = int(schema.get("minLength", 0))
             max_len = schema.get("maxLength")
             return strings(
-                ANY_TEXT,
+                PAYLOAD_TEXT,
                 min_size=lo,
                 max_size=int(max_len) if max_len is not None else max(lo, 12),
             )

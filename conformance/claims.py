@@ -55,6 +55,7 @@ COMPUTES = (
     "terminator",
     "turns_completed",
     "elapsed_ms",
+    "usage",
     "tool_calls",
     "status",
     "text",
@@ -67,9 +68,9 @@ COMPUTES = (
     "rows",
 )
 #: Judges that need one observation per line: nothing to judge from a summary alone.
-LINE_JUDGES = frozenset({"lockstep", "dispatch", "last-line-kept"})
+LINE_JUDGES = frozenset({"lockstep", "dispatch", "last-line-kept", "last-line-content"})
 #: Judges whose whole point is the summary fields (the others also judge a verdict).
-FIELD_JUDGES = frozenset({"reading", "count", "stream-order"})
+FIELD_JUDGES = frozenset({"reading", "count", "stream-order", "elapsed", "reported-fields"})
 
 
 def split_names(value: str | Iterable[str] | None) -> list[str] | None:

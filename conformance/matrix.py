@@ -551,6 +551,20 @@ def _stderr_of(failure: dict[str, Any]) -> str:
     return tail.strip("\n") if isinstance(tail, str) and tail.strip() else ""
 
 
+def _claim_lines(claims: Any) -> list[str]:
+    """A cell report's claims in words: what was claimed, what that left ungraded."""
+    if not isinstance(claims, dict):
+        return []
+    out = []
+    for key in ("knows", "reads", "computes"):
+        if isinstance(claims.get(key), list):
+            out.append(f"{key}: {', '.join(str(v) for v in claims[key])}")
+    if claims.get("summary_only") is True:
+        out.append("summary only")
+    out += [f"not graded: {n}" for n in claims.get("not_graded") or [] if isinstance(n, str)]
+    return out
+
+
 def to_markdown(doc: dict[str, Any]) -> str:
     clients = [c["name"] for c in doc["clients"]]
     vocabs = [v["name"] for v in doc["vocabularies"]]
@@ -564,6 +578,17 @@ def to_markdown(doc: dict[str, Any]) -> str:
         out.append(f"| {name} | {mode} | " + " | ".join(row) + " |")
     out += ["", " · ".join(f"{ICONS[o]} {o}: {meaning}" for o, meaning in LEGEND)]
     out.append("(known): listed in the client's known-failures file; it does not fail the matrix.")
+    claimed = [
+        (cell["client"], cell["vocabulary"], line)
+        for cell in doc["cells"]
+        for line in _claim_lines(cell["report"].get("claims"))
+    ]
+    if claimed:  # a release gate shows what the clients' claims left ungraded
+        out += ["", "### claims", ""]
+        out += [
+            f"- {markdown_code(c)} × {markdown_code(v)}: {markdown_code(line, 2000)}"
+            for c, v, line in claimed
+        ]
     for vocab in doc["vocabularies"]:
         title = f"{markdown_code(vocab['name'])} ({markdown_code(vocab['ident'])})"
         out += ["", f"### checks, vocabulary {title}", ""]

@@ -330,7 +330,7 @@ def test_the_matrix_shows_the_older_client_passing_its_own_stella(tmp_path: Path
     config = _matrix(
         tmp_path,
         f'[[client]]\nname = "older"\ncommand = ["{PY}", "{older}"]\nmode = "persistent"\n'
-        'profiles = ["reader"]\n',
+        'profiles = ["reader"]\nreads = "run"\n',  # a claim that grades nothing less here
         '[[vocabulary]]\nname = "default"\n\n[[vocabulary]]\nname = "stella-older"\n',
     )
     out = kit("matrix", str(config), "--out", str(tmp_path / "out"), cwd=tmp_path)
@@ -345,6 +345,8 @@ def test_the_matrix_shows_the_older_client_passing_its_own_stella(tmp_path: Path
         "default": None,
         "stella-older": "stella-older",
     }
+    markdown = (tmp_path / "out" / "matrix.md").read_text()
+    assert "### claims" in markdown and "`older` × `stella-older`: `reads: run`" in markdown
 
 
 @pytest.mark.slow

@@ -30,7 +30,9 @@ class RecordingReader(Reader):
         self.out = out
 
     def on_event(self, line: int, event: dict[str, Any], tag: str | None) -> None:
-        self.out.write(json.dumps(event, sort_keys=True, ensure_ascii=False) + "\n")
+        # ASCII escapes: a lone surrogate (legal as a JSON escape) has no UTF-8 encoding,
+        # and the escaped form parses back to the very same value
+        self.out.write(json.dumps(event, sort_keys=True) + "\n")
         self.out.flush()
 
 

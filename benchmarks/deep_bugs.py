@@ -71,8 +71,21 @@ def measure_run(client: list[str], seed: int) -> dict[str, Any]:
     return {"found": bool(failed), "checks": failed, "seconds": round(doc["wall_seconds"], 1)}
 
 
-def measure_fuzz(client: list[str], seed: int, duration: str, feedback: bool) -> dict[str, Any]:
+#: The checks of the rule each deep bug breaks (``--scope rule``): what a nightly job
+#: fuzzing one rule family runs; ``--scope profile`` fuzzes the whole reader profile.
+RULE: dict[str, str] = {
+    "retry_note_after_unknown.py": "R3.*",
+    "extra_fields_on_failed_tool.py": "R5.*",
+    "legacy_text_after_failed_tool.js": "R4.*",
+}
+
+
+def measure_fuzz(
+    client: list[str], seed: int, duration: str, feedback: bool, only: str | None
+) -> dict[str, Any]:
     args = ["fuzz", "--for", duration, "--seed", str(seed), "--max-failures", "1", "--no-database"]
+    if only is not None:
+        args += ["--only", only]
     args += ["--max-shrinks", "0"]  # the report's shrinking is not what is measured
     if not feedback:
         args.append("--no-feedback")
@@ -89,6 +102,11 @@ def measure_fuzz(client: list[str], seed: int, duration: str, feedback: bool) ->
         "cases_per_second": fuzz["cases_per_second"],
         "feedback": fuzz["feedback"],
     }
+
+
+def _key(row: dict[str, Any]) -> tuple[str, str, int, str | None]:
+    scope = None if row["kind"] == "run" else row.get("scope", "profile")
+    return row["client"], row["kind"], row["seed"], scope
 
 
 def _load(path: Path) -> list[dict[str, Any]]:
@@ -134,6 +152,12 @@ def main() -> None:
     parser.add_argument("--client", action="append", help="only these clients (file names)")
     parser.add_argument("--table-only", action="store_true")
     parser.add_argument(
+        "--scope",
+        choices=("rule", "profile"),
+        default="rule",
+        help="fuzz the checks of the broken rule (default) or the whole reader profile",
+    )
+    parser.add_argument(
         "--kinds",
         default="run,fuzz-feedback,fuzz-blind",
         help="which measurements (comma separated; run two sessions side by side to share cores)",
@@ -153,19 +177,24 @@ def main() -> None:
         for name, kind, seed in plan:
             if kind not in kinds:
                 continue
-            if any(r["client"] == name and r["kind"] == kind and r["seed"] == seed for r in done):
+            scope = None if kind == "run" else args.scope
+            if any(_key(r) == (name, kind, seed, scope) for r in done):
                 continue
             client = CLIENTS[name]
             if kind == "run":
                 row = measure_run(client, seed)
             else:
-                row = measure_fuzz(client, seed, args.duration, feedback=kind == "fuzz-feedback")
+                only = RULE[name] if args.scope == "rule" else None
+                row = measure_fuzz(
+                    client, seed, args.duration, feedback=kind == "fuzz-feedback", only=only
+                )
+                row["scope"] = args.scope
             row.update(client=name, kind=kind, seed=seed)
             with args.results.open("a") as fh:
                 fh.write(json.dumps(row) + "\n")
             done.append(row)
             print(json.dumps(row), flush=True)
-    print(table(done, args.duration))
+    print(table([r for r in done if _key(r)[3] in (None, args.scope)], args.duration))
 
 
 if __name__ == "__main__":

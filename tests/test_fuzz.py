@@ -25,6 +25,7 @@ from stella_conform.conformance.fuzz import parse_duration, reaction
 from stella_conform.conformance.grader import Judgment
 from stella_conform.conformance.runner import Client, Observation, run_once
 
+pytest_plugins = ["pytester"]
 BROKEN_TORN = (sys.executable, str(ADAPTERS / "broken" / "fails_on_torn_final_line.py"))
 DEEP_R5 = (sys.executable, str(ADAPTERS / "deep" / "extra_fields_on_failed_tool.py"))
 MINIMAL = (ADAPTERS.parent / "fixtures" / "minimal_run.jsonl").read_bytes()
@@ -166,3 +167,52 @@ def test_what_fuzz_found_is_what_the_next_run_replays(tmp_path: Path) -> None:
     replayed = kit(*run_args, "--", *DEEP_R5, cwd=fuzzed)
     assert replayed.returncode == 1, replayed.stdout
     assert "reasoning lacks the fields of the failed call" in replayed.stdout
+
+
+TARGET_MODULE = '''
+import json
+
+from hypothesis import Phase, settings
+
+from stella_conform.pytest_plugin import fuzz_targets
+
+# few examples, no shrinking: this proves the wiring, not the search
+settings.register_profile("wiring", max_examples=10, phases=[Phase.generate])
+settings.load_profile("wiring")
+
+KNOWN = {"stage", "text", "text_delta", "reasoning", "tool_start", "tool_result",
+         "step_usage", "turn_complete", "run_complete", "error", "budget_tick", "file_change"}
+
+
+def read(lines):
+    """Breaks rule 3: an unknown type fails the stream."""
+    for raw in lines:
+        if not raw.strip():
+            continue
+        event = json.loads(raw)
+        if not isinstance(event, dict):
+            raise ValueError("not an object")
+        if event.get("type") not in KNOWN:
+            raise ValueError(f"unknown type {event.get('type')!r}")
+
+
+test_stella_fuzz = fuzz_targets(read, only=["R1.valid-runs-accepted", "R3.unknown-type-inert"])
+'''
+
+
+@pytest.mark.slow
+def test_fuzz_targets_are_what_hypofuzz_collects(pytester: pytest.Pytester) -> None:
+    """HypoFuzz takes pytest.Function items that are @given tests without fixtures."""
+    pytester.makepyfile(test_target=TARGET_MODULE)
+    items, _ = pytester.inline_genitems("-m", "hypothesis", "-p", "no:cacheprovider")
+    assert [i.name for i in items] == [
+        "test_stella_fuzz[R1.valid-runs-accepted]",
+        "test_stella_fuzz[R3.unknown-type-inert]",
+    ]
+    for item in items:
+        assert isinstance(item, pytest.Function)
+        assert item.obj.hypothesis.inner_test is not None  # a @given test
+        assert set(item.fixturenames) == set(item.callspec.params)  # no fixtures
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider", "-p", "no:randomly")
+    result.assert_outcomes(passed=1, failed=1)
+    assert "R3.unknown-type-inert: " in result.stdout.str()

@@ -363,6 +363,69 @@ def conformance_tests(
     return test
 
 
+def fuzz_targets(
+    parser: Callable[..., Any],
+    *,
+    profiles: Sequence[str] = ("reader",),
+    only: Sequence[str] = (),
+    rejects: type[BaseException] | Sequence[type[BaseException]] | None = None,
+) -> Callable[..., None]:
+    """Hypothesis tests of an in-process parser, one per check, that HypoFuzz can fuzz.
+
+    HypoFuzz collects only ``pytest.Function`` items that are ``@given`` tests taking
+    no fixtures, and runs them with the default settings' database; the plugin's
+    check items (custom items running a whole check) and :func:`conformance_tests`
+    (which takes ``request``) are neither.  Each test here draws one generated case
+    of its check and asserts the parser agrees with the reference decoder, so
+    ``hypothesis fuzz -- -k stella_fuzz`` spends its time and its in-process coverage
+    on the parser.  Under plain pytest they run like any property (``max_examples``).
+    Assign the result to a ``test_*`` name in a test module.
+    """
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from stella_conform.conformance.checks import select
+    from stella_conform.conformance.grader import Context, judge
+    from stella_conform.conformance.inprocess import (
+        DEFAULT_REJECTS,
+        Parser,
+        run_inprocess,
+        wants_report,
+    )
+    from stella_conform.conformance.suite import check_strategy, graded_case
+    from stella_conform.schemas.vocabulary import Vocabulary
+
+    vocab = Vocabulary.default()
+    mode = "report" if wants_report(parser) else "exit"
+    checks = [
+        c
+        for c in select(profiles, only)
+        if c.input == "stream" and c.grades_in(mode) and check_strategy(c, vocab) is not None
+    ]
+    if rejects is None:
+        kinds = DEFAULT_REJECTS
+    elif isinstance(rejects, type):
+        kinds = (rejects,)
+    else:
+        kinds = tuple(rejects)
+    reader = Parser(parser, kinds)
+
+    @pytest.mark.stella
+    @pytest.mark.parametrize("stella_check", checks, ids=[c.id for c in checks])
+    @settings(deadline=None, suppress_health_check=list(HealthCheck))
+    @given(data=st.data())
+    def test_stella_fuzz(stella_check: Any, data: Any) -> None:
+        strategy = check_strategy(stella_check, vocab)
+        assert strategy is not None
+        case = graded_case(data.draw(strategy, label="case"), vocab)
+        obs = run_inprocess(reader, case.stream)
+        verdict = judge(stella_check, case, obs, Context())
+        assert verdict.verdict not in ("fail", "error"), f"{stella_check.id}: {verdict.message}"
+
+    test: Callable[..., None] = test_stella_fuzz
+    return test
+
+
 # ---------------------------------------------------------------------- fixtures
 
 

@@ -23,7 +23,7 @@ from stella_conform.conformance.wrapper import expected_outcome
 from stella_conform.decoder import Decoded, Kind, LineOutcome, RunSummary, decode_all
 from stella_conform.envelope import EnvelopeReading, read_envelope
 from stella_conform.journal import Journal, read_journal
-from stella_conform.readings import Alternative, Readings, read_stream
+from stella_conform.readings import Alternative, Readings, read_envelope_readings, read_stream
 from stella_conform.schemas.vocabulary import Vocabulary
 
 Verdict = Literal["pass", "fail", "n/a", "error"]
@@ -72,15 +72,27 @@ class GradedCase:
 
     @property
     def alternatives(self) -> tuple[Alternative, ...]:
-        """The other conforming readings (stream cases only; empty when the contract is plain)."""
-        if self.kind != "stream" or self.reading_id:
+        """The other conforming readings of a stream or an envelope's events (empty when the
+        contract is plain)."""
+        if self.reading_id:
+            return ()
+        if self.kind == "envelope":
+            return self._envelope_alternatives
+        if self.kind != "stream":
             return ()
         return self.readings.alternatives
+
+    @cached_property
+    def _envelope_alternatives(self) -> tuple[Alternative, ...]:
+        return read_envelope_readings(self.stream, self.command, self.vocab, self.reads)
 
     def under(self, alternative: Alternative) -> GradedCase:
         """This case as the oracle reads it when the client takes ``alternative``."""
         view = copy.copy(self)
-        view.__dict__["_decoded"] = (alternative.outcomes, alternative.summary)
+        if alternative.document is not None:
+            view.__dict__["envelope"] = alternative.document
+        else:
+            view.__dict__["_decoded"] = (alternative.outcomes, alternative.summary)
         view.reading_id = alternative.reading
         return view
 
@@ -179,7 +191,7 @@ def judge(check: Check, case: GradedCase, obs: Observation, ctx: Context) -> Jud
     matched = [
         j
         for a, j in fails
-        if obs.verdict == (a.summary.verdict if a is not None else case.expected.verdict)
+        if obs.verdict == (a.verdict if a is not None else case.expected_verdict)
     ]
     return (matched or [j for _, j in fails] or [first])[0]
 

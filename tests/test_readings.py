@@ -182,3 +182,25 @@ def test_no_reading_allows_what_both_forbid() -> None:
     }
     j = judge(BY_ID["R1.object-per-line"], case, obs, Context())
     assert j.verdict == "fail" and "line 2" in j.message
+
+
+def test_an_envelope_s_events_follow_the_same_readings() -> None:
+    doc = {
+        "schema_version": 1,
+        "status": "completed",
+        "text": "Done.",
+        "cost_usd": 0.1,
+        "reason": None,
+        "model": "m",
+        "events": [{"type": "text", "text": "Done."}, {"text": "no type"}],
+    }
+    case = GradedCase(
+        "e", json.dumps(doc).encode(), "fixture", kind="envelope", command="stella run"
+    )
+    assert case.envelope.verdict == "accept"  # reading A: a line without a type is skipped
+    (other,) = case.alternatives
+    assert other.reading == "missing-or-non-string-type" and other.verdict == "reject"
+    check = BY_ID["E.events-follow-stream-rules"]
+    for verdict, reading in (("accept", "A"), ("reject", "B")):
+        j = judge(check, case, _obs(verdict, unrecognized_events=1), Context())
+        assert j.verdict == "pass" and j.readings == {"missing-or-non-string-type": reading}

@@ -141,11 +141,18 @@ def read_envelope(
     command: str = "stella run --output-format json",
     vocab: Vocabulary | None = None,
     reads: Collection[str] | None = None,
+    *,
+    choices: frozenset[str] = frozenset(),
+    touched: set[str] | None = None,
 ) -> EnvelopeReading:
-    """Read one envelope document as a conforming reader must (of ``reads``: every part)."""
+    """Read one envelope document as a conforming reader must (of ``reads``: every part).
+
+    ``choices``/``touched``: the registered readings of its events, as for a stream
+    (:mod:`stella_conform.readings`).
+    """
     reading = EnvelopeReading()
     try:
-        _read(data, command, vocab or Vocabulary.default(), reading, reads)
+        _read(data, command, vocab or Vocabulary.default(), reading, reads, choices, touched)
     except _Reject as exc:
         reading.verdict, reading.reason = "reject", str(exc)
     return reading
@@ -157,6 +164,8 @@ def _read(
     vocab: Vocabulary,
     out: EnvelopeReading,
     reads: Collection[str] | None = None,
+    choices: frozenset[str] = frozenset(),
+    touched: set[str] | None = None,
 ) -> None:
     doc, problem = parse_line(data)
     if problem is not None:
@@ -174,7 +183,7 @@ def _read(
     if is_query_command(command):
         _read_query(doc, out)
     else:
-        _read_turn(doc, vocab, out, reads)
+        _read_turn(doc, vocab, out, reads, choices, touched)
 
 
 def _read_query(doc: dict[str, Any], out: EnvelopeReading) -> None:
@@ -192,6 +201,8 @@ def _read_turn(
     vocab: Vocabulary,
     out: EnvelopeReading,
     reads: Collection[str] | None = None,
+    choices: frozenset[str] = frozenset(),
+    touched: set[str] | None = None,
 ) -> None:
     status = doc.get("status")
     if not isinstance(status, str):
@@ -230,7 +241,7 @@ def _read_turn(
         fold = RunFold(vocab.turn_boundary)
         tokens = [0, 0]
         for index, value in enumerate(events, 1):
-            outcome = classify(index, value, vocab)
+            outcome = classify(index, value, vocab, True, choices, touched)
             if outcome.kind is Kind.REJECT:
                 raise _Reject(f"events[{index - 1}]: {outcome.reason}")
             fold.feed(outcome)

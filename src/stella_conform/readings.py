@@ -16,12 +16,13 @@ of a case.  ``docs/contract-readings.md`` gives the contract's words for each.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from stella_conform.decoder import LineOutcome, RunSummary
+    from stella_conform.envelope import EnvelopeReading
     from stella_conform.schemas.vocabulary import Vocabulary
 
 
@@ -172,10 +173,16 @@ class Alternative:
     taken: frozenset[str]
     outcomes: list[LineOutcome] = field(repr=False)
     summary: RunSummary
+    #: For a document (an envelope): the reference reader's reading of it under ``taken``.
+    document: EnvelopeReading | None = None
 
     @property
     def reading(self) -> str:
         return label(self.taken)
+
+    @property
+    def verdict(self) -> str:
+        return self.document.verdict if self.document is not None else self.summary.verdict
 
 
 @dataclass(frozen=True)
@@ -239,6 +246,39 @@ def read_stream(
         for point in sorted(more - taken):
             queue.append(taken | {point})
     return Readings(default, tuple(found), frozenset(all_touched))
+
+
+def read_envelope_readings(
+    data: bytes,
+    command: str,
+    vocab: Vocabulary | None = None,
+    reads: Collection[str] | None = None,
+) -> tuple[Alternative, ...]:
+    """The other conforming readings of an envelope: its events follow the stream's points."""
+    from stella_conform.decoder import RunSummary
+    from stella_conform.envelope import read_envelope
+
+    touched: set[str] = set()
+    default = read_envelope(data, command, vocab, reads, touched=touched)
+    if not touched:
+        return ()
+    seen = {json.dumps(default.to_json(), sort_keys=True, default=str)}
+    found: list[Alternative] = []
+    queue = [frozenset({p}) for p in sorted(touched)]
+    tried: set[frozenset[str]] = set()
+    while queue and len(tried) < MAX_READINGS:
+        taken = queue.pop(0)
+        if taken in tried:
+            continue
+        tried.add(taken)
+        more: set[str] = set()
+        reading = read_envelope(data, command, vocab, reads, choices=taken, touched=more)
+        key = json.dumps(reading.to_json(), sort_keys=True, default=str)
+        if key not in seen:
+            seen.add(key)
+            found.append(Alternative(taken, [], RunSummary(), reading))
+        queue.extend(taken | {p} for p in sorted(more - taken))
+    return tuple(found)
 
 
 def also_conforming(readings: Readings) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ import click
 @click.command("checks")
 @click.option("--json", "as_json", is_flag=True)
 def list_checks(as_json: bool) -> None:
-    """List every check: id, tier, modes that can grade it, and what it asks."""
+    """List every check: id, profile, tier, modes that can grade it, and what it asks."""
     from stella_conform.conformance.checks import CATALOGUE
 
     if as_json:
@@ -39,4 +39,4 @@ def list_checks(as_json: bool) -> None:
         return
     for c in CATALOGUE:
         modes = "all modes" if len(c.modes) == 3 else "/".join(sorted(c.modes))
-        click.echo(f"{c.id:<32} {c.tier:<6} {modes:<18} {c.name}")
+        click.echo(f"{c.id:<32} {c.profile:<9} {c.tier:<6} {modes:<18} {c.name}")

@@ -11,6 +11,7 @@ not a verdict on any rule).
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -173,6 +174,9 @@ def judge(check: Check, case: GradedCase, obs: Observation, ctx: Context) -> Jud
     """
     if not obs.ok and check.judge != "lockstep":
         return Judgment("error", f"client {obs.describe()}")
+    if obs.summary is not None and case.kind == "stream":
+        summaries = [case.expected, *(a.summary for a in case.alternatives)]
+        obs.summary = expand_digests(obs.summary, summaries)
     ctx.fields = check.fields
     if ctx.computes is not None:
         ctx.fields = tuple(f for f in check.fields if _summary_key(f) in ctx.computes)
@@ -211,6 +215,42 @@ def _agreed(
 
 def _summary_key(name: str) -> str:
     return "texts" if name == "texts-unordered" else name
+
+
+def expand_digests(summary: dict[str, Any], readings: Sequence[RunSummary]) -> dict[str, Any]:
+    """A summary with each ``{"sha256": HEX}`` long text replaced by the text it stands for.
+
+    A digest of a text some conforming reading of the case holds becomes that text, so
+    every judge compares strings as usual; any other digest becomes a string that says
+    what it was (and matches nothing).
+    """
+    texts = summary.get("texts")
+    values = [summary.get("final_text"), summary.get("preview")]
+    values += texts if isinstance(texts, list) else []
+    if not any(isinstance(v, dict) for v in values):
+        return summary
+    known: dict[str, str] = {}
+    for reading in readings:
+        for t in [*reading.texts, reading.preview]:
+            if t is not None:
+                known.setdefault(_sha256(t), t)
+
+    def text(value: Any) -> Any:
+        if not isinstance(value, dict) or "sha256" not in value:
+            return value
+        return known.get(value["sha256"], f"<a text whose sha256 is {value['sha256']}>")
+
+    out = dict(summary)
+    for key in ("final_text", "preview"):
+        if key in out:
+            out[key] = text(out[key])
+    if isinstance(out.get("texts"), list):
+        out["texts"] = [text(v) for v in out["texts"]]
+    return out
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _verdict_ok(case: GradedCase, obs: Observation) -> bool:

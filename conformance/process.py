@@ -262,7 +262,11 @@ class ClientProcess:
             if self._lines:
                 line = self._lines.popleft()
                 if line == b"\x00OVERLONG":
-                    raise LineTooLong(f"a stdout line longer than {self.line_cap} bytes")
+                    raise LineTooLong(
+                        f"a stdout line longer than {self.line_cap} bytes (a summary may send "
+                        'a long text as {"sha256": HEX} instead: STELLA_CONFORM_DIGESTS, '
+                        "docs/adapter-protocol.md#long-texts)"
+                    )
                 return line
             if self._stdout_eof:
                 return None

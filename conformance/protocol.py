@@ -18,6 +18,8 @@ from stella_conform.schemas.vocabulary import load_schema
 PROTOCOL_VERSION = 1
 MODE_ENV = "STELLA_CONFORM_MODE"
 PROTOCOL_ENV = "STELLA_CONFORM_PROTOCOL"
+#: Set to ``sha256``: the kit accepts ``{"sha256": HEX}`` for a long text in a summary.
+DIGESTS_ENV = "STELLA_CONFORM_DIGESTS"
 #: Envelope profile: the stella command whose output the document is.
 COMMAND_ENV = "STELLA_CONFORM_COMMAND"
 CLIENT_KINDS = ("hello", "line", "pending", "summary")

@@ -23,6 +23,7 @@ from stella_conform import stopping
 from stella_conform.conformance.crash import crash_signature
 from stella_conform.conformance.process import ClientProcess, Exit, LineTooLong
 from stella_conform.conformance.protocol import (
+    DIGESTS_ENV,
     MODE_ENV,
     PROTOCOL_ENV,
     PROTOCOL_VERSION,
@@ -94,6 +95,7 @@ class Client:
         env.update(extra or {})
         env[MODE_ENV] = self.mode
         env[PROTOCOL_ENV] = str(PROTOCOL_VERSION)
+        env[DIGESTS_ENV] = "sha256"
         return env
 
 

@@ -6,6 +6,7 @@ import json
 import os
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -249,3 +250,63 @@ def test_parse_message_rejects_non_objects() -> None:
         parse_message(b"[1]")
     with pytest.raises(ProtocolError, match="unknown message kind"):
         parse_message(b'{"kind":"bogus"}')
+
+
+def _big_text_stream(size: int) -> tuple[bytes, str]:
+    big = "stella " * (size // 7)
+    tail = (
+        '{"type":"turn_complete","model":"m","cost_usd":0}\n'
+        '{"type":"run_complete","model":"m","cost_usd":0}\n'
+    )
+    return (json.dumps({"type": "text", "text": big}) + "\n" + tail).encode(), big
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("client", "mib"), [("python", 50), ("node", 5)])
+def test_a_50_mb_text_is_gradable_in_persistent_mode(client: str, mib: int) -> None:
+    """The summary repeats the text (final_text and texts): over the 4 MiB message cap the
+    reference clients send its sha256 instead, and the grader compares that.  (The Node.js
+    client is given 5 MiB, already over the cap twice: at 50 MiB its persistent-mode
+    reading of one 67 MB case message is too slow for this suite.)"""
+    import shutil
+
+    from conftest import NODE_REFERENCE
+
+    from stella_conform.conformance.checks import BY_ID
+    from stella_conform.conformance.grader import Context, GradedCase, judge
+    from stella_conform.conformance.runner import PersistentSession
+
+    if client == "node" and not shutil.which("node"):
+        pytest.skip("no node")
+    stream, big = _big_text_stream(mib * 1024 * 1024)
+    argv = PY_REFERENCE if client == "python" else NODE_REFERENCE
+    with PersistentSession(Client(argv, mode="persistent", timeout=120)) as session:
+        obs = session.run(stream)
+    assert obs.ok, obs.describe()
+    assert isinstance(obs.summary, dict) and "sha256" in obs.summary["final_text"]
+    case = GradedCase("big", stream, "generated")
+    check = BY_ID["D.text-replaces-preview" if client == "python" else "R1.valid-runs-accepted"]
+    verdict = judge(check, case, obs, Context())
+    assert verdict.verdict == "pass", verdict.message
+    assert obs.summary["final_text"] == big and obs.summary["texts"] == [big]
+
+
+def test_a_digest_of_another_text_matches_nothing() -> None:
+    from stella_conform.conformance.grader import expand_digests
+    from stella_conform.decoder import summarize
+
+    stream, _ = _big_text_stream(100_000)
+    summary = {"final_text": {"sha256": "0" * 64}, "texts": ["short"]}
+    got = expand_digests(summary, [summarize(stream)])
+    assert got["final_text"] == f"<a text whose sha256 is {'0' * 64}>"
+    assert got["texts"] == ["short"]
+
+
+def test_the_message_cap_error_names_the_digest_option() -> None:
+    from stella_conform.conformance.process import ClientProcess, LineTooLong
+
+    with (
+        ClientProcess(["sh", "-c", "printf '%0100d\\n' 0"], line_cap=10) as proc,
+        pytest.raises(LineTooLong, match="STELLA_CONFORM_DIGESTS"),
+    ):
+        proc.next_line(time.monotonic() + 10)

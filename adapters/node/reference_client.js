@@ -9,6 +9,14 @@
 "use strict";
 
 const fs = require("fs");
+const crypto = require("crypto");
+// Texts longer than this travel as a digest when the kit accepts one (protocol v1,
+// STELLA_CONFORM_DIGESTS=sha256): a 50 MB text would break the kit's 4 MiB message cap.
+const LONG_TEXT = 64 * 1024;
+const longText = (t) =>
+  t.length <= LONG_TEXT || process.env.STELLA_CONFORM_DIGESTS !== "sha256"
+    ? t
+    : { sha256: crypto.createHash("sha256").update(t, "utf8").digest("hex") };
 
 const U64 = 2 ** 64;
 const U32 = 2 ** 32 - 1;
@@ -159,8 +167,8 @@ class Reader {
       known_events: this.known,
       unrecognized_events: this.unknown,
       unrecognized_types: [...this.unknownTypes].sort(),
-      final_text: this.texts.length ? this.texts[this.texts.length - 1] : null,
-      texts: this.texts,
+      final_text: this.texts.length ? longText(this.texts[this.texts.length - 1]) : null,
+      texts: this.texts.map(longText),
       terminator: this.runComplete ? "run_complete" : this.lastKnown === "error" ? "error" : null,
       turns_completed: this.turns,
       stages: this.stages,

@@ -21,6 +21,7 @@ Modes (chosen by the kit through ``STELLA_CONFORM_MODE``):
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 import sys
@@ -347,15 +348,27 @@ class Reader:
             "known_events": self.known_events,
             "unrecognized_events": self.unrecognized_events,
             "unrecognized_types": sorted(self.unrecognized_types),
-            "final_text": self.texts[-1] if self.texts else None,
-            "texts": self.texts,
+            "final_text": long_text(self.texts[-1]) if self.texts else None,
+            "texts": [long_text(t) for t in self.texts],
             "terminator": terminator,
             "turns_completed": self.turns_completed,
             "stages": self.stages,
             "elapsed_ms": self.elapsed_ms,
-            "preview": "".join(self.preview) if self.preview else None,
+            "preview": long_text("".join(self.preview)) if self.preview else None,
             "usage": self.usage,
         }
+
+
+#: Texts longer than this travel as a digest when the kit accepts one (protocol v1,
+#: STELLA_CONFORM_DIGESTS=sha256): a 50 MB text repeated in final_text and texts would
+#: break the kit's 4 MiB message cap.
+LONG_TEXT = 64 * 1024
+
+
+def long_text(text: str) -> Any:
+    if len(text) <= LONG_TEXT or os.environ.get("STELLA_CONFORM_DIGESTS") != "sha256":
+        return text
+    return {"sha256": hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()}
 
 
 # ---------------------------------------------------------------------- the adapter

@@ -115,14 +115,18 @@ def _load(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def _median(values: list[float]) -> str:
-    return f"{statistics.median(values):.0f}" if values else "–"
+def _median(values: list[float | None], cap: str) -> str:
+    """The median over every seed, a seed that found nothing counting as never."""
+    if not values:
+        return "–"
+    middle = statistics.median_high([float("inf") if v is None else v for v in values])
+    return f"> {cap}" if middle == float("inf") else f"{middle:.0f}"
 
 
 def table(rows: list[dict[str, Any]], duration: str) -> str:
     out = [
-        "| client | default `run` found it | `fuzz` with feedback: found, median s (cases) "
-        "| `fuzz` blind: found, median s (cases) |",
+        "| client | default `run` found it | `fuzz` with feedback: found; median s (cases) "
+        "| `fuzz` blind: found; median s (cases) |",
         "| --- | --- | --- | --- |",
     ]
     for name in CLIENTS:
@@ -131,15 +135,16 @@ def table(rows: list[dict[str, Any]], duration: str) -> str:
         cells = [f"`{name}`", f"{sum(r['found'] for r in runs)} of {len(runs)} seeds"]
         for kind in ("fuzz-feedback", "fuzz-blind"):
             fz = [r for r in mine if r["kind"] == kind]
-            hit = [r for r in fz if r["found"]]
             if not fz:
                 cells.append("not measured")
                 continue
-            seconds = (
-                _median([r["seconds"] for r in hit]) if len(hit) == len(fz) else "≥ " + duration
-            )
-            cases = _median([r["cases"] for r in hit]) if len(hit) == len(fz) else "–"
-            cells.append(f"{len(hit)} of {len(fz)} seeds, {seconds} s ({cases})")
+            hit = sum(r["found"] for r in fz)
+            seconds = _median([r["seconds"] for r in fz], duration)
+            if seconds.startswith(">"):
+                cells.append(f"{hit} of {len(fz)} seeds; {seconds}")
+            else:
+                cases = _median([r["cases"] for r in fz], "")
+                cells.append(f"{hit} of {len(fz)} seeds; {seconds} s ({cases} cases)")
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out)
 

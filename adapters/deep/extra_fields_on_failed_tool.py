@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Deep bug (rule 5): rejects a valid stream only when three things line up.
+"""Deep bug (rule 5): fails a valid stream only when three things line up.
 
 It keeps the extra fields of a failed tool call "for the next reasoning step" and
 then checks the reasoning event against them, as if they were part of its schema.
-Unknown fields must be ignored (rule 5), so the stream is valid; the client wrongly
-rejects it only when all of these hold at once:
+Unknown fields must be ignored (rule 5), so the stream is valid; the client fails on
+it (its ``Rejected`` escapes the reader: a crash) only when all of these hold at once:
 
 1. a ``tool_result`` carries a field the contract does not define,
 2. that tool call failed (its output is an error),

@@ -152,6 +152,7 @@ type trivialReader struct {
 	known, unknown    int
 	unknownTypes      map[string]bool
 	texts             []string
+	turns             int
 	lastKnown         string
 	completed         bool
 }
@@ -229,6 +230,9 @@ func (r *trivialReader) push(n int, raw []byte) []message {
 		r.texts = append(r.texts, event["text"].(string))
 	}
 	r.completed = r.completed || tag == "run_complete"
+	if tag == "turn_complete" {
+		r.turns++
+	}
 	o := line(n, "known")
 	o["type"] = tag
 	return []message{o}
@@ -249,7 +253,7 @@ func misfit(tag string, s shape, event map[string]interface{}) string {
 			return fmt.Sprintf("%s: field '%s' has the wrong shape", tag, field)
 		}
 	}
-	if ts, present := event["ts"]; present && !uint(u64)(ts) {
+	if ts, present := event["ts"]; present && ts != nil && !uint(u64)(ts) { // null: no ts
 		return fmt.Sprintf("%s: ts must be an integer >= 0", tag)
 	}
 	return ""
@@ -277,9 +281,10 @@ func (r *trivialReader) summary() message {
 		types = append(types, t)
 	}
 	sort.Strings(types)
+	texts := append([]string{}, r.texts...) // [] rather than null when there are none
 	s := message{"kind": "summary", "verdict": "accept", "rejected_line": nil,
 		"known_events": r.known, "unrecognized_events": r.unknown, "unrecognized_types": types,
-		"final_text": nil, "terminator": nil}
+		"final_text": nil, "texts": texts, "turns_completed": r.turns, "terminator": nil}
 	if r.rejected != nil {
 		s["verdict"], s["rejected_line"] = "reject", r.rejected.line
 	}

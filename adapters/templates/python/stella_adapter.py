@@ -155,6 +155,7 @@ class TrivialReader:
         self.known = self.unknown = 0
         self.unknown_types = set()
         self.texts = []
+        self.turns = 0
         self.last_known = None
         self.completed = False
 
@@ -196,6 +197,8 @@ class TrivialReader:
         self.last_known = tag
         if tag == "text":
             self.texts.append(event["text"])
+        if tag == "turn_complete":
+            self.turns += 1
         self.completed = self.completed or tag == "run_complete"
         return [{"kind": "line", "line": line, "outcome": "known", "type": tag}]
 
@@ -218,6 +221,8 @@ class TrivialReader:
             "unrecognized_events": self.unknown,
             "unrecognized_types": sorted(self.unknown_types),
             "final_text": self.texts[-1] if self.texts else None,
+            "texts": self.texts,
+            "turns_completed": self.turns,
             "terminator": "run_complete"
             if self.completed
             else ("error" if self.last_known == "error" else None),
@@ -234,7 +239,7 @@ def misfit(tag, event):
     for field, fits in optional.items():
         if field in event and not fits(event[field]):
             return f"{tag}: field {field!r} has the wrong shape"
-    if "ts" in event and not uint(U64)(event["ts"]):
+    if event.get("ts") is not None and not uint(U64)(event["ts"]):  # a null ts is no ts
         return f"{tag}: ts must be an integer >= 0"
     return None
 

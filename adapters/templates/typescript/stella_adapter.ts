@@ -132,6 +132,7 @@ class TrivialReader {
   private unknown = 0;
   private unknownTypes = new Set<string>();
   private texts: string[] = [];
+  private turns = 0;
   private lastKnown: string | null = null;
   private completed = false;
 
@@ -164,6 +165,7 @@ class TrivialReader {
     this.lastKnown = tag;
     if (tag === "text") this.texts.push((event as JsonObject).text as string);
     if (tag === "run_complete") this.completed = true;
+    if (tag === "turn_complete") this.turns += 1;
     return [{ kind: "line", line, outcome: "known", type: tag }];
   }
 
@@ -187,6 +189,8 @@ class TrivialReader {
       unrecognized_events: this.unknown,
       unrecognized_types: [...this.unknownTypes].sort(),
       final_text: this.texts.length ? this.texts[this.texts.length - 1] : null,
+      texts: this.texts,
+      turns_completed: this.turns,
       terminator: this.completed ? "run_complete" : this.lastKnown === "error" ? "error" : null,
     };
   }
@@ -201,7 +205,7 @@ function misfit(tag: string, event: JsonObject): string | null {
   for (const [field, fits] of Object.entries(optional)) {
     if (field in event && !fits(event[field])) return `${tag}: field '${field}' has the wrong shape`;
   }
-  if ("ts" in event && !uint(U64)(event.ts)) return `${tag}: ts must be an integer >= 0`;
+  if (event.ts != null && !uint(U64)(event.ts)) return `${tag}: ts must be an integer >= 0`; // null: no ts
   return null;
 }
 

@@ -992,7 +992,10 @@ def _with_hazards() -> dict[str, Mutation]:
     """The structural mutations above, then the content hazards (their own module)."""
     from stella_conform.generators.hazards import HAZARDS
 
-    return {**_registry(), **{m.id: m for m in HAZARDS}}
+    every = [*_registry().values(), *HAZARDS]
+    # object-level first (structure, then content), byte-level last, each in registry order
+    ordered = [m for m in every if not m.byte_level] + [m for m in every if m.byte_level]
+    return {m.id: m for m in ordered}
 
 
 MUTATIONS: Mapping[str, Mutation] = _with_hazards()

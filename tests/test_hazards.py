@@ -260,3 +260,15 @@ def test_shrinks_to_a_minimal_counterexample(
     case = minimal(mutation_id, bug)
     lines = case.stream.rstrip(b"\n").split(b"\n")
     assert len(lines) <= max_lines, case.stream
+
+
+if __name__ == "__main__":  # prints the minimal counterexamples shown in docs/generators.md
+    import warnings
+
+    warnings.simplefilter("ignore")
+    for param in SHRINKS:
+        mutation_id, bug, _ = param.values
+        found = minimal(mutation_id, bug)
+        text = found.stream.decode("utf-8").encode("unicode_escape").decode()
+        print(f"# {mutation_id}: {bug.__doc__}")
+        print(text.replace("\\n", "\n").rstrip("\n"), end="\n\n")

@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import jsonschema
 import pytest
 from hypothesis import HealthCheck, find, given, settings
 
@@ -18,11 +19,13 @@ from stella_conform.decoder import Kind, decode, summarize
 from stella_conform.generators import Case, cases, mutated, runs
 from stella_conform.generators.hazards import (
     ESCAPED_SEPARATORS,
+    HAZARDS,
     INJECTED_TEXT,
     RAW_SEPARATORS,
     TWO_53,
     number_spellings,
 )
+from stella_conform.schemas.vocabulary import load_schema
 
 SETTINGS = settings(
     max_examples=40,
@@ -167,6 +170,20 @@ def test_separators_are_raw_or_escaped_as_json_allows(case: Case) -> None:
         assert control not in text  # JSON must escape C0 controls
     summary = summarize(case.stream)
     assert summary.verdict == "accept"
+
+
+@pytest.mark.parametrize("mutation_id", [m.id for m in HAZARDS])
+def test_a_hazard_case_exports_as_a_valid_fixture(mutation_id: str) -> None:
+    """Its rule is one the expectation schema knows (a saved counterexample must load)."""
+    schema = jsonschema.Draft202012Validator(load_schema("expectation.schema.json"))
+
+    @settings(SETTINGS, max_examples=2)
+    @given(mutated(mutation_id))
+    def check(case: Case) -> None:
+        errors = [e.message for e in schema.iter_errors(case.expectation(description="x"))]
+        assert not errors, errors
+
+    check()
 
 
 # ------------------------------------------------------------------ shrinking

@@ -147,27 +147,30 @@ def test_ctrl_c_stops_cleanly_with_the_report(tmp_path: Path) -> None:
     doc = json.loads(report.read_text())
     assert doc["fuzz"]["stopped"] == "interrupted"
     assert doc["fuzz"]["cases"] > 0
-    assert {c["id"] for c in doc["checks"]} == {"R6.torn-final-line", "R6.complete-last-line-kept",
-                                                 "R6.corrupt-line-not-last"}  # fmt: skip
+    ids = {c["id"] for c in doc["checks"]}
+    assert "R6.torn-final-line" in ids and all(i.startswith("R6.") for i in ids)
     assert "stopped: interrupted" in stdout
     assert not os.listdir(scratch)  # the coverage map and the clients' files are gone
 
 
 @pytest.mark.slow
 def test_what_fuzz_found_is_what_the_next_run_replays(tmp_path: Path) -> None:
-    """A deep bug the default run misses (seed 0), until fuzz has put it in the database.
+    """A deep bug a one-example run misses, until fuzz has put it in the database.
 
-    The default 25 examples: the replay phase counts towards them, and the database may
-    hold more than one entry for a check (Hypothesis keeps a shrink's best candidates).
+    ``--max-shrinks 0`` on the fuzz: its closing report replays the failure without
+    shrinking it, so the database's primary entry is the very case fuzz found.
     """
     only = ("--only", "R5.unknown-fields-ignored")
-    run_args = ("run", "--mode", "persistent", *only, "--max-shrinks", "20")
+    run_args = ("run", "--mode", "persistent", *only, "--examples", "1", "--max-shrinks", "0")
     fresh = tmp_path / "fresh"
     fresh.mkdir()
     assert kit(*run_args, "--", *DEEP_R5, cwd=fresh).returncode == 0
     fuzzed = tmp_path / "fuzzed"
     fuzzed.mkdir()
-    out = kit("fuzz", "--for", "150s", *only, "--stop-on-first", "--", *DEEP_R5, cwd=fuzzed)
+    out = kit(
+        "fuzz", "--for", "150s", *only, "--stop-on-first", "--max-shrinks", "0",
+        "--", *DEEP_R5, cwd=fuzzed,
+    )  # fmt: skip
     assert out.returncode == 1, out.stdout + out.stderr
     replayed = kit(*run_args, "--", *DEEP_R5, cwd=fuzzed)
     assert replayed.returncode == 1, replayed.stdout

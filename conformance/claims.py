@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from stella_conform.conformance.checks import REPORTING, Check
+from stella_conform.conformance.checks import CATALOGUE, REPORTING, Check
 from stella_conform.errors import SetupError
 from stella_conform.schemas.vocabulary import BUNDLED, BUNDLED_ALIASES, Vocabulary, VocabularyError
 
@@ -42,8 +42,9 @@ READS_WORDS = {
     "events": "the events array",
     "files_touched": "the files_touched payload",
 }
-#: Summary fields a client can claim to compute (report and persistent modes).
-COMPUTES = (
+#: Summary fields a client can claim to compute (report and persistent modes): the
+#: summary's fields, and every field a check of the catalogue compares.
+_SUMMARY_FIELDS = (
     "rejected_line",
     "known_events",
     "unrecognized_events",
@@ -66,6 +67,14 @@ COMPUTES = (
     "output_tokens",
     "files_touched",
     "rows",
+)
+COMPUTES = tuple(
+    dict.fromkeys(
+        [
+            *_SUMMARY_FIELDS,
+            *("texts" if f == "texts-unordered" else f for c in CATALOGUE for f in c.fields),
+        ]
+    )
 )
 #: Judges that need one observation per line: nothing to judge from a summary alone.
 LINE_JUDGES = frozenset({"lockstep", "dispatch", "last-line-kept", "last-line-content"})

@@ -79,6 +79,7 @@ def test_knows_on_the_command_line_works_in_exit_mode(tmp_path: Path) -> None:
     assert "not graded: event types the client does not know (10 of 12)" in claimed["_stdout"]
 
 
+@pytest.mark.slow
 def test_a_client_claiming_less_still_fails_what_it_claims(tmp_path: Path) -> None:
     broken = (PY, str(ADAPTERS / "broken" / "skips_bad_lines.py"))
     doc = grade(

@@ -233,7 +233,7 @@ CATALOGUE: tuple[Check, ...] = (
         "counts unrecognized events (the version-gap report)",
         "R3",
         "count",
-        fixtures=_UNKNOWN_FIXTURES,
+        fixtures=(*_UNKNOWN_FIXTURES, "guessable_unknown_names"),
         mutations=("unknown-type", "unknown-in-tool-pair"),
         modes=REPORTING,
         fields=("unrecognized_events",),

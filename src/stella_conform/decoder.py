@@ -361,7 +361,8 @@ UNICODE_WS = (
     "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 )
 _BOM = b"\xef\xbb\xbf"
-_BIG_NUMBER = re.compile(rb"[0-9][eE][+]?[0-9]{3,}|[0-9]{309,}")
+_INFINITIES = (float("inf"), float("-inf"))
+_F64_LIMIT = 2**1024
 _SURROGATE = re.compile("[\ud800-\udfff]")
 #: Nesting serde_json reads before it gives up.
 MAX_DEPTH = 128
@@ -398,14 +399,39 @@ def _depth(value: Any) -> int:
     return deepest
 
 
-def _json_edges(content: bytes, value: Any) -> dict[str, str]:
+def _note_float(text: str) -> float:
+    value = float(text)
+    if value in _INFINITIES:
+        _BEYOND_F64[0] = True
+    return value
+
+
+#: Set while parsing a line when a number literal overflowed a 64-bit float.
+_BEYOND_F64 = [False]
+#: The careful path's parser: a callback per *float* literal (rare on a stream) notes the
+#: ones beyond f64, where a regex over the bytes or a walk over the values would cost
+#: per byte or per value on every line.
+_CAREFUL_JSON = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_note_float)
+
+
+def _careful_line(content: bytes) -> tuple[Any, str | None, bool]:
+    """``(value, error, beyond_f64)``: :func:`parse_line`, noting numbers beyond f64."""
+    _BEYOND_F64[0] = False
+    try:
+        return _CAREFUL_JSON.decode(content.decode("utf-8")), None, _BEYOND_F64[0]
+    except Exception:
+        value, error = parse_line(content)
+        big = error is None and any(
+            (type(v) is float and v in _INFINITIES) or (type(v) is int and abs(v) >= _F64_LIMIT)
+            for v in _walk(value)
+        )
+        return value, error, big
+
+
+def _json_edges(content: bytes, value: Any, beyond_f64: bool) -> dict[str, str]:
     """JSON-grammar edge points a parsed line touches, each with why reading B refuses it."""
     found: dict[str, str] = {}
-    if _BIG_NUMBER.search(content) and any(
-        (isinstance(v, float) and v in (float("inf"), float("-inf")))
-        or (isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 2**1024)
-        for v in _walk(value)
-    ):
+    if beyond_f64:
         found["number-beyond-f64"] = "not JSON: a number out of the range of a 64-bit float"
     if b"\\u" in content and any(isinstance(v, str) and _SURROGATE.search(v) for v in _walk(value)):
         found["lone-surrogate"] = "not JSON: a lone surrogate escape in a string"
@@ -418,19 +444,28 @@ def _json_edges(content: bytes, value: Any) -> dict[str, str]:
     return found
 
 
+class _Duplicate(Exception):
+    pass
+
+
+def _unique_pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(items)
+    if len(found) != len(items):
+        raise _Duplicate
+    return found
+
+
+_PAIRS = json.JSONDecoder(object_pairs_hook=_unique_pairs, parse_constant=_reject_constant)
+
+
 def _has_duplicate_keys(text: str) -> bool:
-    seen = [False]
-
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        if len({k for k, _ in items}) != len(items):
-            seen[0] = True
-        return dict(items)
-
     try:
-        json.loads(text, object_pairs_hook=pairs, parse_constant=_reject_constant)
+        _PAIRS.decode(text)
+    except _Duplicate:
+        return True
     except (ValueError, RecursionError):
         return False
-    return seen[0]
+    return False
 
 
 def _careful_parse(
@@ -443,7 +478,7 @@ def _careful_parse(
             content = content[len(_BOM) :]
             if _BLANK.fullmatch(content):
                 return None, None, True
-    value, error = parse_line(content)
+    value, error, beyond_f64 = _careful_line(content)
     if error is not None:
         try:
             text = content.decode("utf-8")
@@ -457,10 +492,10 @@ def _careful_parse(
             return None, error, False
         if not trimmed:
             return None, None, True
-        value, error = parse_line(trimmed.encode("utf-8", "surrogatepass"))
+        content = trimmed.encode("utf-8", "surrogatepass")
+        value, error, beyond_f64 = _careful_line(content)
         if error is not None:
             return None, error, False
-        content = trimmed.encode("utf-8", "surrogatepass")
     if b"-0" in content:
         try:
             other = _NEG_ZERO.decode(content.decode("utf-8"))
@@ -470,7 +505,7 @@ def _careful_parse(
             touched.add("negative-zero")
             if "negative-zero" in choices:
                 value = other
-    for point, why in _json_edges(content, value).items():
+    for point, why in _json_edges(content, value, beyond_f64).items():
         touched.add(point)
         if point in choices:
             return None, why, False

@@ -293,6 +293,7 @@ def _suite_config(config: MatrixConfig, client: ClientSpec, vocab: VocabularySpe
         examples=config.examples,
         seed=config.seed,
         shrink_budget=config.max_shrinks,
+        share_generation=True,
         # names come from the config: "../../x" must not write outside the failures folder
         failures_dir=inside(
             config.failures_dir or DEFAULT_OUT / "failures", client.name, vocab.name

@@ -155,6 +155,9 @@ class SuiteConfig:
     #: An example database to use instead of ``database_dir`` (the pytest plugin passes
     #: Hypothesis's configured one, e.g. a GitHub-artifact database shared by CI).
     database: Any = None
+    #: Keep each check's generated cases for the next client graded on it in this process
+    #: (a matrix); off for one client, whose checks never share cases.
+    share_generation: bool = False
     #: ``time.monotonic()`` after which no new case starts (``run --time-budget``).
     deadline: float | None = None
     #: The budget in seconds, as the user gave it (for messages).
@@ -666,7 +669,9 @@ def _generated(
     database = example_database(config)
     # Without a database the cases depend on the seed alone: clients graded on the same
     # check in this process (a matrix) share one generation and one oracle reading.
-    share_key = _share_key(check, config, vocab) if database is None else None
+    share_key = (
+        _share_key(check, config, vocab) if config.share_generation and database is None else None
+    )
     seen: list[GradedCase] = []
 
     def attempt(

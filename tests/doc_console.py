@@ -91,7 +91,7 @@ def _settings(text: str) -> dict[str, str]:
     out: dict[str, str] = {}
     if text.startswith("not run:"):
         return {"not run": text.removeprefix("not run:").strip()}
-    for part in text.split(";"):
+    for part in re.split(r";\s*(?=(?:cwd|setup|progress)=)", text):  # a setup may hold ;
         key, _, value = part.strip().partition("=")
         if key:
             out[key.strip()] = value.strip()

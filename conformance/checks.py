@@ -30,6 +30,7 @@ Judge = Literal[
     "rejected-line",
     "last-line-kept",
     "last-line-content",
+    "torn-adds-nothing",
     "content",
     "reading",
     "reported-fields",
@@ -155,10 +156,9 @@ CATALOGUE: tuple[Check, ...] = (
         "R1.lines-end-only-at-newline",
         "ends a line only at \\n: U+2028, U+2029, U+0085 and escaped controls in strings are text",
         "R1",
-        "content",
+        "verdict",
         fixtures=("line_separators_in_strings",),
         mutations=("line-separators",),
-        fields=("final_text", "texts", "terminator"),
         why="Reads the stream line by line: a line ends at \\n. stella writes U+2028 and U+2029 "
         "raw inside strings, as JSON allows; a reader that splits where str.splitlines() does "
         "cuts an event in two and loses its text.",
@@ -351,14 +351,15 @@ CATALOGUE: tuple[Check, ...] = (
         "R6.torn-line-adds-nothing",
         "takes the final text and terminator from the lines before a torn final line",
         "R6",
-        "reading",
+        "torn-adds-nothing",
         fixtures=("torn_after_inner_object", "torn_mid_key", "torn_mid_string"),
         mutations=("torn-inner-object", "torn-tail"),
         modes=REPORTING,
         fields=("final_text", "texts", "terminator"),
         why="A partial JSON object at the end is not an event: everything before it is still "
         'valid, and nothing in it is. An inner {"type":"text",...} rescued from the torn '
-        "bytes is not the run's final text.",
+        "bytes is not the run's final text (the client is compared with its own reading of "
+        "the stream without the torn line).",
     ),
     Check(
         "R6.complete-last-line-kept",
@@ -379,9 +380,9 @@ CATALOGUE: tuple[Check, ...] = (
         mutations=("no-trailing-newline",),
         modes=REPORTING,
         fields=("final_text", "terminator", "turns_completed"),
-        why="A complete last line without \\n is a real event: when it is run_complete the run "
-        "ended, and when it is text that is the final text (R6.complete-last-line-kept "
-        "grades whether the line was seen at all).",
+        why="A complete last line without \\n is a real event: the client must read it as it "
+        "reads the same line with its newline (compared with itself, so no other flaw counts; "
+        "R6.complete-last-line-kept grades whether the line was seen at all).",
     ),
     Check(
         "R6.corrupt-line-not-last",

@@ -79,7 +79,9 @@ COMPUTES = tuple(
 #: Judges that need one observation per line: nothing to judge from a summary alone.
 LINE_JUDGES = frozenset({"lockstep", "dispatch", "last-line-kept", "last-line-content"})
 #: Judges whose whole point is the summary fields (the others also judge a verdict).
-FIELD_JUDGES = frozenset({"reading", "count", "stream-order", "elapsed", "reported-fields"})
+FIELD_JUDGES = frozenset(
+    {"reading", "count", "stream-order", "elapsed", "reported-fields", "torn-adds-nothing"}
+)
 
 
 def split_names(value: str | Iterable[str] | None) -> list[str] | None:

@@ -160,6 +160,8 @@ class Context:
     computes: frozenset[str] | None = None
     #: The client reports a summary only, no line observations.
     summary_only: bool = False
+    #: How a self-comparing judge names the paired stream in its message.
+    paired_words: str = ""
 
 
 def judge(check: Check, case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
@@ -450,12 +452,48 @@ def _content(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
     return Judgment("pass")
 
 
+def _self_problems(obs: Observation, ctx: Context) -> list[str] | None:
+    """The check's fields where the client read the case and its paired stream differently
+    (``None``: nothing to compare)."""
+    twin = obs.paired
+    if twin is None or not twin.ok or obs.summary is None or twin.summary is None:
+        return None
+    problems = []
+    for name in ctx.fields:
+        key = "texts" if name == "texts-unordered" else name
+        got, base = obs.summary.get(key), twin.summary.get(key)
+        if got != base:
+            problems.append(
+                f"{key}: {json.dumps(got)}, but {json.dumps(base)} with {ctx.paired_words}"
+            )
+    return problems
+
+
 def _last_line_content(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
-    """What the unterminated last line says; n/a when the line was not seen at all
-    (R6.complete-last-line-kept fails that)."""
+    """The client reads a complete last line without ``\\n`` as it reads it with one (n/a when
+    the line was not seen at all: R6.complete-last-line-kept fails that)."""
     if case.stream.endswith(b"\n") or _last_line_kept(case, obs, ctx).verdict != "pass":
         return Judgment("n/a")
-    return _reading(case, obs, ctx)
+    ctx.paired_words = "the final newline added"
+    problems = _self_problems(obs, ctx)
+    if problems is None:
+        return Judgment("n/a")
+    if problems:
+        return Judgment("fail", "without the final newline: " + "; ".join(problems[:3]))
+    return Judgment("pass")
+
+
+def _torn_adds_nothing(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
+    """The client reads a stream ending on a torn line as it reads the stream without it."""
+    if not _verdict_ok(case, obs) or not case.expected.torn_final_line:
+        return Judgment("n/a")
+    ctx.paired_words = "the torn line left off"
+    problems = _self_problems(obs, ctx)
+    if problems is None:
+        return Judgment("n/a")
+    if problems:
+        return Judgment("fail", "with the torn final line: " + "; ".join(problems[:3]))
+    return Judgment("pass")
 
 
 # ------------------------------------------------------------ reading a summary
@@ -744,6 +782,7 @@ JUDGES: dict[str, Callable[[GradedCase, Observation, Context], Judgment]] = {
     "rejected-line": _rejected_line,
     "last-line-kept": _last_line_kept,
     "last-line-content": _last_line_content,
+    "torn-adds-nothing": _torn_adds_nothing,
     "content": _content,
     "reading": _reading,
     "reported-fields": _reported_fields,

@@ -138,6 +138,9 @@ class Observation:
     recording: bytes | None = None
     #: Wrapper profile: how the client invoked the fake stella (one dict per call).
     invocations: list[dict[str, Any]] = field(default_factory=list)
+    #: Checks that compare a client with itself: what it did with the paired stream (the
+    #: same events with the final newline added, or with the torn last line left off).
+    paired: Observation | None = None
 
     @property
     def ok(self) -> bool:

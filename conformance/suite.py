@@ -65,6 +65,7 @@ from stella_conform.corpus import (
     write_scenario,
     write_trace_fixture,
 )
+from stella_conform.decoder import Kind
 from stella_conform.envelope import envelope_parts
 from stella_conform.generators.cases import Case, cases
 from stella_conform.generators.envelopes import EnvelopeCase, envelope_cases
@@ -269,13 +270,40 @@ class CaseRunner:
             feed = Feed(record=True)
         else:
             feed = LINES
+        obs = self._stream(case.stream, feed)
+        twin = paired_stream(self.check, case)
+        if twin is not None and obs.ok:
+            obs.paired = self._stream(twin, feed)
+        return obs
+
+    def _stream(self, stream: bytes, feed: Feed) -> Observation:
         if self.session is not None:
-            return self.session.run(case.stream, feed)
-        return run_once(client, case.stream, feed)
+            return self.session.run(stream, feed)
+        return run_once(self.config.client, stream, feed)
 
     def close(self) -> None:
         if self.session is not None:
             self.session.close()
+
+
+def paired_stream(check: Check, case: GradedCase) -> bytes | None:
+    """The stream a self-comparing check also feeds the client, or ``None``.
+
+    ``R6.unterminated-last-line-read`` compares the client's reading of a stream whose last
+    line lacks its newline with its reading of the same bytes plus ``\\n``;
+    ``R6.torn-line-adds-nothing`` compares a stream ending on a torn line with the same
+    stream without it.  Any other flaw reads both the same, so only this one fails.
+    """
+    if case.kind != "stream":
+        return None
+    if check.judge == "last-line-content":
+        return None if case.stream.endswith(b"\n") else case.stream + b"\n"
+    if check.judge == "torn-adds-nothing":
+        torn = [o.line for o in case.outcomes if o.kind is Kind.TORN]
+        if not torn:
+            return None
+        return b"".join(line + b"\n" for line in case.stream.split(b"\n")[: torn[0] - 1])
+    return None
 
 
 def fixture_path(check: Check, name: str, directory: Path) -> Path:

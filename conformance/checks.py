@@ -457,7 +457,7 @@ DASHBOARD: tuple[Check, ...] = (
         "reads text and text_delta in either field spelling, the self-describing one first",
         "aliases",
         "reading",
-        fixtures=("legacy_spellings_read", "legacy_aliases"),
+        fixtures=("legacy_spellings_read", "legacy_spellings_alone"),
         profile="dashboard",
         modes=REPORTING,
         fields=("texts", "preview"),

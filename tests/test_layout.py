@@ -74,9 +74,11 @@ def test_editable_install_imports_every_subpackage_from_the_checkout(tmp_path: P
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
-    # the kit's dependencies come from this test environment; the kit itself is editable
+    # the kit's dependencies come from this test environment, which may hold the kit as a
+    # wheel too: .pth files are read in name order, so the editable install's path (from
+    # "_stella_conform*.pth" / "__editable__*") goes before this one's
     site = next(venv.glob("lib/python*/site-packages"))
-    (site / "_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    (site / "zz_test_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     _pip(
         "--python", str(python), "install", "-q", "--no-deps", "--no-build-isolation",
         "-e", ".", cwd=REPO,

@@ -303,3 +303,36 @@ def build_claims(
         where="command line",
     )
     return merge(told, from_hello(hello, vocab))
+
+
+def report_options(func: F) -> F:
+    """Where a grading command writes its verdicts: one set for ``run`` and ``fuzz``."""
+    for option in reversed(
+        (
+            click.option(
+                "--known-failures",
+                type=click.Path(path_type=Path),
+                default=None,
+                help='TOML file: [known-failures] "CHECK-ID" = "reason".',
+            ),
+            click.option("--json", "json_path", type=click.Path(path_type=Path), default=None),
+            click.option(
+                "--junit-xml", "junit_path", type=click.Path(path_type=Path), default=None
+            ),
+            click.option(
+                "--markdown",
+                "markdown_path",
+                type=click.Path(path_type=Path),
+                default=None,
+                help="Markdown summary (e.g. $GITHUB_STEP_SUMMARY).",
+            ),
+            click.option(
+                "--failures-dir",
+                type=click.Path(path_type=Path),
+                default=Path(".stella-conform/failures"),
+                show_default=True,
+            ),
+        )
+    ):
+        func = option(func)
+    return func

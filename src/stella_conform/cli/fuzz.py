@@ -15,6 +15,7 @@ from stella_conform.cli._common import (
     color_option,
     load_vocabulary,
     make_client,
+    report_options,
     use_color,
     wire_schema_option,
 )
@@ -73,21 +74,7 @@ def _clock(seconds: float) -> str:
     help="Hypothesis example database: failures for run to replay, the corpus to resume.",
 )
 @click.option("--no-database", is_flag=True, help="Neither read nor write the example database.")
-@click.option(
-    "--known-failures",
-    type=click.Path(path_type=Path),
-    default=None,
-    help='TOML file: [known-failures] "CHECK-ID" = "reason".',
-)
-@click.option("--json", "json_path", type=click.Path(path_type=Path), default=None)
-@click.option("--junit-xml", "junit_path", type=click.Path(path_type=Path), default=None)
-@click.option("--markdown", "markdown_path", type=click.Path(path_type=Path), default=None)
-@click.option(
-    "--failures-dir",
-    type=click.Path(path_type=Path),
-    default=Path(".stella-conform/failures"),
-    show_default=True,
-)
+@report_options
 @click.option(
     "--max-shrinks",
     type=click.IntRange(min=0),

@@ -17,6 +17,7 @@ from stella_conform.cli._common import (
     color_option,
     load_vocabulary,
     make_client,
+    report_options,
     shard_checks,
     use_color,
     wire_schema_option,
@@ -53,27 +54,7 @@ from stella_conform.errors import SetupError
 )
 @click.option("--only", multiple=True, metavar="GLOB", help="Only checks matching (repeatable).")
 @click.option("--skip", multiple=True, metavar="GLOB", help="Skip checks matching (repeatable).")
-@click.option(
-    "--known-failures",
-    type=click.Path(path_type=Path),
-    default=None,
-    help='TOML file: [known-failures] "CHECK-ID" = "reason".',
-)
-@click.option("--json", "json_path", type=click.Path(path_type=Path), default=None)
-@click.option("--junit-xml", "junit_path", type=click.Path(path_type=Path), default=None)
-@click.option(
-    "--markdown",
-    "markdown_path",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Markdown summary (e.g. $GITHUB_STEP_SUMMARY).",
-)
-@click.option(
-    "--failures-dir",
-    type=click.Path(path_type=Path),
-    default=Path(".stella-conform/failures"),
-    show_default=True,
-)
+@report_options
 @click.option(
     "--no-database", is_flag=True, help="Do not read or write the Hypothesis example database."
 )

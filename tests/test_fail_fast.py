@@ -15,12 +15,15 @@ from stella_conform.conformance.runner import Client
 from stella_conform.conformance.suite import FAIL_FAST_CRASHES, SuiteConfig, run_check
 
 #: A client that answers its first N runs (exit 0) and then behaves as told: hang or crash.
+#: It appends a digest of each input it reads to ``inputs`` (next to the counter).
 COUNTING = """
-import pathlib, sys, time
+import hashlib, pathlib, sys, time
 counter = pathlib.Path(sys.argv[1])
 runs = int(counter.read_text()) if counter.exists() else 0
 counter.write_text(str(runs + 1))
-sys.stdin.buffer.read()
+digest = hashlib.sha256(sys.stdin.buffer.read()).hexdigest()
+with open(counter.with_name("inputs"), "a") as log:
+    log.write(digest + "\\n")
 if runs < int(sys.argv[2]):
     sys.exit(0)
 if sys.argv[3] == "hang":
@@ -87,9 +90,14 @@ def test_a_timeout_is_not_shrunk(tmp_path: Path) -> None:
     check = dataclasses.replace(VALID_RUNS, fixtures=("minimal_run",))
     client = counting_client(tmp_path, 1, "hang", timeout=2.0)  # the answer must fit in it
     result = run_check(check, config(client, tmp_path, examples=10))
-    # one answered fixture, one generated case that hangs, and no shrinking runs at all
-    assert runs(tmp_path) == 2, runs(tmp_path)
+    # one answered fixture, then one generated case that hangs: it is run once more (a
+    # timeout after an answer is retried in case the machine was busy) and then reported,
+    # with no shrinking runs at all (a shrink step would be a different input)
+    fixture, *generated_runs = (tmp_path / "inputs").read_text().split()
+    assert runs(tmp_path) == 3, runs(tmp_path)
+    assert len(generated_runs) == 2 and generated_runs[0] == generated_runs[1] != fixture
     assert result.outcome == "error" and "timeout" in result.message
+    assert "twice: the case was run again" in result.message
     generated = result.failures[0]
     assert generated.source == "generated" and generated.saved and Path(generated.saved).exists()
 

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import io
+import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from conftest import KIT, PY_REFERENCE, kit
 
 from stella_conform.cli._common import use_color
-from stella_conform.conformance.checks import BY_ID
+from stella_conform.conformance.checks import BY_ID, select
 from stella_conform.conformance.report import Report, progress_line
 from stella_conform.conformance.runner import Client
 from stella_conform.conformance.suite import CaseFailure, CheckResult, SuiteConfig
@@ -65,10 +67,28 @@ def test_colour_marks_outcomes_and_never_revives_client_escapes() -> None:
     )
 
 
+#: A client that answers its first run (the kit's preflight), crashes on the next three
+#: (the first check stops: three cases without an answer) and then waits for the file
+#: ``release`` before it crashes again: the kit cannot finish until the test releases it.
+HELD = """
+import os, pathlib, sys, time
+counter = pathlib.Path("runs")
+runs = int(counter.read_text()) if counter.exists() else 0
+counter.write_text(str(runs + 1))
+sys.stdin.buffer.read()
+if runs == 0:
+    sys.exit(0)
+while runs >= 4 and not os.path.exists("release"):
+    time.sleep(0.05)
+sys.exit(3)
+"""
+
+
 def test_without_a_tty_each_check_is_printed_the_moment_it_finishes(tmp_path: Path) -> None:
+    (tmp_path / "held.py").write_text(HELD)
     proc = subprocess.Popen(
-        [str(KIT), "run", "--timeout", "0.5", "-j", "1", "--only", "R1.*", "--no-database",
-         "--", "sleep", "1000"],
+        [str(KIT), "run", "--timeout", "60", "-j", "1", "--only", "R1.*", "--no-database",
+         "--", sys.executable, "held.py"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
     )  # fmt: skip
     assert proc.stderr is not None
@@ -78,14 +98,23 @@ def test_without_a_tty_each_check_is_printed_the_moment_it_finishes(tmp_path: Pa
             line = proc.stderr.readline()
             assert line, f"stderr closed before any progress: {lines}"
             lines.append(line)
-        # the first check's line is out while three more checks (a timeout each) remain
+        # the first check's line is out while the client holds a later check (and so the
+        # whole run) until it is released: a line buffered to the end could not be read yet
         assert proc.poll() is None
-        assert lines[0].startswith("grading 4 check(s) in exit mode with 1 worker(s)")
-        rest, _ = proc.communicate(timeout=120)
+        assert not (tmp_path / "release").exists()
+        (tmp_path / "release").touch()
+        out, rest = proc.communicate(timeout=120)
     finally:
         proc.kill()
         proc.wait()
-    assert "\x1b" not in "".join(lines) + rest  # no colour and no cursor control in a log
+    header = re.match(r"grading (\d+) check\(s\) in exit mode with 1 worker\(s\)", lines[0])
+    assert header, lines
+    total = int(header.group(1))
+    assert int((tmp_path / "runs").read_text()) > 4  # a later check was held
+    assert total == len(select(only=("R1.*",))) > 1
+    progress = [line for line in "".join([*lines, rest]).splitlines() if line.startswith("[")]
+    assert [p.split("] ")[0] for p in progress] == [f"[{i}/{total}" for i in range(1, total + 1)]
+    assert "\x1b" not in "".join(lines) + rest + out  # no colour, no cursor control in a log
 
 
 @pytest.mark.slow

@@ -873,6 +873,11 @@ def _ps() -> str:
     return subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
 
 
+def _grandchildren(token: str) -> int:
+    """How many ``sleep TOKEN`` grandchildren (not clients, whose arguments hold it too)."""
+    return sum(line.split(None, 1)[1:] == [f"sleep {token}"] for line in _ps().splitlines())
+
+
 @pytest.mark.parametrize(
     ("signum", "jobs"),
     [(signal.SIGTERM, "2"), (signal.SIGHUP, "2"), (signal.SIGINT, "2"), (signal.SIGTERM, "1")],
@@ -892,7 +897,7 @@ def test_a_stop_signal_stops_clients_workers_and_grandchildren(
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 60
-        while _ps().count(token) < int(jobs):  # every worker's client has its grandchild
+        while _grandchildren(token) < int(jobs):  # every worker's client has its grandchild
             assert time.monotonic() < deadline and kit_proc.poll() is None, "no client started"
             time.sleep(0.1)
         started = time.monotonic()
@@ -907,7 +912,8 @@ def test_a_stop_signal_stops_clients_workers_and_grandchildren(
     assert took < 2.0 * (3 if os.environ.get("CI") else 1), f"took {took:.2f} s"
     assert "Traceback" not in err, err
     time.sleep(0.2)
-    left = [line for line in _ps().splitlines() if "987.654" in line or str(HOSTILE) in line]
+    # this test's processes only: under xdist another test's ``sleep 987.654`` may be alive
+    left = [line for line in _ps().splitlines() if token in line or str(HOSTILE) in line]
     assert not left, left
     doc = json.loads((tmp_path / "r.json").read_text())
     name = signal.Signals(signum).name
@@ -926,10 +932,11 @@ def test_a_setsid_grandchild_is_reaped_after_its_case() -> None:
         assert stopping.become_subreaper()
         obs = run_exit(Client(argv=tuple(sys.argv[1:]), timeout=10), b"{}\\n")
         ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-        print(obs.verdict, "987.654" in ps)
+        print(obs.verdict, sys.argv[-1] in ps)
     """)
+    token = f"987.654{os.getpid()}1"  # its own: another test's sleep 987.654 may be running
     out = subprocess.run(
-        [sys.executable, "-c", driver, sys.executable, str(HOSTILE), "setsid-exit"],
+        [sys.executable, "-c", driver, sys.executable, str(HOSTILE), "setsid-exit", token],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert out.stdout.split() == ["accept", "False"], out.stderr

@@ -99,8 +99,10 @@ def main():
         subprocess.Popen(["setsid", "sleep", token], start_new_session=True)
         time.sleep(3600)
     elif what == "setsid-exit":
-        # a grandchild in a session of its own that outlives the client
-        subprocess.Popen(["setsid", "sleep", "987.654"], start_new_session=True)
+        # a grandchild in a session of its own that outlives the client (argument: its
+        # sleep's unique argument, so a test finds its own grandchild and no other)
+        token = sys.argv[2] if len(sys.argv) > 2 else "987.654"
+        subprocess.Popen(["setsid", "sleep", token], start_new_session=True)
         sys.stdin.buffer.read()
         sys.exit(0)
     elif what == "record-fifo":

@@ -15,6 +15,7 @@ from stella_conform.generators.cases import Case, cases, mutated, valid_cases
 from stella_conform.generators.events import EventStrategies, events, known_events, strategies_for
 from stella_conform.generators.mutations import MUTATIONS, REJECTING, Mutation, Stream
 from stella_conform.generators.runs import Run, runs
+from stella_conform.generators.seeded import exclude_the_kit_from_local_constants
 
 __all__ = [
     "MUTATIONS",
@@ -32,3 +33,6 @@ __all__ = [
     "strategies_for",
     "valid_cases",
 ]
+
+# before any draw: the same seed gives the same cases in a checkout and from a wheel
+exclude_the_kit_from_local_constants()

@@ -473,3 +473,15 @@ def test_generation_needs_no_unicode_table(tmp_path: Path, upstream_dir: Path) -
     )
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     assert not (tmp_path / ".hypothesis" / "unicode_data").exists()
+
+
+def test_the_kit_is_never_a_source_of_local_constants() -> None:
+    """One seed, one set of cases, whether the kit is a checkout or a wheel (generators.seeded)."""
+    from hypothesis.internal.conjecture import providers
+
+    import stella_conform.conformance.runner as runner_module
+    import stella_conform.generators.events as events_module
+
+    for module in (events_module, runner_module):
+        assert not providers.is_local_module_file(module.__file__)
+    assert providers.is_local_module_file(__file__)  # a user's own code still counts

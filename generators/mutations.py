@@ -674,7 +674,7 @@ def lone_surrogate(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
         return
     escape = draw(st.sampled_from((b"\\ud800", b"\\udfff", b"\\udbff")))
     line = b'{"type":"text","text":"half ' + escape + b' a pair"}'
-    _insert_at(draw, stream, Line(raw=line, marks={"lone-surrogate"}))
+    _insert_at(draw, stream, Line(raw=line, marks={"lone-surrogate"}), not_last=True)
 
 
 def duplicate_keys(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ADAPTERS, KIT, PY_REFERENCE, kit
-from hypothesis import HealthCheck
+from hypothesis import HealthCheck, settings
 
 from stella_conform.conformance.checks import BY_ID
 from stella_conform.conformance.feedback import (
@@ -212,7 +212,14 @@ test_stella_fuzz = fuzz_targets(read, only=["R1.valid-runs-accepted", "R3.unknow
 def test_fuzz_targets_are_what_hypofuzz_collects(pytester: pytest.Pytester) -> None:
     """HypoFuzz takes pytest.Function items that are @given tests without fixtures."""
     pytester.makepyfile(test_target=TARGET_MODULE)
-    items, _ = pytester.inline_genitems("-m", "hypothesis", "-p", "no:cacheprovider")
+    # Collecting in this process imports the target module, whose load_profile("wiring")
+    # (no shrink phase, 10 examples) would become every later test's default in this
+    # worker: the shrink tests in test_generators.py then report unshrunk streams.
+    settings.register_profile("before-fuzz-target", settings.default)
+    try:
+        items, _ = pytester.inline_genitems("-m", "hypothesis", "-p", "no:cacheprovider")
+    finally:
+        settings.load_profile("before-fuzz-target")
     assert [i.name for i in items] == [
         "test_stella_fuzz[R1.valid-runs-accepted]",
         "test_stella_fuzz[R3.unknown-type-inert]",

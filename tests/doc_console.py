@@ -158,6 +158,9 @@ def _environment(scratch: Path) -> dict[str, str]:
     env.update(COLUMNS="80", NO_COLOR="1", TERM="dumb", PYTHONDONTWRITEBYTECODE="1")
     env.pop("PYTEST_ADDOPTS", None)
     env.pop("PYTEST_XDIST_WORKER", None)
+    # as a reader's terminal shows it: pytest stops cutting its short summary under CI
+    for name in ("CI", "BUILD_NUMBER", "GITHUB_ACTIONS"):
+        env.pop(name, None)
     env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(scratch / ".hypothesis")
     return env
 

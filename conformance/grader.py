@@ -469,31 +469,30 @@ def _self_problems(obs: Observation, ctx: Context) -> list[str] | None:
     return problems
 
 
+def _against_itself(obs: Observation, ctx: Context, paired: str, as_sent: str) -> Judgment:
+    """The client's reading of the case against its reading of the paired variant."""
+    ctx.paired_words = paired
+    problems = _self_problems(obs, ctx)
+    if problems is None:
+        return Judgment("n/a")
+    if problems:
+        return Judgment("fail", f"{as_sent}: " + "; ".join(problems[:3]))
+    return Judgment("pass")
+
+
 def _last_line_content(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
     """The client reads a complete last line without ``\\n`` as it reads it with one (n/a when
     the line was not seen at all: R6.complete-last-line-kept fails that)."""
     if case.stream.endswith(b"\n") or _last_line_kept(case, obs, ctx).verdict != "pass":
         return Judgment("n/a")
-    ctx.paired_words = "the final newline added"
-    problems = _self_problems(obs, ctx)
-    if problems is None:
-        return Judgment("n/a")
-    if problems:
-        return Judgment("fail", "without the final newline: " + "; ".join(problems[:3]))
-    return Judgment("pass")
+    return _against_itself(obs, ctx, "the final newline added", "without the final newline")
 
 
 def _torn_adds_nothing(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
     """The client reads a stream ending on a torn line as it reads the stream without it."""
     if not _verdict_ok(case, obs) or not case.expected.torn_final_line:
         return Judgment("n/a")
-    ctx.paired_words = "the torn line left off"
-    problems = _self_problems(obs, ctx)
-    if problems is None:
-        return Judgment("n/a")
-    if problems:
-        return Judgment("fail", "with the torn final line: " + "; ".join(problems[:3]))
-    return Judgment("pass")
+    return _against_itself(obs, ctx, "the torn line left off", "with the torn final line")
 
 
 # ------------------------------------------------------------ reading a summary

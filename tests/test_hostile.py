@@ -12,6 +12,7 @@ import sys
 import tempfile
 import textwrap
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,10 @@ SOURCE = Path(__file__).parent / "hostile" / "hostile.py"
 #: check looks for its path, so hostile clients of tests running in parallel in other
 #: workers are never mistaken for this test's leaks.
 HOSTILE = SOURCE
+#: This test's own sleep argument for the grandchildren hostile clients leave behind: the
+#: leak check looks for it and nothing broader, so another xdist worker's test (with its own
+#: token) can never be mistaken for this one's leak.
+SLEEP = "987.654"
 VALID = (bundled_fixtures_dir() / "minimal_run.jsonl").read_bytes()
 #: Peak resident memory the kit may use while a client floods it (docs/reliability.md).
 MEMORY_CAP_MIB = 150
@@ -53,7 +58,7 @@ def hostile(behaviour: str, *args: str, mode: str = "exit", timeout: float = 2.0
 def leftovers(temp_dir: Path) -> tuple[set[str], list[str]]:
     temp = {p.name for p in temp_dir.glob("stella-conform-*")}
     ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
-    procs = [line for line in ps.splitlines() if str(HOSTILE) in line or "987.654" in line]
+    procs = [line for line in ps.splitlines() if str(HOSTILE) in line or SLEEP in line]
     return temp, procs
 
 
@@ -62,7 +67,9 @@ def no_leaks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     # A private temp directory per test: the kit's temp files (in-process through
     # tempfile.tempdir, in a kit subprocess through TMPDIR) land there and nowhere else,
     # so other tests running in parallel cannot be mistaken for leaks.
-    global HOSTILE
+    global HOSTILE, SLEEP
+    SLEEP = f"987.654{uuid.uuid4().int % 10**12:012d}"
+    monkeypatch.setenv("HOSTILE_SLEEP", SLEEP)
     temp_dir = tmp_path / "tmp"
     temp_dir.mkdir()
     HOSTILE = tmp_path / "hostile_client.py"
@@ -279,7 +286,6 @@ def test_temp_files_are_private(tmp_path: Path) -> None:
 
 def test_a_hung_wrapper_leaves_no_fake_stella_and_no_stage_behind() -> None:
     """A wrapper that starts stella in the background and hangs: all of it is killed."""
-    import uuid
 
     from stella_conform.conformance.checks import BY_ID
     from stella_conform.conformance.grader import GradedCase
@@ -290,7 +296,7 @@ def test_a_hung_wrapper_leaves_no_fake_stella_and_no_stage_behind() -> None:
         argv=(
             "sh",
             "-c",
-            f"stella run --output-format stream-json {token} >/dev/null & sleep 987.654",
+            f"stella run --output-format stream-json {token} >/dev/null & sleep {SLEEP}",
         ),
         mode="exit",
         timeout=2.0,
@@ -886,7 +892,7 @@ def test_a_stop_signal_stops_clients_workers_and_grandchildren(
     tmp_path: Path, signum: int, jobs: str
 ) -> None:
     """Clients hang with a setsid grandchild each: the signal ends all of it in 2 s."""
-    token = f"987.654{os.getpid()}{signum}{jobs}"  # the leak check looks for 987.654
+    token = f"{SLEEP}{signum}{jobs}"  # the leak check looks for SLEEP
     kit_proc = subprocess.Popen(
         [
             str(KIT), "run", "--examples", "2", "--timeout", "60", "-j", jobs, "--no-database",
@@ -912,7 +918,6 @@ def test_a_stop_signal_stops_clients_workers_and_grandchildren(
     assert took < 2.0 * (3 if os.environ.get("CI") else 1), f"took {took:.2f} s"
     assert "Traceback" not in err, err
     time.sleep(0.2)
-    # this test's processes only: under xdist another test's ``sleep 987.654`` may be alive
     left = [line for line in _ps().splitlines() if token in line or str(HOSTILE) in line]
     assert not left, left
     doc = json.loads((tmp_path / "r.json").read_text())
@@ -934,7 +939,7 @@ def test_a_setsid_grandchild_is_reaped_after_its_case() -> None:
         ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
         print(obs.verdict, sys.argv[-1] in ps)
     """)
-    token = f"987.654{os.getpid()}1"  # its own: another test's sleep 987.654 may be running
+    token = f"{SLEEP}1"
     out = subprocess.run(
         [sys.executable, "-c", driver, sys.executable, str(HOSTILE), "setsid-exit", token],
         capture_output=True, text=True, timeout=60,
@@ -955,7 +960,7 @@ def test_replay_shows_client_text_without_escape_sequences_or_workflow_commands(
 
 
 def test_a_stop_signal_stops_a_matrix_and_writes_it_incomplete(tmp_path: Path) -> None:
-    token = f"987.654{os.getpid()}0"
+    token = f"{SLEEP}0"
     command = [sys.executable, str(HOSTILE), "setsid-hang", token, str(tmp_path / "first")]
     (tmp_path / "m.toml").write_text(
         f'[matrix]\nexamples = 2\njobs = 2\n\n[[client]]\nname = "hangs"\n'

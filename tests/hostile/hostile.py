@@ -13,6 +13,10 @@ import subprocess
 import sys
 import time
 
+#: The sleep argument of every grandchild this client leaves behind: the test's own token,
+#: so its leak check finds its grandchildren and no other test's.
+SLEEP = os.environ.get("HOSTILE_SLEEP", "987.654")
+
 HELLO = {"kind": "hello", "protocol": 1, "client": {"name": "hostile"}, "profiles": ["reader"]}
 
 
@@ -63,7 +67,7 @@ def main():
         sys.exit(int(arg))
     elif what == "grandchild":
         # a grandchild that outlives us and keeps stdout/stderr open
-        subprocess.Popen(["sleep", arg or "987.654"])
+        subprocess.Popen(["sleep", arg or SLEEP])
         sys.stdin.buffer.read()
         sys.exit(0)
     elif what == "report-huge-line":
@@ -101,7 +105,7 @@ def main():
     elif what == "setsid-exit":
         # a grandchild in a session of its own that outlives the client (argument: its
         # sleep's unique argument, so a test finds its own grandchild and no other)
-        token = sys.argv[2] if len(sys.argv) > 2 else "987.654"
+        token = sys.argv[2] if len(sys.argv) > 2 else SLEEP
         subprocess.Popen(["setsid", "sleep", token], start_new_session=True)
         sys.stdin.buffer.read()
         sys.exit(0)

@@ -151,6 +151,26 @@ def _sandbox() -> Path:
     return scratch
 
 
+def _unlinked(scratch: Path, relative: str) -> Path:
+    """``scratch/relative`` as real folders whose entries are links to the checkout's.
+
+    Run inside a linked folder, a block's commands would write into the checkout itself
+    (the kit's ``.stella-conform/``, pytest's cache); a real folder keeps them in the scratch.
+    """
+    here = scratch
+    for part in Path(relative).parts:
+        if part in (".", ""):
+            continue
+        here = here / part
+        if here.is_symlink() and here.is_dir():
+            target = here.resolve()
+            here.unlink()
+            here.mkdir()
+            for entry in target.iterdir():
+                (here / entry.name).symlink_to(entry)
+    return here
+
+
 def _environment(scratch: Path) -> dict[str, str]:
     env = dict(os.environ)
     venv = REPO / ".venv" / "bin"
@@ -175,7 +195,10 @@ def run_block(block: Block) -> list[list[str]]:
                 ["bash", "-c", block.settings["setup"]], cwd=scratch, env=env,
                 capture_output=True, timeout=TIMEOUT,
             )  # fmt: skip
-        cwd = scratch / block.settings.get("cwd", ".")
+        cwd = _unlinked(scratch, block.settings.get("cwd", "."))
+        for command in block.commands:  # a `cd` inside the block: the same, relative to cwd
+            for folder in re.findall(r"(?:^|&&|;)\s*cd\s+([\w./-]+)", command.text):
+                _unlinked(cwd, folder)
         # one shell for the block, so `cd`, variables and `echo $?` carry on; a marker
         # after each command splits the output, and keeps the command's exit status
         script = ["exec 2>&1"]

@@ -130,6 +130,20 @@ def test_each_point_has_two_readings(point: str) -> None:
     assert alternative.taken == {point} and alternative.summary.verdict == other
 
 
+@pytest.mark.parametrize("digits", ["2" + "0" * 308, "-" + "9" * 309, "1" + "0" * 400])
+def test_an_integer_literal_beyond_f64_is_the_same_point_as_1e400(digits: str) -> None:
+    """serde_json reads an integer beyond u64 as a float: 309 digits overflow it too."""
+    stream = b'{"type":"x","n":' + digits.encode() + b"}\n" + RC
+    readings = read_stream(stream)
+    assert readings.touched == {"number-beyond-f64"}
+    (alternative,) = readings.alternatives
+    assert alternative.summary.verdict == "reject"
+    # just inside the range, and the same digits inside a string: no point
+    assert not read_stream(b'{"type":"x","n":' + b"9" * 308 + b"}\n" + RC).touched
+    quoted = b'{"type":"text","text":"' + digits.encode() + b'"}\n' + RC
+    assert not read_stream(quoted).touched
+
+
 def test_a_plain_stream_has_one_reading() -> None:
     readings = read_stream(b'{"type":"stage","name":"x","scope":"turn","ts":null}\n' + TEXT + RC)
     assert readings.default.summary.verdict == "accept"  # ts: null is the absent stamp

@@ -363,6 +363,9 @@ UNICODE_WS = (
 _BOM = b"\xef\xbb\xbf"
 _INFINITIES = (float("inf"), float("-inf"))
 _F64_LIMIT = 2**1024
+#: An integer literal that long may be beyond f64 (2**1024 has 309 digits); only a line
+#: holding such a run of digits is walked for one.
+_LONG_DIGITS = re.compile(rb"[0-9]{309}")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 #: Nesting serde_json reads before it gives up.
 MAX_DEPTH = 128
@@ -418,7 +421,14 @@ def _careful_line(content: bytes) -> tuple[Any, str | None, bool]:
     """``(value, error, beyond_f64)``: :func:`parse_line`, noting numbers beyond f64."""
     _BEYOND_F64[0] = False
     try:
-        return _CAREFUL_JSON.decode(content.decode("utf-8")), None, _BEYOND_F64[0]
+        value = _CAREFUL_JSON.decode(content.decode("utf-8"))
+        # serde_json reads an integer beyond u64 as a float, so 309 digits can overflow it
+        big = _BEYOND_F64[0] or (
+            len(content) >= 309
+            and _LONG_DIGITS.search(content) is not None
+            and any(type(v) is int and abs(v) >= _F64_LIMIT for v in _walk(value))
+        )
+        return value, None, big
     except Exception:
         value, error = parse_line(content)
         big = error is None and any(

@@ -679,13 +679,14 @@ ENVELOPE: tuple[Check, ...] = (
         "applies the stream rules to the events array",
         "envelope",
         "envelope",
-        fixtures=("events_unknown_types", "events_bad_known_body"),
-        mutations=("events-unknown", "events-bad-body"),
+        fixtures=("events_unknown_types", "events_bad_known_body", "events_token_count_string"),
+        mutations=("events-unknown", "events-bad-values", "events-bad-body"),
         profile="envelope",
         fields=("unrecognized_events",),
         reads=("events",),
         why="events holds stream events: an unknown type is inert, a known type with a body "
-        "that does not fit is an error; a new event type never bumps schema_version.",
+        'that does not fit is an error (a step_usage with "input_tokens":"1200" is not a step '
+        "with no tokens); a new event type never bumps schema_version.",
     ),
     Check(
         "E.query-rows",
@@ -705,15 +706,16 @@ ENVELOPE: tuple[Check, ...] = (
         "reports cost and token counts where stella's envelope has them",
         "envelope",
         "reading",
-        fixtures=("raw_usage", "raw_success", "pipeline_success"),
-        mutations=("raw", "pipeline"),
+        fixtures=("raw_usage", "raw_success", "pipeline_success", "usage_above_2_53"),
+        mutations=("usage-values", "raw", "pipeline"),
         profile="envelope",
         modes=REPORTING,
         fields=("cost_usd", "input_tokens", "output_tokens"),
         reads=("run", "pipeline"),
         why="cost_usd is a key of the summary; token counts are in the step_usage events, not "
         "in keys of the envelope: a reader that looks for keys stella does not write reports "
-        "zero tokens.",
+        "zero tokens. Token counts are u64: above 2^53 a reader that parses or sums them as "
+        "doubles (JSON.parse) reports another total.",
     ),
 )
 

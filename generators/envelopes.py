@@ -24,7 +24,16 @@ trips one check:
     the events array carrying unrecognized types, or a known type whose body
     does not fit;
 ``query``
-    a query command's list report (``rows``) or object report.
+    a query command's list report (``rows``) or object report;
+``usage-values``
+    a raw or pipeline success whose ``step_usage`` events hold token counts and
+    durations above 2^53 (a double cannot hold them: the sum a reader reports must be
+    the exact one), and whose ``cost_usd`` is written ``2.5E-1`` or ``1e-2``;
+``events-bad-values``
+    a raw success whose events hold a bad value in a field a reader reads:
+    ``"input_tokens":"1200"``, ``null``, ``-1``, ``1.5``, ``true``, ``""`` or a count
+    beyond u64 in a ``step_usage`` (a known type whose body does not fit: the envelope
+    is an error, never a run with fewer tokens).
 
 Every document is compact or pretty-printed at random: whitespace and
 layout are not part of the contract.
@@ -40,7 +49,8 @@ from hypothesis import strategies as st
 
 from stella_conform.decoder import decode_all
 from stella_conform.generators.alphabets import strings
-from stella_conform.generators.events import MODELS, prose
+from stella_conform.generators.events import MODELS, prose, strategies_for
+from stella_conform.generators.hazards import TWO_53, Spelling, number_spellings
 from stella_conform.generators.mutations import MUTATIONS, Stream
 from stella_conform.generators.runs import Run, runs
 from stella_conform.schemas.vocabulary import Vocabulary
@@ -56,6 +66,8 @@ VARIANTS = (
     "events-unknown",
     "events-bad-body",
     "query",
+    "usage-values",
+    "events-bad-values",
 )
 RUN_COMMAND = "stella run --output-format json"
 PIPELINE_COMMAND = "stella run --output-format json --pipeline my-verifier"
@@ -278,6 +290,110 @@ def _events_mutated(draw: st.DrawFn, vocab: Vocabulary, doc: Doc, mutation: str)
     doc["events"] = [line.obj for line in stream.lines if line.raw is None]
 
 
+#: The step_usage counts an envelope reader sums (EnvelopeReading.input_tokens, ...).
+TOKEN_FIELDS = ("input_tokens", "output_tokens")
+#: The other step_usage integers: above 2^53 too, for readers that keep them.
+OTHER_COUNTS = ("cached_input_tokens", "duration_ms")
+#: A u64 field's bad values: the real bug's ``"1200"``, and what else a lenient reader
+#: turns into a number (or into nothing) instead of refusing the envelope.
+BAD_COUNTS: tuple[Any, ...] = ("1200", "1200.0", None, -1, 1.5, True, "", 2**64, "9007199254740993")
+
+
+def _with_usage(draw: st.DrawFn, vocab: Vocabulary, doc: Doc) -> list[Doc]:
+    """The doc's step_usage events, one inserted before the last event when it had none."""
+    events: list[Any] = doc["events"]
+    steps = [e for e in events if isinstance(e, dict) and e.get("type") == "step_usage"]
+    if not steps:
+        usage = dict(draw(strategies_for(vocab).for_type("step_usage")))
+        events.insert(draw(st.integers(0, max(0, len(events) - 1))), usage)
+        steps = [usage]
+    return steps
+
+
+def _double_sum(values: list[int]) -> int:
+    """What a reader that parses numbers as doubles (JSON.parse) and adds them reports."""
+    total = 0.0
+    for value in values:
+        total += float(value)
+    return int(total)
+
+
+def _big_count(draw: st.DrawFn) -> int:
+    """An odd integer above 2^53: no double holds it, so a reader that parses into one rounds."""
+    return TWO_53 + 2 * draw(st.integers(0, 2**40)) + 1
+
+
+def usage_values(draw: st.DrawFn, vocab: Vocabulary) -> tuple[str, Doc]:
+    """A success whose token counts are exact only as integers, its cost in another spelling.
+
+    Every ``step_usage`` gets counts above 2^53 in the fields a reader sums, at least one
+    of them odd, and the counts are nudged until a sum in doubles differs from the exact
+    one (two rounding errors can cancel): a reader that loses precision reports another
+    total on every case.
+    """
+    pipeline = draw(st.booleans())
+    doc = pipeline_success(draw, vocab) if pipeline else raw_success(draw, vocab)
+    if "step_usage" in vocab.known:
+        steps = _with_usage(draw, vocab, doc)
+        for event in steps:
+            for name in (*TOKEN_FIELDS, *OTHER_COUNTS):
+                if name in event and (name in TOKEN_FIELDS or draw(st.booleans())):
+                    event[name] = _big_count(draw)
+        for name in TOKEN_FIELDS:
+            counted = [e for e in steps if isinstance(e.get(name), int)]
+            while counted and _double_sum([e[name] for e in counted]) == sum(
+                e[name] for e in counted
+            ):
+                counted[0][name] += 2
+    if draw(st.booleans()):
+        clock = TWO_53 + 2 * draw(st.integers(0, 10_000)) + 1
+        for event in doc["events"]:
+            clock += draw(st.integers(1, 3))
+            event["ts"] = clock
+    command = PIPELINE_COMMAND if pipeline else RUN_COMMAND
+    return command, doc
+
+
+def _spelled(draw: st.DrawFn, doc: Doc) -> bytes:
+    """The document with its costs (a number everywhere) in another JSON spelling."""
+    colon = draw(st.sampled_from((":", ": ")))
+    comma = draw(st.sampled_from((",", ", ")))
+
+    def numbers(key: str, value: Any) -> str | None:
+        if key != "cost_usd" or not isinstance(value, float):
+            return None
+        options = [s for s in number_spellings(value) if s != "-0"]
+        return draw(st.sampled_from(options)) if options else None
+
+    return Spelling(colon, comma, numbers=numbers).write(doc).encode("utf-8") + b"\n"
+
+
+def events_bad_values(draw: st.DrawFn, vocab: Vocabulary) -> Doc:
+    """A raw success whose events hold a bad value where a reader reads a number.
+
+    Mostly a token count of a ``step_usage`` (the real bug: ``"input_tokens":"1200"``
+    read as nothing); otherwise a bad value in any read field of a type the reader
+    knows (the ``bad-read-values`` hazard).  Each value is one the body's schema refuses,
+    so every reading of the contract rejects the envelope.
+    """
+    doc = raw_success(draw, vocab)
+    if "step_usage" not in vocab.known or draw(st.integers(0, 7)) == 7:
+        _events_mutated(draw, vocab, doc, "bad-read-values")
+        return doc
+    steps = _with_usage(draw, vocab, doc)
+    event = draw(st.sampled_from(steps))
+    counts = [n for n in (*TOKEN_FIELDS, *OTHER_COUNTS) if n in event]
+    name = draw(st.sampled_from(TOKEN_FIELDS if draw(st.integers(0, 3)) < 3 else counts))
+    before = event.get(name)
+    for value in (draw(st.sampled_from(BAD_COUNTS)), *BAD_COUNTS):
+        event[name] = value
+        if vocab.misfit("step_usage", vocab.normalize("step_usage", event)) is not None:
+            return doc
+    event[name] = before  # a vocabulary that takes any value here: another field, another way
+    _events_mutated(draw, vocab, doc, "bad-read-values")
+    return doc
+
+
 @st.composite
 def envelope_cases(
     draw: st.DrawFn, vocab: Vocabulary | None = None, variants: tuple[str, ...] = VARIANTS
@@ -330,6 +446,12 @@ def envelope_cases(
             st.sampled_from(("bad-body-missing-field", "bad-body-wrong-type", "bad-body-null"))
         )
         _events_mutated(draw, vocab, doc, breaker)
+    elif variant == "usage-values":
+        command, doc = usage_values(draw, vocab)
+        data = _spelled(draw, doc) if draw(st.booleans()) else _render(draw, doc)
+        return EnvelopeCase(variant, command, data)
+    elif variant == "events-bad-values":
+        doc = events_bad_values(draw, vocab)
     else:
         command, doc = query(draw)
     return EnvelopeCase(variant, command, _render(draw, doc))

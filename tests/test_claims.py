@@ -8,6 +8,7 @@ or two checks and few examples: the mechanics are under test, not the checks.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -187,7 +188,7 @@ def test_a_reader_that_invents_token_keys_fails_on_its_values(tmp_path: Path) ->
     )  # fmt: skip
     state, message = outcome(doc, "E.usage-read")
     assert state == "fail", doc["_stdout"]
-    assert "input_tokens: expected 38344, client 0" in message
+    assert re.search(r"input_tokens: expected [1-9]\d*, client 0", message), message
 
 
 # ------------------------------------------------------------------ computes

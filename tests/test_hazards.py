@@ -16,7 +16,9 @@ import pytest
 from hypothesis import HealthCheck, find, given, settings
 
 from stella_conform.decoder import Kind, decode, summarize
+from stella_conform.envelope import read_envelope
 from stella_conform.generators import Case, cases, mutated, runs
+from stella_conform.generators.envelopes import TOKEN_FIELDS, EnvelopeCase, envelope_cases
 from stella_conform.generators.hazards import (
     ESCAPED_SEPARATORS,
     HAZARDS,
@@ -243,6 +245,88 @@ def _chunk_decoder_garbles(case: Case) -> bool:
     return "".join(c.decode("utf-8", "replace") for c in chunks) != data.decode("utf-8")
 
 
+# ------------------------------------------------------------------ envelope values
+
+
+def _steps(case: EnvelopeCase, doc: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    events = (case.doc if doc is None else doc).get("events") or []
+    return [e for e in events if isinstance(e, dict) and e.get("type") == "step_usage"]
+
+
+@SETTINGS
+@given(envelope_cases(variants=("usage-values",)))
+def test_usage_values_are_exact_only_as_integers(case: EnvelopeCase) -> None:
+    """Every case is accepted, and a sum in doubles differs from the exact sum the reference
+    reader reports (so a reader that loses precision is caught on every case)."""
+    reading = read_envelope(case.data, case.command)
+    assert reading.verdict == "accept", reading.reason
+    steps = _steps(case)
+    assert steps and all(e[k] > TWO_53 for e in steps for k in TOKEN_FIELDS)
+    exact = {"input_tokens": reading.input_tokens, "output_tokens": reading.output_tokens}
+    assert exact == {k: sum(e[k] for e in steps) for k in TOKEN_FIELDS}
+    assert any(_double_total(steps, k) != exact[k] for k in TOKEN_FIELDS)
+    assert reading.cost_usd == json.loads(case.data)["cost_usd"]
+
+
+@SETTINGS
+@given(envelope_cases(variants=("events-bad-values",)))
+def test_events_bad_values_are_rejected_under_every_reading(case: EnvelopeCase) -> None:
+    from stella_conform.readings import read_envelope_readings
+
+    reading = read_envelope(case.data, case.command)
+    assert reading.verdict == "reject" and reading.reason.startswith("events["), reading.reason
+    assert all(a.verdict == "reject" for a in read_envelope_readings(case.data, case.command))
+
+
+def _double_total(steps: list[dict[str, Any]], key: str) -> int:
+    total = 0.0
+    for event in steps:
+        total += float(event[key])
+    return int(total)
+
+
+def _envelope_doubles_disagree(case: EnvelopeCase) -> bool:
+    """A reader that adds token counts as doubles (JSON.parse) reports another total."""
+    reading = read_envelope(case.data, case.command)
+    steps = _steps(case)
+    return bool(steps) and _double_total(steps, "input_tokens") != reading.input_tokens
+
+
+def _nulls_bad_counts(case: EnvelopeCase) -> bool:
+    """A reader that reads a token count that is not a u64 as nothing, and so accepts."""
+    if read_envelope(case.data, case.command).verdict != "reject":
+        return False
+    doc = case.doc
+    for event in _steps(case, doc):
+        for key in TOKEN_FIELDS:
+            value = event.get(key)
+            if not (type(value) is int and 0 <= value < 2**64):
+                event[key] = 0
+    return read_envelope(json.dumps(doc).encode(), case.command).verdict == "accept"
+
+
+ENVELOPE_SHRINKS: list[Any] = [
+    pytest.param("usage-values", _envelope_doubles_disagree, id="usage-values"),
+    pytest.param("events-bad-values", _nulls_bad_counts, id="events-bad-values"),
+]
+
+
+def minimal_envelope(variant: str, bug: Callable[[EnvelopeCase], bool]) -> EnvelopeCase:
+    return find(envelope_cases(variants=(variant,)), bug, settings=SHRINK)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("variant", "bug"), ENVELOPE_SHRINKS)
+def test_envelope_hazard_shrinks_to_one_step(
+    variant: str, bug: Callable[[EnvelopeCase], bool]
+) -> None:
+    """The smallest envelope the modelled reader misreads: one step_usage and a minimal run
+    (turn_complete, run_complete)."""
+    case = minimal_envelope(variant, bug)
+    assert len(case.doc["events"]) <= 3, case.data
+    assert len(_steps(case)) == 1, case.data
+
+
 SHRINKS: list[Any] = [
     pytest.param("line-separators", _splitlines_disagrees, 3, id="line-separators"),
     pytest.param("type-like-payloads", _substring_end, 3, id="type-like-payloads"),
@@ -289,3 +373,8 @@ if __name__ == "__main__":  # prints the minimal counterexamples shown in docs/g
         text = found.stream.decode("utf-8").encode("unicode_escape").decode()
         print(f"# {mutation_id}: {bug.__doc__}")
         print(text.replace("\\n", "\n").rstrip("\n"), end="\n\n")
+    for param in ENVELOPE_SHRINKS:
+        variant, bug = param.values
+        doc = minimal_envelope(variant, bug).doc
+        print(f"# {variant}: {bug.__doc__}")
+        print(json.dumps(doc, separators=(",", ":")), end="\n\n")

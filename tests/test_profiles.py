@@ -89,7 +89,7 @@ def test_each_envelope_variant_reads_as_its_name_says(data: st.DataObject) -> No
     variant = data.draw(st.sampled_from(VARIANTS))
     case = data.draw(envelope_cases(variants=(variant,)))
     reading = read_envelope(case.data, case.command)
-    if variant in ("schema-version", "events-bad-body"):
+    if variant in ("schema-version", "events-bad-body", "events-bad-values"):
         assert reading.verdict == "reject", (variant, reading.reason)
         return
     assert reading.verdict == "accept", (variant, reading.reason)
@@ -102,6 +102,7 @@ def test_each_envelope_variant_reads_as_its_name_says(data: st.DataObject) -> No
         "events-unknown": {"raw"},
         "query": {"query-rows", "query-object"},
         "extra-keys": {"raw", "query-rows", "query-object"},
+        "usage-values": {"raw", "pipeline"},
     }
     assert reading.shape in shapes[variant]
     if variant == "failure":
@@ -110,7 +111,9 @@ def test_each_envelope_variant_reads_as_its_name_says(data: st.DataObject) -> No
         assert reading.files_touched
     if variant == "events-unknown":
         assert reading.unrecognized_events
-    if variant in ("raw", "pipeline", "failure", "preflight", "files-touched"):
+    if variant == "usage-values":
+        assert reading.input_tokens is not None and reading.input_tokens > 2**53
+    if variant in ("raw", "pipeline", "failure", "preflight", "files-touched", "usage-values"):
         jsonschema.validate(json.loads(case.data), load_schema("envelope.schema.json"))
 
 

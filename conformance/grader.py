@@ -50,6 +50,8 @@ class GradedCase:
 
     #: The oracle's reading when the generator already made it (decoded once per case).
     decoded: Decoded | None = field(default=None, repr=False, compare=False)
+    #: With ``decoded``: the registered points that careful decode noted.
+    touched: frozenset[str] | None = field(default=None, repr=False, compare=False)
     #: The registered reading this view of the case follows ("" for the default).
     reading_id: str = ""
     #: Generated cases: the lines the generator's mutations touched (shown in excerpts).
@@ -59,9 +61,11 @@ class GradedCase:
     def readings(self) -> Readings:
         """Every conforming reading of a stream case (the default first).
 
-        The careful decode that notes registered points runs once per case, whether or
-        not the generator already decoded it: the alternatives cannot come from elsewhere.
+        A generated case comes with its careful decode (the default reading and the
+        points it touched), so the stream is decoded again only for an alternative.
         """
+        if self.decoded is not None and self.touched is not None:
+            return read_stream(self.stream, self.vocab, decoded=(self.decoded, self.touched))
         return read_stream(self.stream, self.vocab)
 
     @cached_property

@@ -615,7 +615,7 @@ def graded_case(
     marked = sorted({n for m in case.mutations for n in case.marks.get(m, ())})
     return GradedCase(
         "generated", case.stream, "generated", case.mutations, vocab=vocab,
-        decoded=case.decoded, marked=tuple(marked),
+        decoded=case.decoded, touched=case.touched, marked=tuple(marked),
     )  # fmt: skip
 
 

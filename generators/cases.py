@@ -25,9 +25,10 @@ from typing import Any
 from hypothesis import strategies as st
 
 from stella_conform.corpus import expectation_from
-from stella_conform.decoder import Decoded, RunSummary, decode_all
+from stella_conform.decoder import Decoded, RunSummary
 from stella_conform.generators.mutations import MUTATIONS, Stream, apply_mutations, canonical_order
 from stella_conform.generators.runs import Run, runs
+from stella_conform.readings import careful_default
 from stella_conform.schemas.vocabulary import Vocabulary
 
 #: Rules an unmutated valid run exercises.
@@ -45,6 +46,8 @@ class Case:
     run: Run | None = field(default=None, compare=False, repr=False)
     #: The oracle's whole reading (line outcomes too), kept so a grader never decodes again.
     decoded: Decoded | None = field(default=None, compare=False, repr=False)
+    #: The registered points (``stella_conform.readings``) the stream touches.
+    touched: frozenset[str] | None = field(default=None, compare=False, repr=False)
 
     @property
     def rules(self) -> list[str]:
@@ -66,8 +69,15 @@ class Case:
             description=description,
             mutations=self.mutations,
             seed=seed,
-            also_conforming=also_conforming(read_stream(self.stream, vocab)),
+            also_conforming=also_conforming(read_stream(self.stream, vocab, decoded=self.reading)),
         )
+
+    @property
+    def reading(self) -> tuple[Decoded, frozenset[str]] | None:
+        """The default reading and the points it touches, as ``read_stream`` takes them."""
+        if self.decoded is None or self.touched is None:
+            return None
+        return self.decoded, self.touched
 
     def __repr__(self) -> str:  # shown by Hypothesis for a falsifying example
         muts = ", ".join(self.mutations) or "none"
@@ -82,13 +92,13 @@ def build_case(run: Run, stream: Stream, ids: Sequence[str], vocab: Vocabulary) 
     data = stream.to_bytes()
     names = sorted({m for line in stream.lines for m in line.marks} | set(ids))
     marks = {m: tuple(stream.marked(m)) for m in names}
-    decoded = decode_all(data, vocab)
-    return Case(data, tuple(ids), decoded.summary, marks, run, decoded)
+    # the careful decode, which also notes the registered points the stream touches: the
+    # grader needs it for the other readings, and need not decode the case again
+    decoded, touched = careful_default(data, vocab)
+    return Case(data, tuple(ids), decoded.summary, marks, run, decoded, frozenset(touched))
 
 
-@st.composite
 def cases(
-    draw: st.DrawFn,
     vocab: Vocabulary | None = None,
     *,
     mutations: Sequence[str] | None = None,
@@ -96,7 +106,7 @@ def cases(
     min_mutations: int = 0,
     max_mutations: int = 2,
     run_strategy: st.SearchStrategy[Run] | None = None,
-) -> Case:
+) -> st.SearchStrategy[Case]:
     """Valid runs with up to ``max_mutations`` mutations drawn from ``mutations``
     (default: all), plus every mutation in ``always`` (public strategy)."""
     vocab = vocab or Vocabulary.default()
@@ -106,19 +116,22 @@ def cases(
     pool = list(dict.fromkeys(mutations)) if mutations is not None else list(MUTATIONS)
     canonical_order(pool)  # unknown ids are an error
     fixed = canonical_order(list(always))
-    run = draw(run_strategy if run_strategy is not None else runs(vocab))
+    run = run_strategy if run_strategy is not None else runs(vocab)
+    # built once, not per case: a strategy costs more to build and validate than to draw
     chosen = (
-        draw(
-            st.lists(
-                st.sampled_from(pool), min_size=min_mutations, max_size=max_mutations, unique=True
-            )
-        )
+        st.lists(st.sampled_from(pool), min_size=min_mutations, max_size=max_mutations, unique=True)
         if pool and max_mutations
-        else []
+        else st.just([])
     )
-    ids = canonical_order([*fixed, *chosen])
-    stream = apply_mutations(draw, Stream.of(run.events), ids, vocab)
-    return build_case(run, stream, ids, vocab)
+
+    @st.composite
+    def case(draw: st.DrawFn) -> Case:
+        drawn = draw(run)
+        ids = canonical_order([*fixed, *draw(chosen)])
+        stream = apply_mutations(draw, Stream.of(drawn.events), ids, vocab)
+        return build_case(drawn, stream, ids, vocab)
+
+    return case()
 
 
 def mutated(*ids: str, vocab: Vocabulary | None = None) -> st.SearchStrategy[Case]:

@@ -1,8 +1,10 @@
 """One strategy per known event type.
 
-The default vocabulary's types have hand-written strategies: fast, shaped
-like what stella really writes (``type`` first, small readable values), and
-shrinking towards the smallest event that still fits.  Types that only an
+The default vocabulary's types have hand-written builders: shaped like what
+stella really writes (``type`` first, small readable values), each writing an
+event from expanded content (:mod:`content`).  The runs generator calls them with
+a step's content; the strategies here draw one seed per event, which shrinks to 0,
+the smallest event that still fits.  Types that only an
 imported wire schema knows are generated from the schema
 (:mod:`schema_driven`), or — opt-in — by ``hypothesis-jsonschema``'s
 ``from_schema`` where that package works on the installed Hypothesis.
@@ -27,11 +29,8 @@ from typing import Any, Literal
 
 from hypothesis import strategies as st
 
-from stella_conform.generators.schema_driven import (
-    ANY_JSON,
-    SchemaStrategies,
-    SchemaStrategyError,
-)
+from stella_conform.generators.content import SEEDS, Content
+from stella_conform.generators.schema_driven import SchemaStrategies, SchemaStrategyError
 from stella_conform.schemas.prose import repair
 from stella_conform.schemas.vocabulary import Vocabulary
 
@@ -86,176 +85,205 @@ U64_MAX = 2**64 - 1
 @cache
 def prose(min_words: int = 1, max_words: int = 6) -> st.SearchStrategy[str]:
     """Readable text from a small word list, with some non-ASCII and escapes in it."""
-    return st.lists(st.sampled_from(WORDS), min_size=min_words, max_size=max_words).map(" ".join)
+    return SEEDS.map(lambda seed: Content(seed).words(WORDS, min_words, max_words))
 
 
-@cache
-def small_uint(hi: int = 10_000) -> st.SearchStrategy[int]:
-    return st.integers(0, hi)
+def money_of(c: Content) -> float:
+    return c.uint(50_000) / 10_000
 
 
-@cache
-def money() -> st.SearchStrategy[float]:
-    return st.integers(0, 50_000).map(lambda n: n / 10_000)
+# ------------------------------------------------------------------ events from content
+# Each builder writes one event from expanded content (content.py): the runs generator
+# calls them with a step's content, the strategies below with one drawn seed each.
 
 
-@cache
-def call_ids() -> st.SearchStrategy[str]:
-    return st.integers(1, 99).map(lambda n: f"call_{n}")
+def make_stage(c: Content, scope: str | None = None, name: str | None = None) -> Event:
+    return {
+        "type": "stage",
+        "name": name if name is not None else c.pick(STAGE_ORDER),
+        "scope": scope if scope is not None else c.pick(("turn", "run")),
+    }
+
+
+def make_text(c: Content, value: str | None = None) -> Event:
+    return {"type": "text", "text": value if value is not None else c.words(WORDS, 1, 6)}
+
+
+def make_text_delta(c: Content, value: str | None = None) -> Event:
+    return {"type": "text_delta", "delta": value if value is not None else c.words(WORDS, 1, 2)}
+
+
+def make_reasoning(c: Content) -> Event:
+    return {"type": "reasoning", "delta": c.words(WORDS, 1, 3)}
+
+
+def make_tool_input(c: Content) -> Any:
+    """A path, a command, or any JSON value (a third each)."""
+    kind = c.count(0, 2)
+    if kind == 0:
+        return {"path": c.pick(("src/lib.rs", "README.md", "a/b.py"))}
+    if kind == 1:
+        return {"cmd": c.words(WORDS, 1, 3)}
+    return c.json()
+
+
+def make_tool_start(c: Content, call_id: str | None = None, name: str | None = None) -> Event:
+    return {
+        "type": "tool_start",
+        "call": {
+            "call_id": call_id if call_id is not None else f"call_{c.count(1, 99)}",
+            "name": name if name is not None else c.pick(TOOLS),
+            "input": make_tool_input(c),
+        },
+    }
+
+
+def make_tool_output(c: Content) -> dict[str, Any]:
+    if not c.chance():
+        return {"ok": {"content": c.words(WORDS, 0, 4)}}
+    message = c.words(WORDS, 1, 4)
+    kind = c.pick((None, "not_found", "timeout", "internal"))
+    return {"error": {"message": message, **({"class": kind} if kind else {})}}
+
+
+def make_tool_result(c: Content, call_id: str | None = None) -> Event:
+    return {
+        "type": "tool_result",
+        "call_id": call_id if call_id is not None else f"call_{c.count(1, 99)}",
+        "output": make_tool_output(c),
+        "duration_ms": c.uint(60_000),
+    }
+
+
+def make_step_usage(c: Content, step: int | None = None) -> Event:
+    return {
+        "type": "step_usage",
+        "step": step if step is not None else c.uint(20),
+        "model": c.pick(MODELS),
+        "input_tokens": c.uint(10_000),
+        "output_tokens": c.uint(10_000),
+        "cached_input_tokens": c.uint(10_000),
+        "cost_usd": money_of(c),
+        "duration_ms": c.uint(60_000),
+        "retries": c.uint(3),
+        "tool_calls": c.uint(5),
+    }
+
+
+def make_turn_complete(c: Content) -> Event:
+    return {"type": "turn_complete", "model": c.pick(MODELS), "cost_usd": money_of(c)}
+
+
+def make_run_complete(c: Content) -> Event:
+    return {"type": "run_complete", "model": c.pick(MODELS), "cost_usd": money_of(c)}
+
+
+def make_error(c: Content, retryable: bool | None = None) -> Event:
+    message = c.words(WORDS, 1, 5)
+    return {
+        "type": "error",
+        "message": message,
+        "retryable": retryable if retryable is not None else c.chance(),
+    }
+
+
+def make_budget_tick(c: Content) -> Event:
+    spent = money_of(c)
+    limit = money_of(c) if c.chance() else None
+    return {
+        "type": "budget_tick",
+        "spent_usd": spent,
+        "limit_usd": limit,
+        "mode": c.pick(("observed", "enforced", "off")),
+    }
+
+
+def make_file_change(c: Content) -> Event:
+    return {
+        "type": "file_change",
+        "path": c.pick(("src/lib.rs", "README.md", "tests/test_a.py")),
+        "kind": c.pick(("created", "modified", "deleted", "read")),
+        "added": c.uint(500),
+        "removed": c.uint(500),
+    }
+
+
+# ------------------------------------------------------------------ strategies
+# One draw per event: the seed its content is expanded from (0: the simplest event).
+
+
+def _seeded(make: Callable[..., Any], *args: Any) -> st.SearchStrategy[Any]:
+    return SEEDS.map(lambda seed: make(Content(seed), *args))
 
 
 @cache
 def stage(scope: str | None = None, name: str | None = None) -> st.SearchStrategy[Event]:
-    return st.builds(
-        lambda n, s: {"type": "stage", "name": n, "scope": s},
-        st.just(name) if name is not None else st.sampled_from(STAGE_ORDER),
-        st.just(scope) if scope is not None else st.sampled_from(("turn", "run")),
-    )
+    return _seeded(make_stage, scope, name)
 
 
 @cache
 def text(value: str | None = None) -> st.SearchStrategy[Event]:
-    return (st.just(value) if value is not None else prose()).map(
-        lambda t: {"type": "text", "text": t}
-    )
+    return _seeded(make_text, value)
 
 
 @cache
 def text_delta(value: str | None = None) -> st.SearchStrategy[Event]:
-    return (st.just(value) if value is not None else prose(1, 2)).map(
-        lambda d: {"type": "text_delta", "delta": d}
-    )
+    return _seeded(make_text_delta, value)
 
 
 @cache
 def reasoning() -> st.SearchStrategy[Event]:
-    return prose(1, 3).map(lambda d: {"type": "reasoning", "delta": d})
+    return _seeded(make_reasoning)
 
 
 @cache
 def tool_input() -> st.SearchStrategy[Any]:
-    return st.one_of(
-        st.fixed_dictionaries({"path": st.sampled_from(("src/lib.rs", "README.md", "a/b.py"))}),
-        st.fixed_dictionaries({"cmd": prose(1, 3)}),
-        ANY_JSON,
-    )
+    return _seeded(make_tool_input)
 
 
 @cache
 def tool_start(call_id: str | None = None, name: str | None = None) -> st.SearchStrategy[Event]:
-    return st.builds(
-        lambda cid, n, i: {"type": "tool_start", "call": {"call_id": cid, "name": n, "input": i}},
-        st.just(call_id) if call_id is not None else call_ids(),
-        st.just(name) if name is not None else st.sampled_from(TOOLS),
-        tool_input(),
-    )
+    return _seeded(make_tool_start, call_id, name)
 
 
 @cache
 def tool_output() -> st.SearchStrategy[dict[str, Any]]:
-    return st.one_of(
-        prose(0, 4).map(lambda c: {"ok": {"content": c}}),
-        st.builds(
-            lambda m, c: {"error": {"message": m, **({"class": c} if c else {})}},
-            prose(1, 4),
-            st.sampled_from((None, "not_found", "timeout", "internal")),
-        ),
-    )
+    return _seeded(make_tool_output)
 
 
 @cache
 def tool_result(call_id: str | None = None) -> st.SearchStrategy[Event]:
-    return st.builds(
-        lambda cid, out, d: {
-            "type": "tool_result",
-            "call_id": cid,
-            "output": out,
-            "duration_ms": d,
-        },
-        st.just(call_id) if call_id is not None else call_ids(),
-        tool_output(),
-        small_uint(60_000),
-    )
+    return _seeded(make_tool_result, call_id)
 
 
 @cache
 def step_usage(step: int | None = None) -> st.SearchStrategy[Event]:
-    return st.builds(
-        lambda s, m, i, o, c, cost, d, r, t: {
-            "type": "step_usage",
-            "step": s,
-            "model": m,
-            "input_tokens": i,
-            "output_tokens": o,
-            "cached_input_tokens": c,
-            "cost_usd": cost,
-            "duration_ms": d,
-            "retries": r,
-            "tool_calls": t,
-        },
-        st.just(step) if step is not None else small_uint(20),
-        st.sampled_from(MODELS),
-        small_uint(),
-        small_uint(),
-        small_uint(),
-        money(),
-        small_uint(60_000),
-        small_uint(3),
-        small_uint(5),
-    )
+    return _seeded(make_step_usage, step)
 
 
 @cache
 def turn_complete() -> st.SearchStrategy[Event]:
-    return st.builds(
-        lambda m, c: {"type": "turn_complete", "model": m, "cost_usd": c},
-        st.sampled_from(MODELS),
-        money(),
-    )
+    return _seeded(make_turn_complete)
 
 
 @cache
 def run_complete() -> st.SearchStrategy[Event]:
-    return st.builds(
-        lambda m, c: {"type": "run_complete", "model": m, "cost_usd": c},
-        st.sampled_from(MODELS),
-        money(),
-    )
+    return _seeded(make_run_complete)
 
 
 @cache
 def error(retryable: bool | None = None) -> st.SearchStrategy[Event]:
-    return st.builds(
-        lambda m, r: {"type": "error", "message": m, "retryable": r},
-        prose(1, 5),
-        st.just(retryable) if retryable is not None else st.booleans(),
-    )
+    return _seeded(make_error, retryable)
 
 
 @cache
 def budget_tick() -> st.SearchStrategy[Event]:
-    return st.builds(
-        lambda spent, limit, mode: {
-            "type": "budget_tick",
-            "spent_usd": spent,
-            "limit_usd": limit,
-            "mode": mode,
-        },
-        money(),
-        st.none() | money(),
-        st.sampled_from(("observed", "enforced", "off")),
-    )
+    return _seeded(make_budget_tick)
 
 
 @cache
 def file_change() -> st.SearchStrategy[Event]:
-    return st.builds(
-        lambda p, k, a, r: {"type": "file_change", "path": p, "kind": k, "added": a, "removed": r},
-        st.sampled_from(("src/lib.rs", "README.md", "tests/test_a.py")),
-        st.sampled_from(("created", "modified", "deleted", "read")),
-        small_uint(500),
-        small_uint(500),
-    )
+    return _seeded(make_file_change)
 
 
 @dataclass(frozen=True)

@@ -23,15 +23,16 @@ Example::
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import strategies as st
 
-from stella_conform.generators.alphabets import NAME_CHARS, PAYLOAD_TEXT, strings
+from stella_conform.generators.alphabets import NAME_CHARS, PAYLOAD_TEXT
+from stella_conform.generators.content import SEEDS, Content
 from stella_conform.generators.events import Event, strategies_for, tool_start
+from stella_conform.generators.picks import between, choose
 from stella_conform.generators.runs import encode
 from stella_conform.schemas.fit import json_type_name
 from stella_conform.schemas.tagged_unions import union_nodes
@@ -70,6 +71,19 @@ CORRUPT_LINES = (
 )
 
 
+def json_copy(value: Any) -> Any:
+    """A copy of a JSON value (dicts and lists copied all the way down).
+
+    ``copy.deepcopy`` keeps a memo for shared and cyclic objects, which JSON has none
+    of; copying every event of a run with it was a tenth of a case's generation.
+    """
+    if isinstance(value, dict):
+        return {key: json_copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [json_copy(item) for item in value]
+    return value
+
+
 @dataclass
 class Line:
     """One line of a stream under construction."""
@@ -96,7 +110,7 @@ class Stream:
 
     @classmethod
     def of(cls, events: list[Event]) -> Stream:
-        return cls([Line(copy.deepcopy(e)) for e in events])
+        return cls([Line(json_copy(e)) for e in events])
 
     def to_bytes(self) -> bytes:
         end = b"\r\n" if self.crlf else b"\n"
@@ -140,28 +154,35 @@ class Mutation:
 
 def _insert_at(draw: st.DrawFn, stream: Stream, line: Line, *, not_last: bool = False) -> int:
     hi = len(stream.lines) - (1 if not_last and stream.lines else 0)
-    at = draw(st.integers(0, max(0, hi)))
+    at = between(draw, 0, max(0, hi))
     stream.lines.insert(at, line)
     return at
 
 
-def _unknown_tag(draw: st.DrawFn, vocab: Vocabulary) -> str:
-    # never a type this stella writes: not one the client knows, nor one it merely
-    # does not claim (that one would be a real event of the stream, not an invented one)
+def _unknown_tag(c: Content, vocab: Vocabulary) -> str:
+    """A tempting name half the time, an invented one otherwise (the first name when simplest).
+
+    Never a type this stella writes: not one the client knows, nor one it merely does not
+    claim (that one would be a real event of the stream, not an invented one).
+    """
     names = [n for n in TEMPTING_NAMES if n not in vocab.written]
-    invented = strings(NAME_CHARS, min_size=3, max_size=12).filter(lambda n: n not in vocab.written)
-    return draw(st.sampled_from(names) | invented)
+    if c.chance():
+        invented = c.chars(NAME_CHARS, 3, 12)
+        if invented not in vocab.written:
+            return invented
+    return c.pick(names)
 
 
 def _unknown_event(draw: st.DrawFn, vocab: Vocabulary, mark: str) -> Line:
     """An unrecognized event, often wearing the fields of a known one."""
-    tag = _unknown_tag(draw, vocab)
+    c = Content(draw(SEEDS))
+    tag = _unknown_tag(c, vocab)
     # the most tempting unknown type wears the body of the known type it is named after
     namesakes = sorted((t for t in vocab.known if tag.startswith(t + "_")), key=len)
-    if namesakes and draw(st.integers(0, 3)) > 0:
+    if namesakes and c.count(0, 3) > 0:
         body = dict(draw(strategies_for(vocab).for_type(namesakes[-1])))
-    elif draw(st.booleans()):
-        donor = draw(st.sampled_from(sorted(vocab.known)))
+    elif c.chance():
+        donor = c.pick(sorted(vocab.known))
         body = dict(draw(strategies_for(vocab).for_type(donor)))
     else:
         body = {"splines": ["alpha", "beta"], "nested": {"depth": 3}}
@@ -227,10 +248,11 @@ def _break_event(
 ) -> None:
     """Break one known event so its body no longer fits; insert one if none can be."""
     candidates = stream.event_indexes(vocab)
-    order = draw(st.permutations(candidates)) if candidates else []
-    for index in order:
+    # from a drawn starting point on (one draw, where a permutation cost one per event)
+    start = between(draw, 0, len(candidates) - 1) if candidates else 0
+    for index in candidates[start:] + candidates[:start]:
         line = stream.lines[index]
-        broken = breaker(draw, copy.deepcopy(line.obj), vocab)
+        broken = breaker(draw, json_copy(line.obj), vocab)
         if (
             broken is not None
             and vocab.misfit(broken["type"], vocab.normalize(broken["type"], broken)) is not None
@@ -270,7 +292,7 @@ def unknown_in_tool_pair(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> 
         if line.is_event and line.obj.get("type") == "tool_start"
     ]
     if starts:
-        at = draw(st.sampled_from(starts)) + 1
+        at = choose(draw, starts) + 1
         stream.lines.insert(at, _unknown_event(draw, vocab, mark))
         return
     # no tool pair yet: add one, with the unknown event inside it
@@ -281,17 +303,17 @@ def unknown_in_tool_pair(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> 
         "output": {"ok": {"content": ""}},
         "duration_ms": 1,
     }
-    at = draw(st.integers(0, max(0, len(stream.lines) - 1)))
+    at = between(draw, 0, max(0, len(stream.lines) - 1))
     stream.lines[at:at] = [Line(call), _unknown_event(draw, vocab, mark), Line(result)]
 
 
 def type_missing(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
-    body = draw(st.sampled_from(({"call_id": "c1", "text": "no type"}, {}, {"kind": "text"})))
+    body = choose(draw, ({"call_id": "c1", "text": "no type"}, {}, {"kind": "text"}))
     _insert_at(draw, stream, Line(dict(body), marks={"type-missing"}))
 
 
 def type_non_string(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
-    value = draw(st.sampled_from((5, None, True, ["text"], {"name": "text"}, 1.5)))
+    value = choose(draw, (5, None, True, ["text"], {"name": "text"}, 1.5))
     _insert_at(draw, stream, Line({"type": value, "text": "x"}, marks={"type-non-string"}))
 
 
@@ -303,7 +325,7 @@ def type_near_miss(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
         for v in vs
         if v not in vocab.known
     ]
-    tag, variant = draw(st.sampled_from(options))
+    tag, variant = choose(draw, options)
     body = dict(draw(strategies_for(vocab).for_type(tag)))
     body["type"] = variant
     _insert_at(draw, stream, Line(body, marks={"type-near-miss"}))
@@ -311,28 +333,38 @@ def type_near_miss(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
 
 def _pick_known(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> Line | None:
     indexes = stream.event_indexes(vocab)
-    return stream.lines[draw(st.sampled_from(indexes))] if indexes else None
+    return stream.lines[choose(draw, indexes)] if indexes else None
 
 
-_EXTRA_NAMES = st.sampled_from(("confidence", "lang", "trace_id", "x_vendor", "_meta", "v2"))
-_EXTRA_VALUES = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-5, 5),
-    strings(PAYLOAD_TEXT, max_size=5),
-    # fresh objects per draw: a shared one would carry one case's mutations into the
+_EXTRA_NAMES = ("confidence", "lang", "trace_id", "x_vendor", "_meta", "v2")
+
+
+def _extra_value(c: Content) -> Any:
+    """An unknown field's value: null (the simplest), a boolean, a small integer, a short
+    string, a nested object or an empty list."""
+    kind = c.count(0, 5)
+    if kind == 0:
+        return None
+    if kind == 1:
+        return c.chance()
+    if kind == 2:
+        return c.count(-5, 5)
+    if kind == 3:
+        return c.chars(PAYLOAD_TEXT, 0, 5)
+    # fresh objects per call: a shared one would carry one case's mutations into the
     # next, and a nested mutation could put it inside itself (a cycle json cannot write)
-    st.builds(lambda: {"nested": {"deep": [1, 2, {"k": "v"}]}}),
-    st.builds(list),
-)
+    if kind == 4:
+        return {"nested": {"deep": [1, 2, {"k": "v"}]}}
+    return []
 
 
 def extra_fields(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     line = _pick_known(draw, stream, vocab)
     if line is None:
         return
-    for name in draw(st.lists(_EXTRA_NAMES, min_size=1, max_size=3, unique=True)):
-        line.obj.setdefault(name, draw(_EXTRA_VALUES))
+    c = Content(draw(SEEDS))
+    for name in c.sample(_EXTRA_NAMES, c.count(1, 3)):
+        line.obj.setdefault(name, _extra_value(c))
     line.marks.add("extra-fields")
 
 
@@ -352,7 +384,7 @@ def _nested_objects(value: Any, depth: int = 0) -> list[dict[str, Any]]:
 def extra_fields_nested(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     indexes = [i for i in stream.event_indexes(vocab) if _nested_objects(stream.lines[i].obj)]
     if indexes:
-        line = stream.lines[draw(st.sampled_from(indexes))]
+        line = stream.lines[choose(draw, indexes)]
     else:  # nothing nested in this run: add a tool_start, whose call is an object
         line = Line(dict(draw(tool_start(call_id="call_98"))))
         _insert_at(draw, stream, line, not_last=True)
@@ -362,8 +394,9 @@ def extra_fields_nested(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> N
         targets = [v for t in _nested_objects(line.obj) for v in t.values() if isinstance(v, dict)]
     if not targets:
         return
-    target = targets[draw(st.integers(0, len(targets) - 1))]
-    target.setdefault(draw(_EXTRA_NAMES), draw(_EXTRA_VALUES))
+    target = targets[between(draw, 0, len(targets) - 1)]
+    c = Content(draw(SEEDS))
+    target.setdefault(c.pick(_EXTRA_NAMES), _extra_value(c))
     line.marks.add("extra-fields-nested")
 
 
@@ -373,15 +406,17 @@ def extra_key_beside_arm(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> 
         line = stream.lines[index]
         nodes = union_nodes(vocab, line.obj["type"], line.obj)
         if nodes:
-            draw(st.sampled_from(nodes)).setdefault(draw(_EXTRA_NAMES), draw(_EXTRA_VALUES))
+            c = Content(draw(SEEDS))
+            c.pick(nodes).setdefault(c.pick(_EXTRA_NAMES), _extra_value(c))
             line.marks.add("extra-key-beside-arm")
             return
     if "tool_result" not in vocab.known:
         return
+    c = Content(draw(SEEDS))
     result = {
         "type": "tool_result",
         "call_id": "call_97",
-        "output": {"ok": {"content": ""}, draw(_EXTRA_NAMES): draw(_EXTRA_VALUES)},
+        "output": {"ok": {"content": ""}, c.pick(_EXTRA_NAMES): _extra_value(c)},
         "duration_ms": 1,
     }
     _insert_at(draw, stream, Line(result, marks={"extra-key-beside-arm"}))
@@ -397,9 +432,9 @@ def extra_fields_borrowed(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) ->
     if alias is not None:
         own |= {alias.field, alias.legacy}
     donors = sorted(t for t in vocab.known if t != tag)
-    donor = dict(draw(strategies_for(vocab).for_type(draw(st.sampled_from(donors)))))
+    donor = dict(draw(strategies_for(vocab).for_type(choose(draw, donors))))
     borrowed = [k for k in donor if k not in own and k not in ("type", "ts")]
-    for name in borrowed[: draw(st.integers(1, 3))]:
+    for name in borrowed[: between(draw, 1, 3)]:
         line.obj[name] = donor[name]
     line.marks.add("extra-fields-borrowed")
 
@@ -408,7 +443,7 @@ def extra_field_huge(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None
     line = _pick_known(draw, stream, vocab)
     if line is None:
         return
-    line.obj["attachment"] = "x" * (65 * 1024 + draw(st.integers(0, 64)))
+    line.obj["attachment"] = "x" * (65 * 1024 + between(draw, 0, 64))
     line.marks.add("extra-field-huge")
 
 
@@ -417,7 +452,7 @@ def _huge(size: int) -> Apply:
 
     def apply(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
         mark = f"long-line-{'1m' if size > 1_000_000 else '64k'}"
-        filler = "long preview " * ((size + draw(st.integers(0, 64))) // 13 + 1)
+        filler = "long preview " * ((size + between(draw, 0, 64)) // 13 + 1)
         if "text_delta" in vocab.known:
             line = Line({"type": "text_delta", "delta": filler}, marks={mark})
             _insert_at(draw, stream, line, not_last=True)
@@ -435,13 +470,13 @@ def legacy_alias(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
         i for i in stream.event_indexes(vocab) if stream.lines[i].obj["type"] in vocab.aliases
     ]
     if not indexes:
-        tag = draw(st.sampled_from(sorted(vocab.aliases))) if vocab.aliases else None
+        tag = choose(draw, sorted(vocab.aliases)) if vocab.aliases else None
         if tag is None:
             return
         line = Line(dict(draw(strategies_for(vocab).for_type(tag))))
         _insert_at(draw, stream, line, not_last=True)
     else:
-        line = stream.lines[draw(st.sampled_from(indexes))]
+        line = stream.lines[choose(draw, indexes)]
     alias = vocab.aliases[line.obj["type"]]
     line.obj[alias.legacy] = line.obj.pop(alias.field)  # legacy spelling only
     line.marks.add("legacy-alias")
@@ -449,7 +484,7 @@ def legacy_alias(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
 
 def field_and_alias(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     """A field beside its legacy alias (reading A: the self-describing one wins; B: an error)."""
-    tag = draw(st.sampled_from(sorted(vocab.aliases))) if vocab.aliases else None
+    tag = choose(draw, sorted(vocab.aliases)) if vocab.aliases else None
     if tag is None:
         return
     line = Line(dict(draw(strategies_for(vocab).for_type(tag))), marks={"field-and-alias"})
@@ -465,18 +500,21 @@ def ts_removed(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
 
 
 def ts_backwards(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
-    clock = draw(st.integers(1_700_000_000_000, 1_800_000_000_000))
+    """Steps of -10 s to +2 s from one seed (the simplest: back 10 s on every line)."""
+    pace = Content(draw(SEEDS))
+    clock = 1_700_000_000_000 + pace.count(0, 100_000_000_000)
     for line in stream.lines:
         if line.is_event:
-            clock = max(0, clock + draw(st.integers(-10_000, 2_000)))
+            clock = max(0, clock + pace.count(-10_000, 2_000))
             line.obj["ts"] = clock
             line.marks.add("ts-backwards")
 
 
 def ts_extreme(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    edges = Content(draw(SEEDS))
     for index in stream.event_indexes(vocab):
         line = stream.lines[index]
-        line.obj["ts"] = draw(st.sampled_from((0, 1, 2**53 + 1, 2**63, 2**64 - 1)))
+        line.obj["ts"] = edges.pick((0, 1, 2**53 + 1, 2**63, 2**64 - 1))
         line.marks.add("ts-extreme")
 
 
@@ -484,7 +522,7 @@ def _missing(draw: st.DrawFn, event: Event, vocab: Vocabulary) -> Event | None:
     fields = _required_fields(vocab, event["type"])
     if not fields:
         return None
-    name = draw(st.sampled_from(fields))
+    name = choose(draw, fields)
     event.pop(name, None)
     alias = vocab.aliases.get(event["type"])
     if alias is not None and name == alias.field:
@@ -508,8 +546,8 @@ def _wrong_type(draw: st.DrawFn, event: Event, vocab: Vocabulary) -> Event | Non
             options.extend((name, v) for v in bad)
     if not options:
         return None
-    name, value = draw(st.sampled_from(options))
-    event[name] = copy.deepcopy(value)
+    name, value = choose(draw, options)
+    event[name] = json_copy(value)
     return event
 
 
@@ -522,7 +560,7 @@ def _null(draw: st.DrawFn, event: Event, vocab: Vocabulary) -> Event | None:
     ]
     if not fields:
         return None
-    event[draw(st.sampled_from(fields))] = None
+    event[choose(draw, fields)] = None
     return event
 
 
@@ -535,9 +573,9 @@ def _wrong_nesting(draw: st.DrawFn, event: Event, vocab: Vocabulary) -> Event | 
     ]
     if not objects:
         return None
-    name = draw(st.sampled_from(objects))
+    name = choose(draw, objects)
     inner = event[name]
-    choice = draw(st.integers(0, 2))
+    choice = between(draw, 0, 2)
     if choice == 0:
         event[name] = [inner]  # wrapped one level too deep
     elif choice == 1:
@@ -583,13 +621,13 @@ def _breaker(fn: Callable[[st.DrawFn, Event, Vocabulary], Event | None], mark: s
 
 
 def non_json_line(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
-    raw = draw(st.sampled_from(CORRUPT_LINES))
+    raw = choose(draw, CORRUPT_LINES)
     _insert_at(draw, stream, Line(raw=raw, marks={"non-json-line"}), not_last=True)
 
 
 def not_object_line(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     smuggled = b'"{\\"type\\":\\"text\\",\\"text\\":\\"smuggled\\"}"'
-    raw = draw(st.sampled_from((b"[1,2,3]", b'"text"', b"42", b"null", b"true", smuggled)))
+    raw = choose(draw, (b"[1,2,3]", b'"text"', b"42", b"null", b"true", smuggled))
     _insert_at(draw, stream, Line(raw=raw, marks={"not-object-line"}), not_last=True)
 
 
@@ -601,16 +639,15 @@ def scopeless_stage(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     """A stage recorded before scope existed."""
     if "stage" not in vocab.known:
         return
-    name = draw(st.sampled_from(("execute", "plan", "verify", "complete")))
+    name = choose(draw, ("execute", "plan", "verify", "complete"))
     _insert_at(draw, stream, Line({"type": "stage", "name": name}, marks={"scopeless-stage"}))
 
 
 def ts_null(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     """ts: null on known events: the absent stamp (valid under every reading)."""
     indexes = stream.event_indexes(vocab)
-    for index in (
-        draw(st.lists(st.sampled_from(indexes), min_size=1, unique=True)) if indexes else ()
-    ):
+    chosen = Content(draw(SEEDS)) if indexes else None
+    for index in chosen.sample(indexes, chosen.count(1, len(indexes))) if chosen else ():
         stream.lines[index].obj["ts"] = None
         stream.lines[index].marks.add("ts-null")
 
@@ -620,8 +657,8 @@ def ts_out_of_range(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     indexes = stream.event_indexes(vocab)
     if not indexes:
         return
-    line = stream.lines[draw(st.sampled_from(indexes))]
-    line.obj["ts"] = draw(st.sampled_from((-5, 1.5, "1754582400123", 2**64, -(2**63))))
+    line = stream.lines[choose(draw, indexes)]
+    line.obj["ts"] = choose(draw, (-5, 1.5, "1754582400123", 2**64, -(2**63)))
     line.marks.add("ts-out-of-range")
 
 
@@ -631,12 +668,12 @@ UNICODE_SPACES = (" ", " ", " ", "", "", "　", "")
 
 def unicode_whitespace(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     """Unicode whitespace around a line, or a line made of it."""
-    space = draw(st.sampled_from(UNICODE_SPACES)).encode("utf-8")
+    space = choose(draw, UNICODE_SPACES).encode("utf-8")
     events: list[int] = [i for i, line in enumerate(stream.lines) if line.is_event]
     around: bool = draw(st.booleans())
     if events and around:
-        line = stream.lines[draw(st.sampled_from(events))]
-        before, after = draw(st.sampled_from(((space, b""), (b"", space), (space, space))))
+        line = stream.lines[choose(draw, events)]
+        before, after = choose(draw, ((space, b""), (b"", space), (space, space)))
         line.raw = before + line.to_bytes() + after
         line.marks.add("unicode-whitespace")
     else:
@@ -655,7 +692,7 @@ def negative_zero(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
 
 def _edge_unknown(raw: bytes, mark: str) -> Apply:
     def apply(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
-        tag = _unknown_tag(draw, vocab)
+        tag = _unknown_tag(Content(draw(SEEDS)), vocab)
         line = encode({"type": tag})[:-1] + b',"payload":' + raw + b"}"
         _insert_at(draw, stream, Line(raw=line, marks={mark}), not_last=True)
 
@@ -664,7 +701,7 @@ def _edge_unknown(raw: bytes, mark: str) -> Apply:
 
 def deep_nesting(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     """An unrecognized event nested deeper than 128 levels."""
-    depth = draw(st.integers(130, 400))
+    depth = between(draw, 130, 400)
     _edge_unknown(b"[" * depth + b"]" * depth, "deep-nesting")(draw, stream, vocab)
 
 
@@ -672,7 +709,7 @@ def lone_surrogate(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     """A lone surrogate escape in the text of a known event."""
     if "text" not in vocab.known:
         return
-    escape = draw(st.sampled_from((b"\\ud800", b"\\udfff", b"\\udbff")))
+    escape = choose(draw, (b"\\ud800", b"\\udfff", b"\\udbff"))
     line = b'{"type":"text","text":"half ' + escape + b' a pair"}'
     _insert_at(draw, stream, Line(raw=line, marks={"lone-surrogate"}), not_last=True)
 
@@ -681,7 +718,7 @@ def duplicate_keys(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     """A key twice in a known event: the last one wins, or the line is an error."""
     if "text" not in vocab.known:
         return
-    first = draw(st.sampled_from(("draft", "", "first")))
+    first = choose(draw, ("draft", "", "first"))
     line = b'{"type":"text","text":' + encode(first) + b',"text":"final"}'
     _insert_at(draw, stream, Line(raw=line, marks={"duplicate-keys"}))
 
@@ -698,8 +735,8 @@ def utf8_bom(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
 
 
 def blank_lines(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
-    for _ in range(draw(st.integers(1, 3))):
-        raw = draw(st.sampled_from((b"", b"   ", b"\t", b" \t ")))
+    for _ in range(between(draw, 1, 3)):
+        raw = choose(draw, (b"", b"   ", b"\t", b" \t "))
         _insert_at(draw, stream, Line(raw=raw, marks={"blank-lines"}))
 
 
@@ -735,7 +772,7 @@ def torn_tail(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     del stream.lines[index + 1 :]  # the torn line is the last line
     line = stream.lines[index]
     obj = dict(line.obj)
-    kind = draw(st.sampled_from(TORN_KINDS))
+    kind = choose(draw, TORN_KINDS)
     if kind == "mid-escape":
         obj["note"] = 'say "hi"\n'
     elif kind == "mid-utf8":
@@ -752,7 +789,7 @@ def torn_tail(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     else:
         spots = list(range(1, len(data)))
     spots = [s for s in spots if 1 <= s < len(data)] or list(range(1, len(data)))
-    cut = draw(st.sampled_from(spots))
+    cut = choose(draw, spots)
     line.raw = data[:cut]
     line.marks.update(("torn-tail", f"torn-tail:{kind}"))
     stream.final_newline = False

@@ -26,28 +26,31 @@ Example::
 from __future__ import annotations
 
 import json
-import random
+import math
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Literal
 
 from hypothesis import strategies as st
 
+from stella_conform.generators.content import SEEDS, Content
 from stella_conform.generators.events import (
     STAGE_ORDER,
+    WORDS,
     Event,
-    budget_tick,
-    error,
-    file_change,
-    prose,
-    reasoning,
-    run_complete,
-    step_usage,
+    make_budget_tick,
+    make_error,
+    make_file_change,
+    make_reasoning,
+    make_run_complete,
+    make_step_usage,
+    make_text_delta,
+    make_tool_input,
+    make_tool_output,
+    make_turn_complete,
     strategies_for,
-    text_delta,
-    tool_input,
-    tool_output,
-    turn_complete,
 )
+from stella_conform.generators.picks import between, choose
 from stella_conform.schemas.vocabulary import Vocabulary
 
 TsMode = Literal["absent", "increasing", "partial", "backwards"]
@@ -77,69 +80,103 @@ class Run:
         return b"".join(encode(e) + b"\n" for e in self.events)
 
 
+@cache
 def subsequence(items: tuple[str, ...]) -> st.SearchStrategy[list[str]]:
-    """An order-preserving subsequence (shrinks towards empty)."""
-    return st.lists(st.booleans(), min_size=len(items), max_size=len(items)).map(
-        lambda keep: [item for item, k in zip(items, keep, strict=True) if k]
+    """An order-preserving subsequence, as one draw (a bit per item; shrinks towards empty)."""
+    return st.integers(0, 2 ** len(items) - 1).map(
+        lambda keep: [item for i, item in enumerate(items) if keep >> i & 1]
     )
 
 
-_BETWEEN = st.lists(st.one_of(budget_tick(), file_change(), text_delta()), max_size=1)
-_DELTAS = st.lists(prose(1, 2), max_size=3)
-_MORE_DELTAS = st.lists(prose(1, 2), max_size=1)
-_REASONING = st.lists(reasoning(), min_size=1, max_size=2)
-_TOOL_NAMES = st.sampled_from(("edit_file", "read_file", "bash"))
+_TOOL_NAMES = ("edit_file", "read_file", "bash")
+_BETWEEN = (None, make_budget_tick, make_file_change, make_text_delta)
+
+
+@dataclass(frozen=True)
+class StepPlan:
+    """What one model step writes, decoded from one drawn number (0: nothing at all).
+
+    The digits, least significant first: a budget tick, a usage event, a text without
+    previews, a retried model call, 0-3 previews, 0-2 reasoning events, 0-2 tool calls.
+    Hypothesis shrinks the number towards 0, so a step sheds its tool calls last.
+    """
+
+    budget: bool
+    usage: bool
+    text_alone: bool
+    retried: bool
+    deltas: int
+    reasoning: int
+    tools: int
+
+    #: The radix of each digit, in the order above.
+    RADIX = (2, 2, 2, 2, 4, 3, 3)
+
+    @classmethod
+    def decode(cls, number: int) -> StepPlan:
+        digits = []
+        for radix in cls.RADIX:
+            number, digit = divmod(number, radix)
+            digits.append(digit)
+        budget, usage, text_alone, retried, deltas, reasoning, tools = digits
+        return cls(
+            bool(budget), bool(usage), bool(text_alone), bool(retried), deltas, reasoning, tools
+        )
+
+
+_STEP_PLANS = st.integers(0, math.prod(StepPlan.RADIX) - 1)
+_TS_MODES: st.SearchStrategy[TsMode] = st.sampled_from(
+    ("absent", "increasing", "partial", "backwards")
+)
 
 
 def run_stage(name: str) -> Event:
     return {"type": "stage", "name": name, "scope": "run"}
 
 
-def _step(draw: st.DrawFn, step: int, next_call: list[int]) -> tuple[list[Event], bool]:
+def _step(plan: StepPlan, c: Content, step: int, next_call: list[int]) -> list[Event]:
     """One model step: previews, the authoritative text, tool calls, metering."""
-    out: list[Event] = []
-    if draw(st.booleans()):
-        out.extend(draw(_REASONING))
-    deltas = draw(_DELTAS)
-    retried = False
+    out: list[Event] = [make_reasoning(c) for _ in range(plan.reasoning)]
+    deltas = [make_text_delta(c)["delta"] for _ in range(plan.deltas)]
     if deltas:
         out.extend({"type": "text_delta", "delta": d} for d in deltas)
-        if draw(st.booleans()):
+        if plan.retried:
             # a retried model call re-streams its deltas from the start
-            retried = True
-            again = deltas[: draw(st.integers(1, len(deltas)))]
+            again = deltas[: c.count(1, len(deltas))]
             out.extend({"type": "text_delta", "delta": d} for d in again)
-            deltas = again + draw(_MORE_DELTAS)
+            deltas = again + [make_text_delta(c)["delta"] for _ in range(c.count(0, 1))]
             out.extend({"type": "text_delta", "delta": d} for d in deltas[len(again) :])
         final = "".join(deltas)
     else:
-        final = draw(prose())
-    if bool(deltas) or draw(st.booleans()):
+        final = c.words(WORDS, 1, 6)
+    if deltas or plan.text_alone:
         out.append({"type": "text", "text": final})
-    for _ in range(draw(st.integers(0, 2))):
+    for _ in range(plan.tools):
         next_call[0] += 1
         call_id = f"call_{next_call[0]}"
-        name = draw(_TOOL_NAMES)
+        name = c.pick(_TOOL_NAMES)
         out.append(
             {
                 "type": "tool_start",
-                "call": {"call_id": call_id, "name": name, "input": draw(tool_input())},
+                "call": {"call_id": call_id, "name": name, "input": make_tool_input(c)},
             }
         )
-        out.extend(draw(_BETWEEN))
+        between = c.pick(_BETWEEN)
+        if between is not None:
+            out.append(between(c))
         out.append(
             {
                 "type": "tool_result",
                 "call_id": call_id,
-                "output": draw(tool_output()),
-                "duration_ms": draw(st.integers(0, 60_000)),
+                "output": make_tool_output(c),
+                "duration_ms": c.uint(60_000),
             }
         )
-    if draw(st.booleans()):
-        out.append(draw(step_usage(step=step)))
-    if draw(st.booleans()):
-        out.append(draw(budget_tick()))
-    return out, retried
+    if plan.usage:
+        out.append(make_step_usage(c, step=step))
+    if plan.budget:
+        out.append(make_budget_tick(c))
+    return out
 
 
 @st.composite
@@ -152,11 +189,18 @@ def runs(
     failed: bool | None = None,
     ts: TsMode | None = None,
 ) -> Run:
-    """Structurally valid runs (public strategy)."""
+    """Structurally valid runs (public strategy).
+
+    A run is drawn as a plan — turns, their stages and steps, and one number per step
+    saying which events it writes — plus one seed per step (and one per run) that its
+    events' content is expanded from (content.py): a run of thirty events is about
+    twenty draws.
+    """
     vocab = vocab or Vocabulary.default()
-    n_turns = draw(st.integers(1, max_turns))
+    n_turns = between(draw, 1, max_turns)
     is_failed = draw(st.booleans()) if failed is None else failed
     wrapper = draw(st.booleans())
+    ends = Content(draw(SEEDS))  # the turn and run terminators' content
     events: list[Event] = []
     if wrapper:
         events.extend(run_stage(n) for n in draw(subsequence(_RUN_PRELUDE)))
@@ -170,17 +214,17 @@ def runs(
         stages = draw(subsequence(STAGE_ORDER))
         cut = sum(1 for s in stages if STAGE_ORDER.index(s) <= STAGE_ORDER.index("execute"))
         events.extend({"type": "stage", "name": s, "scope": "turn"} for s in stages[:cut])
-        for _ in range(draw(st.integers(0, max_steps))):
+        for _ in range(between(draw, 0, max_steps)):
             step_no += 1
-            step_events, was_retried = _step(draw, step_no, next_call)
-            events.extend(step_events)
-            retried += was_retried
+            plan = StepPlan.decode(draw(_STEP_PLANS))
+            events.extend(_step(plan, Content(draw(SEEDS)), step_no, next_call))
+            retried += plan.retried and plan.deltas > 0
         events.extend({"type": "stage", "name": s, "scope": "turn"} for s in stages[cut:])
         if last and is_failed:
-            events.append(draw(error(retryable=False)))
+            events.append(make_error(ends, retryable=False))
             break
         # an older stella closed a turn with `complete`: write the vocabulary's own name
-        events.append({**draw(turn_complete()), "type": vocab.turn_boundary})
+        events.append({**make_turn_complete(ends), "type": vocab.turn_boundary})
         if wrapper and not last:
             if turn == 0 and draw(st.booleans()):
                 events.append(run_stage("witness"))  # once, before the first verify
@@ -188,13 +232,9 @@ def runs(
     if wrapper and not is_failed:
         events.extend(run_stage(n) for n in draw(subsequence(_RUN_CODA)))
     if not is_failed:
-        events.append(draw(run_complete()))
+        events.append(make_run_complete(ends))
     events = draw(_with_schema_only_types(vocab, events))
-    ts_mode: TsMode = (
-        ts
-        if ts is not None
-        else draw(st.sampled_from(("absent", "increasing", "partial", "backwards")))
-    )
+    ts_mode: TsMode = ts if ts is not None else draw(_TS_MODES)
     _stamp(events, ts_mode, draw)
     return Run(events, failed=is_failed, ts_mode=ts_mode, wrapper=wrapper, retried_steps=retried)
 
@@ -207,33 +247,33 @@ def _with_schema_only_types(draw: st.DrawFn, vocab: Vocabulary, events: list[Eve
     if not others:
         return events
     out = list(events)
-    for _ in range(draw(st.integers(0, 2))):
-        tag = draw(st.sampled_from(others))
-        at = draw(st.integers(0, max(0, len(out) - 1)))
+    for _ in range(between(draw, 0, 2)):
+        tag = choose(draw, others)
+        at = between(draw, 0, max(0, len(out) - 1))
         out.insert(at, draw(gen.for_type(tag)))
     return out
 
 
 def _stamp(events: list[Event], mode: TsMode, draw: st.DrawFn) -> None:
-    """Clock values from a plan of two draws (the start, and a seed for the pace).
+    """Clock values expanded from one seed: the start, then each event's pace.
 
     Drawing each event's step, direction and presence cost up to four Hypothesis draws
-    per event, a third of a case's draws, for values no check is about beyond their
-    order; a seeded pace gives the same distribution for two, and shrinks to seed 0.
+    per event, for values no check is about beyond their order; a seeded pace gives the
+    same distribution for one draw.  Seed 0 is a clock that stands still.
     """
     if mode == "absent":
         return
-    clock = draw(st.integers(1_700_000_000_000, 1_800_000_000_000))
-    pace = random.Random(draw(st.integers(0, 2**32 - 1)))
+    pace = Content(draw(SEEDS))
+    clock = 1_700_000_000_000 + pace.count(0, 100_000_000_000)
     for event in events:
-        step = pace.randint(0, 5_000)
-        if mode == "backwards" and pace.randint(0, 3) == 0:
-            step = -pace.randint(1, 10_000)
+        step = pace.count(0, 5_000)
+        if mode == "backwards" and pace.chance(0.25):
+            step = -pace.count(1, 10_000)
         clock = max(0, clock + step)
-        if mode == "partial" and pace.random() < 0.5:
+        if mode == "partial" and pace.chance():
             event.pop("ts", None)
             continue
         event["ts"] = clock
 
 
-__all__ = ["Run", "TsMode", "encode", "runs", "subsequence"]
+__all__ = ["Run", "StepPlan", "TsMode", "encode", "runs", "subsequence"]

@@ -545,7 +545,9 @@ def _decode_careful(
         value: Any = None
         error: str | None = None
         if not blank:
-            value, error, blank = _careful_parse(number, body, choices, points)
+            # parsed with its newline, as the plain path parses it: the same reason when
+            # the line is not JSON (a newline inside a string is then what is wrong)
+            value, error, blank = _careful_parse(number, content, choices, points)
         if blank:
             outcome = LineOutcome(number, Kind.BLANK, terminated=terminated)
             if unparsed is None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from stella_conform.decoder import LineOutcome, RunSummary
+    from stella_conform.decoder import Decoded, LineOutcome, RunSummary
     from stella_conform.envelope import EnvelopeReading
     from stella_conform.schemas.vocabulary import Vocabulary
 
@@ -206,8 +206,19 @@ def _key(outcomes: list[LineOutcome], summary: RunSummary) -> str:
     return json.dumps([doc, lines], sort_keys=True, default=str)
 
 
+def careful_default(data: bytes, vocab: Vocabulary | None = None) -> tuple[Decoded, set[str]]:
+    """The default reading of a stream, and the points of this register it touches."""
+    from stella_conform.decoder import decode_all
+
+    touched: set[str] = set()
+    return decode_all(data, vocab, choices=frozenset(), touched=touched), touched
+
+
 def read_stream(
-    source: bytes | IO[bytes] | Iterable[bytes], vocab: Vocabulary | None = None
+    source: bytes | IO[bytes] | Iterable[bytes],
+    vocab: Vocabulary | None = None,
+    *,
+    decoded: tuple[Decoded, Collection[str]] | None = None,
 ) -> Readings:
     """Decode ``source`` under the default reading and every reading B it reaches.
 
@@ -215,12 +226,18 @@ def read_stream(
     line's outcome, or the summary); readings that agree collapse into one.
     Combinations are explored breadth first: taking B at one point can reveal
     another (reading past a line that A rejects), up to :data:`MAX_READINGS`.
+
+    ``decoded``: the default reading and the points it touched, when the caller has
+    already decoded the stream carefully (:func:`careful_default`): a generated case is
+    decoded once, and only a stream that touches a point is decoded again.
     """
     from stella_conform.decoder import decode_all
 
     data = source if isinstance(source, (bytes, bytearray)) else b"".join(source)
-    touched: set[str] = set()
-    first = decode_all(bytes(data), vocab, choices=frozenset(), touched=touched)
+    if decoded is None:
+        first, touched = careful_default(bytes(data), vocab)
+    else:
+        first, touched = decoded[0], set(decoded[1])
     default = Alternative(frozenset(), first.outcomes, first.summary)
     if not touched:
         return Readings(default, (), frozenset())
@@ -236,13 +253,13 @@ def read_stream(
             continue
         seen_sets.add(taken)
         more: set[str] = set()
-        decoded = decode_all(bytes(data), vocab, choices=taken, touched=more)
+        again = decode_all(bytes(data), vocab, choices=taken, touched=more)
         decodes += 1
         all_touched |= more
-        key = _key(decoded.outcomes, decoded.summary)
+        key = _key(again.outcomes, again.summary)
         if key not in seen_keys:
             seen_keys.add(key)
-            found.append(Alternative(taken, decoded.outcomes, decoded.summary))
+            found.append(Alternative(taken, again.outcomes, again.summary))
         for point in sorted(more - taken):
             queue.append(taken | {point})
     return Readings(default, tuple(found), frozenset(all_touched))

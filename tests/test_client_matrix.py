@@ -4,6 +4,14 @@ Every reference client passes every check of the profiles it claims, in every mo
 can be graded in; every broken client fails exactly the checks listed for it in
 adapters/broken/targets.json and passes (or cannot be graded on) every other check of
 those profiles.
+
+Each client is graded in this process as one cell of a compatibility matrix (the code
+``stella-conform matrix`` runs, with the hello's claims, the saved failures and the
+report ``run`` writes): no kit process to start per client, and every check's generated
+cases are drawn once per test worker and replayed to each client graded on the same seed
+after it (``suite._SHARED``).  A client that fails a replayed case gets its own
+generation and shrinking, as in a real matrix.  The command line itself is proven in
+test_cli_run.py and test_matrix.py.
 """
 
 from __future__ import annotations
@@ -14,26 +22,26 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ADAPTERS, JQ_REFERENCE, NODE_REFERENCE, PY_REFERENCE, kit
+from conftest import ADAPTERS, JQ_REFERENCE, NODE_REFERENCE, PY_REFERENCE
 
 from stella_conform.conformance.checks import BY_ID, CATALOGUE, select
+from stella_conform.conformance.matrix import ClientSpec, MatrixConfig, VocabularySpec, run_matrix
+from stella_conform.conformance.runner import Client, ensure_mode_supported, resolve_client
 
 TARGETS: dict[str, list[str]] = json.loads((ADAPTERS / "broken" / "targets.json").read_text())[
     "clients"
 ]
-FAST = ("--examples", "5", "--seed", "1", "--no-database", "-j", "2", "--line-timeout", "2")
+#: Cells graded on the same (check, seed, examples) share one generation.
+SEED = 1
+#: Generated cases per check of a reference client's power run.
+EXAMPLES = 5
+#: A broken client needs its flaw found (the fixtures find most), and every other check
+#: of its profiles passed, not the full search of a power run.
+BROKEN_EXAMPLES = 3
 #: Broken clients need a failure found and saved, not a minimal one: shrinking is tested
 #: on its own (tests/test_generators.py), and here it would be most of the time spent.
-BROKEN = ("--examples", "3", "--max-shrinks", "10")
+MAX_SHRINKS = 10
 PY = sys.executable
-PROFILE_GLOBS = {
-    "reader": "R*",
-    "dashboard": "D.*",
-    "recorder": "P.*",
-    "envelope": "E.*",
-    "wrapper": "W.*",
-    "trace": "J.*",
-}
 RECORDER = (PY, str(ADAPTERS / "python" / "recorder.py"))
 DASHBOARD = (PY, str(ADAPTERS / "python" / "dashboard.py"))
 ENVELOPE = (PY, str(ADAPTERS / "python" / "envelope_client.py"))
@@ -46,21 +54,38 @@ def grade(
     mode: str,
     *command: str,
     profiles: tuple[str, ...] = ("reader",),
-    extra: tuple[str, ...] = (),
+    examples: int = EXAMPLES,
+    max_shrinks: int = MAX_SHRINKS,
+    line_timeout: float = 2.0,
 ) -> dict:
-    report = tmp_path / "report.json"
-    # exactly these profiles' checks: `--profile dashboard` alone would add the reader
-    # checks too, proven for these clients elsewhere
-    chosen = [a for p in profiles for a in ("--profile", p, "--only", PROFILE_GLOBS[p])]
-    out = kit(
-        "run", "--mode", mode, *chosen, *FAST, *extra, "--json", str(report), "--", *command,
-        cwd=tmp_path,
-    )  # fmt: skip
-    assert report.exists(), out.stdout + out.stderr
-    doc = json.loads(report.read_text())
-    doc["_exit"] = out.returncode
-    doc["_stdout"] = out.stdout
-    return doc
+    """The report of one client graded on exactly these profiles' checks.
+
+    As ``run --profile P --only 'P*'`` per profile: ``--profile dashboard`` alone would
+    add the reader checks too, proven for these clients elsewhere.
+    """
+    argv = resolve_client(command)
+    timeout = 10.0
+    hello = ensure_mode_supported(Client(argv, mode, timeout=timeout))  # type: ignore[arg-type]
+    spec = ClientSpec(
+        "client", argv, mode, profiles, timeout=timeout, line_timeout=line_timeout, hello=hello
+    )
+    config = MatrixConfig(
+        [spec],
+        [VocabularySpec("default")],
+        tmp_path,
+        examples=examples,
+        seed=SEED,
+        jobs=1,  # the test workers are the parallelism
+        failures_dir=tmp_path / "failures",
+        max_shrinks=max_shrinks,
+    )
+    report: dict = run_matrix(config)["cells"][0]["report"]
+    return report
+
+
+def explain(doc: dict) -> str:
+    """Every check's outcome and message: what an assertion shows when it fails."""
+    return "\n".join(f"{c['outcome']:5} {c['id']}: {c.get('message', '')}" for c in doc["checks"])
 
 
 def outcomes(doc: dict) -> dict[str, str]:
@@ -152,15 +177,14 @@ def test_reference_client_is_conformant(
     profiles: tuple[str, ...],
 ) -> None:
     mechanics = request.node.callspec.id in MECHANICS
-    extra = ("--examples", "1") if mechanics else ()
-    doc = grade(tmp_path, mode, *command, profiles=profiles, extra=extra)
+    doc = grade(tmp_path, mode, *command, profiles=profiles, examples=1 if mechanics else EXAMPLES)
     got = outcomes(doc)
-    assert doc["_exit"] == 0, doc["_stdout"]
+    assert doc["exit_code"] == 0, explain(doc)
     for check in select(profiles):
         expected = "pass" if check.grades_in(mode) else "skip"
         if check.id == "W.stopped-reason-read" and "stream-json" in command:
             expected = "skip"  # the reason is in the json envelope; this client reads the stream
-        assert got[check.id] == expected, (check.id, doc["_stdout"])
+        assert got[check.id] == expected, (check.id, explain(doc))
 
 
 def _mode_for(targets: set[str]) -> str:
@@ -177,17 +201,20 @@ def test_broken_client_fails_exactly_its_targets(tmp_path: Path, client: str) ->
     targets = set(TARGETS[client])
     profiles = tuple(sorted({BY_ID[t].profile for t in targets}))
     mode = _mode_for(targets)
-    extra = BROKEN + (("--line-timeout", "0.2") if "R1.line-by-line" in targets else ())
+    line_timeout = 0.2 if "R1.line-by-line" in targets else 2.0
     if client.endswith(".js") and not shutil.which("node"):
         pytest.skip("no node")
     command = ("node" if client.endswith(".js") else PY, str(ADAPTERS / "broken" / client))
-    doc = grade(tmp_path, mode, *command, profiles=profiles, extra=extra)
+    doc = grade(
+        tmp_path, mode, *command, profiles=profiles, examples=BROKEN_EXAMPLES,
+        line_timeout=line_timeout,
+    )  # fmt: skip
     got = outcomes(doc)
     failing = {cid for cid, outcome in got.items() if outcome in ("fail", "warn")}
-    assert failing == targets, doc["_stdout"]
-    assert not [cid for cid, outcome in got.items() if outcome == "error"], doc["_stdout"]
+    assert failing == targets, explain(doc)
+    assert not [cid for cid, outcome in got.items() if outcome == "error"], explain(doc)
     must_fail = any(BY_ID[t].tier == "MUST" for t in targets)
-    assert doc["_exit"] == (1 if must_fail else 0), doc["_stdout"]
+    assert doc["exit_code"] == (1 if must_fail else 0), explain(doc)
     for check_id in targets:
         entry = next(c for c in doc["checks"] if c["id"] == check_id)
         assert entry["failures"], check_id
@@ -220,15 +247,14 @@ def test_readings_clients_fail_only_what_no_reading_allows(
     """
     expected = set(READINGS[client][mode])
     profiles = ("reader", "dashboard") if mode != "exit" else ("reader",)
-    extra = ("--examples", "0") if expected else ("--examples", "3")
     command = (PY, str(ADAPTERS / "python" / client))
-    doc = grade(tmp_path, mode, *command, profiles=profiles, extra=extra)
+    doc = grade(tmp_path, mode, *command, profiles=profiles, examples=0 if expected else 3)
     got = outcomes(doc)
     failing = {cid for cid, outcome in got.items() if outcome in ("fail", "warn", "error")}
-    assert failing == expected, doc["_stdout"]
+    assert failing == expected, explain(doc)
     for check in select(profiles):
         if check.id not in expected and check.grades_in(mode):
-            assert got[check.id] == "pass", (check.id, doc["_stdout"])
+            assert got[check.id] == "pass", (check.id, explain(doc))
     if client == "reading_b_client.py" and mode != "exit":
         taken = {r for c in doc["checks"] for r in c["readings"]}
         assert any(r.endswith("=B") for r in taken) and not any(r.endswith("=A") for r in taken)

@@ -1,7 +1,8 @@
 """Coverage from a client the kit did not write, gathered without changing the client.
 
 A fuzzer that sees which code an input reached can keep the inputs that reached
-new code and build on them; one that sees only verdicts searches blind.  The kit
+new code and build on them; one that sees only its own inputs (their shapes, see
+:mod:`shapes`) and the client's verdicts searches blind.  The kit
 starts the client, so it can ask the client's runtime to measure itself:
 
 * **Python**: a ``sitecustomize`` put first on ``PYTHONPATH`` traces the client's
@@ -89,7 +90,7 @@ class Blind:
         return None
 
     def describe(self) -> str:
-        return "none (blind: only the client's verdicts guide the search)"
+        return "none (blind: the inputs' shapes and the client's answers guide the search)"
 
 
 class PythonCoverage(Blind):

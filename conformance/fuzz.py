@@ -39,7 +39,7 @@ import re
 import signal
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,6 +55,7 @@ from stella_conform.conformance.feedback import Blind, with_environment
 from stella_conform.conformance.grader import Context, GradedCase, Judgment, judge
 from stella_conform.conformance.report import Report
 from stella_conform.conformance.runner import Observation
+from stella_conform.conformance.shapes import shape_features
 from stella_conform.conformance.suite import (
     CaseFailure,
     CaseRunner,
@@ -81,6 +82,8 @@ CORPUS_CAP = 400
 CORPUS_SUB_KEY = b".stella-fuzz.corpus"
 #: Distinct failures kept (and saved) per check.
 FAILURES_PER_CHECK = 5
+#: Cases of a check between two recomputations of its corpus entries' weights.
+REWEIGH_EVERY = 25
 
 Choices = tuple[Any, ...]
 
@@ -95,11 +98,14 @@ class FuzzConfig:
 
 @dataclass
 class Entry:
-    """One corpus input: its choices, and the shape of each choice for point mutations."""
+    """One corpus input: its choices, the shape of each choice for point mutations, where
+    each part of its top-level structure starts, and what it reached (for its weight)."""
 
     choices: Choices
     shapes: tuple[tuple[str, Any], ...]
     novel: int
+    parts: tuple[int, ...] = ()
+    reached: frozenset[Hashable] = frozenset()
     picked: int = 0
 
 
@@ -141,6 +147,10 @@ class Arm:
     recent: deque[int] = field(default_factory=lambda: deque(maxlen=200))
     failures: dict[str, Found] = field(default_factory=dict)
     retired: bool = False
+    #: How many of this check's cases reached each thing (a code edge, a shape, an answer).
+    hits: Counter[Hashable] = field(default_factory=Counter)
+    weights: list[float] = field(default_factory=list)
+    weighed_at: int = -REWEIGH_EVERY
 
     def score(self, total: int) -> float:
         """Recent rate of new behaviour plus an exploration bonus (UCB1)."""
@@ -362,23 +372,40 @@ class Fuzzer:
 
     # ------------------------------------------------------------------ one case
 
+    def _pick(self, arm: Arm) -> Entry:
+        """A corpus input, drawn by how rare the rarest thing it reached still is.
+
+        An input that reached what few cases reach (a code edge, two kinds of line side
+        by side, an answer) is where the next condition is most likely within reach, so
+        it is mutated most; as its mutants reach the same thing too, the thing stops
+        being rare and the search moves on.  Weights are recomputed every few cases.
+        """
+        if len(arm.weights) != len(arm.corpus) or arm.cases - arm.weighed_at >= REWEIGH_EVERY:
+            arm.weights = [_weight(arm, e) for e in arm.corpus]
+            arm.weighed_at = arm.cases
+        (entry,) = self.random.choices(arm.corpus, weights=arm.weights)
+        return entry
+
     def _mutant(self, arm: Arm) -> Choices | None:
         """A prefix of choices to replay (Hypothesis draws the rest), or None for fresh."""
         if not arm.corpus or self.random.random() < FRESH_SHARE:
             return None
         rnd = self.random
-        # favour recent additions: the search frontier
-        entry = arm.corpus[-1 - min(int(rnd.expovariate(0.2)), len(arm.corpus) - 1)]
+        entry = self._pick(arm)
         entry.picked += 1
         choices = entry.choices
         n = len(choices)
         if n == 0:
             return None
         i = rnd.randrange(n)
-        op = rnd.randrange(5)
-        if op == 0:  # keep a prefix, regenerate the rest
+        op = rnd.randrange(7)
+        if op <= 1 and entry.parts:
+            # keep the first part of the case (for a stream: the valid run) and draw the
+            # later ones (its mutations, where they apply) afresh; or keep more parts
+            return choices[: entry.parts[0] if op == 0 else rnd.choice(entry.parts)]
+        if op <= 2:  # keep a prefix, regenerate the rest
             return choices[:i]
-        if op == 1:  # change one choice
+        if op == 3:  # change one choice
             kind, constraints = entry.shapes[i]
             try:
                 index = rnd.randrange(1 << rnd.randrange(1, 12))
@@ -386,12 +413,12 @@ class Fuzzer:
             except Exception:  # out of range for this choice: regenerate instead
                 return choices[:i]
             return (*choices[:i], value, *choices[i + 1 :])
-        if op == 2 and len(arm.corpus) > 1:  # splice with another input
+        if op == 4 and len(arm.corpus) > 1:  # splice with another input
             other = rnd.choice(arm.corpus).choices
             j = rnd.randrange(len(other)) if other else 0
             return (*choices[:i], *other[j:])
         j = min(n, i + 1 + rnd.randrange(min(64, n - i)))
-        if op == 3:  # repeat a run of choices (another event, another step)
+        if op == 5:  # repeat a run of choices (another event, another step)
             return (*choices[:j], *choices[i:j], *choices[j:])
         return (*choices[:i], *choices[j:])  # drop a run of choices
 
@@ -421,20 +448,27 @@ class Fuzzer:
         j = judge(arm.check, g, obs, arm.ctx)
         self.cases += 1
         arm.cases += 1
-        behaviour: set[Hashable] = set(coverage)
-        behaviour.add((arm.check.id, obs.status, obs.verdict, j.verdict))
+        answer = (arm.check.id, obs.status, obs.verdict, j.verdict)
+        shapes = shape_features(g.stream, self.vocab) if g.kind == "stream" else frozenset()
+        behaviour: set[Hashable] = {*coverage, *shapes, answer}
+        # what the case reached, hit counts aside: the keys of its weight as a corpus input
+        reached = frozenset({*(f >> 3 for f in coverage), *shapes, answer})
+        arm.hits.update(reached)
         new = behaviour - self.seen
         arm.recent.append(1 if new else 0)
         if new:
             self.seen |= new
             arm.novel += 1
-            self._keep(arm, data, len(new))
+            self._keep(arm, data, len(new), reached)
         if j.verdict in ("fail", "error"):
             self._failed(arm, g, j, obs, data)
 
-    def _keep(self, arm: Arm, data: ConjectureData, novel: int) -> None:
+    def _keep(
+        self, arm: Arm, data: ConjectureData, novel: int, reached: frozenset[Hashable]
+    ) -> None:
         shapes = tuple((node.type, node.constraints) for node in data.nodes)
-        arm.corpus.append(Entry(tuple(data.choices), shapes, novel))
+        entry = Entry(tuple(data.choices), shapes, novel, _parts(data), reached)
+        arm.corpus.append(entry)
         if self.database is not None:
             self.database.save(arm.key + CORPUS_SUB_KEY, choices_to_bytes(data.choices))
         if len(arm.corpus) > CORPUS_CAP:
@@ -482,6 +516,32 @@ class Fuzzer:
                 _merge(result, arm, check)
             results.append(result)
         return results
+
+
+def _weight(arm: Arm, entry: Entry) -> float:
+    """How rare the rarest thing this input reached is, less for inputs mutated often."""
+    rarest = min((arm.hits[k] for k in entry.reached), default=1)
+    return 1.0 / (max(rarest, 1) * math.sqrt(1 + entry.picked))
+
+
+def _parts(data: ConjectureData) -> tuple[int, ...]:
+    """Where each part of the case's top-level structure starts, the first part aside.
+
+    The top level is the first span, from the outermost draw down, that splits into
+    more than one part: for a generated stream, the valid run and then each mutation
+    applied to it.  Cutting at one of these keeps the parts before it whole.
+    """
+    spans = data.spans
+    if len(spans) == 0:
+        return ()
+    span = spans[0]
+    while True:
+        children = span.children
+        if len(children) == 1 and children[0].choice_count == span.choice_count:
+            span = children[0]
+            continue
+        break
+    return tuple(sorted({c.start for c in children[1:] if 0 < c.start < len(data.choices)}))
 
 
 def _merge(result: CheckResult, arm: Arm, check: Check) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import ADAPTERS, KIT, PY_REFERENCE, kit
 from hypothesis import HealthCheck, settings
+from test_database import as_downloaded_artifact
 
 from stella_conform.conformance.checks import BY_ID
 from stella_conform.conformance.feedback import (
@@ -175,6 +176,13 @@ def test_what_fuzz_found_is_what_the_next_run_replays(tmp_path: Path) -> None:
     replayed = kit(*run_args, "--", *DEEP_R5, cwd=fuzzed)
     assert replayed.returncode == 1, replayed.stdout
     assert "reasoning lacks the fields of the failed call" in replayed.stdout
+    # a pull-request job: no local database, the nightly's uploaded as an artifact
+    pull_request = tmp_path / "pull-request"
+    pull_request.mkdir()
+    as_downloaded_artifact(fuzzed / ".stella-conform" / "hypothesis", pull_request)
+    from_ci = kit(*run_args, "--github-artifact", "acme/reader", "--", *DEEP_R5, cwd=pull_request)
+    assert from_ci.returncode == 1, from_ci.stdout + from_ci.stderr
+    assert "reasoning lacks the fields of the failed call" in from_ci.stdout
 
 
 TARGET_MODULE = '''

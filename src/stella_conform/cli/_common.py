@@ -336,3 +336,30 @@ def report_options(func: F) -> F:
     ):
         func = option(func)
     return func
+
+
+def artifact_option(func: F) -> F:
+    """``--github-artifact``: read a CI artifact's example database beside the local one."""
+    return click.option(
+        "--github-artifact",
+        "github_artifact",
+        default=None,
+        metavar="OWNER/REPO[/ARTIFACT]",
+        envvar="STELLA_CONFORM_GITHUB_ARTIFACT",
+        help="Also read (never write) the example database a CI job uploaded as this "
+        "GitHub Actions artifact (default name stella-conform-db; needs GITHUB_TOKEN; "
+        "env STELLA_CONFORM_GITHUB_ARTIFACT).",
+    )(func)
+
+
+def build_database(directory: Path | None, github_artifact: str | None) -> Any:
+    """The example database of ``run`` and ``fuzz``: the directory, the artifact, or both."""
+    from stella_conform.conformance.database import ArtifactSource, example_database
+
+    artifact = None
+    if github_artifact:
+        try:
+            artifact = ArtifactSource.parse(github_artifact)
+        except ValueError as exc:
+            raise SetupError(f"--github-artifact: {exc}") from None
+    return example_database(directory, artifact)

@@ -9,7 +9,9 @@ from typing import Any
 import click
 
 from stella_conform.cli._common import (
+    artifact_option,
     build_claims,
+    build_database,
     claim_options,
     client_options,
     color_option,
@@ -74,6 +76,7 @@ def _clock(seconds: float) -> str:
     help="Hypothesis example database: failures for run to replay, the corpus to resume.",
 )
 @click.option("--no-database", is_flag=True, help="Neither read nor write the example database.")
+@artifact_option
 @report_options
 @click.option(
     "--max-shrinks",
@@ -101,6 +104,7 @@ def fuzz(
     no_feedback: bool,
     database_dir: Path,
     no_database: bool,
+    github_artifact: str | None,
     known_failures: Path | None,
     json_path: Path | None,
     junit_path: Path | None,
@@ -141,6 +145,7 @@ def fuzz(
         raise SetupError(f"--for: {exc}") from None
     known = load_known_failures(known_failures) if known_failures else {}
     check_writable([json_path, junit_path, markdown_path])
+    database = build_database(None if no_database else database_dir, github_artifact)
     client = make_client(command, mode, timeout, line_timeout)
     hello = ensure_mode_supported(client)
     vocab = load_vocabulary(wire_schema)
@@ -153,7 +158,8 @@ def fuzz(
         examples=1,
         seed=seed,
         failures_dir=failures_dir,
-        database_dir=None if no_database else database_dir,
+        database_dir=None,
+        database=database,
         wire_schema=str(wire_schema) if wire_schema else None,
         shrink_budget=max_shrinks,
     ).with_claims(claims)

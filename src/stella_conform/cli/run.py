@@ -11,7 +11,9 @@ import click
 
 from stella_conform.cli._common import (
     _default_jobs,
+    artifact_option,
     build_claims,
+    build_database,
     claim_options,
     client_options,
     color_option,
@@ -58,6 +60,7 @@ from stella_conform.errors import SetupError
 @click.option(
     "--no-database", is_flag=True, help="Do not read or write the Hypothesis example database."
 )
+@artifact_option
 @click.option(
     "--max-shrinks",
     type=click.IntRange(min=0),
@@ -102,6 +105,7 @@ def run(
     markdown_path: Path | None,
     failures_dir: Path,
     no_database: bool,
+    github_artifact: str | None,
     max_shrinks: int,
     shard: str | None,
     time_budget: float | None,
@@ -121,6 +125,7 @@ def run(
     from stella_conform import stopping
     from stella_conform.conformance.checks import select, unmatched_globs
     from stella_conform.conformance.claims import resolve_profiles
+    from stella_conform.conformance.database import warm
     from stella_conform.conformance.report import (
         Report,
         check_writable,
@@ -140,6 +145,9 @@ def run(
         )
     known = load_known_failures(known_failures) if known_failures else {}
     check_writable([json_path, junit_path, markdown_path])
+    database = build_database(
+        None if no_database else Path(".stella-conform/hypothesis"), github_artifact
+    )
     client = make_client(command, mode, timeout, line_timeout)
     stopping.install()  # SIGTERM, SIGHUP, SIGINT: clients killed, partial report, 128 + N
     try:
@@ -153,13 +161,15 @@ def run(
         checks = shard_checks(checks, shard)
     if not checks:
         raise SetupError("no checks selected")
+    warm(database)  # an artifact is downloaded once, before workers fork
     started = time.monotonic()
     config = SuiteConfig(
         client=client,
         examples=examples,
         seed=seed,
         failures_dir=failures_dir,
-        database_dir=None if no_database else Path(".stella-conform/hypothesis"),
+        database_dir=None,
+        database=database,
         wire_schema=str(wire_schema) if wire_schema else None,
         shrink_budget=max_shrinks,
         deadline=None if time_budget is None else started + time_budget,

@@ -1,0 +1,85 @@
+"""The example database of `run` and `fuzz`: a directory, a CI artifact read beside it.
+
+No network: Hypothesis's GitHub-artifact database uses a downloaded artifact it finds in
+its cache (younger than a day) without asking GitHub, so a zip of a directory database,
+put where the download would have gone, stands in for the artifact a nightly job uploaded.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from conftest import kit
+from hypothesis.database import (
+    DirectoryBasedExampleDatabase,
+    GitHubArtifactDatabase,
+    MultiplexedDatabase,
+    ReadOnlyDatabase,
+)
+
+from stella_conform.conformance.database import (
+    ARTIFACT_CACHE,
+    DEFAULT_ARTIFACT,
+    ArtifactSource,
+    example_database,
+)
+
+
+def as_downloaded_artifact(database_dir: Path, cwd: Path, name: str = DEFAULT_ARTIFACT) -> Path:
+    """Zip a directory database the way upload-artifact does (its contents at the root)
+    into the cache where GitHubArtifactDatabase keeps the latest download."""
+    cache = cwd / ARTIFACT_CACHE / name
+    cache.mkdir(parents=True)
+    stamp = datetime.now(UTC).isoformat().replace(":", "_")
+    artifact = cache / f"{stamp}.zip"
+    with zipfile.ZipFile(artifact, "w") as zf:
+        for path in sorted(database_dir.rglob("*")):
+            zf.write(path, path.relative_to(database_dir).as_posix())
+    return artifact
+
+
+def test_artifact_spec() -> None:
+    assert ArtifactSource.parse("acme/reader") == ArtifactSource("acme", "reader", DEFAULT_ARTIFACT)
+    assert ArtifactSource.parse("acme/reader/nightly-db").name == "nightly-db"
+    for bad in ("acme", "acme/", "/reader", "a/b/c/d", "acme/read er"):
+        with pytest.raises(ValueError):
+            ArtifactSource.parse(bad)
+
+
+def test_the_artifact_is_read_beside_the_directory_and_never_written(tmp_path: Path) -> None:
+    """The database Hypothesis's own docs recommend for this: read both, write locally."""
+    artifact = GitHubArtifactDatabase(
+        "acme", "reader", artifact_name="nightly-db", path=ARTIFACT_CACHE / "nightly-db"
+    )
+    local = DirectoryBasedExampleDatabase(str(tmp_path / "db"))
+    source = ArtifactSource("acme", "reader", "nightly-db")
+    assert example_database(tmp_path / "db", source) == MultiplexedDatabase(
+        local, ReadOnlyDatabase(artifact)
+    )
+    assert example_database(None, source) == ReadOnlyDatabase(artifact)
+    assert example_database(tmp_path / "db") == local
+    assert example_database(None) is None
+
+
+def test_a_cached_artifact_is_read_and_writes_go_to_the_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nightly = DirectoryBasedExampleDatabase(str(tmp_path / "nightly"))
+    nightly.save(b"check", b"found overnight")
+    as_downloaded_artifact(tmp_path / "nightly", tmp_path)
+    monkeypatch.chdir(tmp_path)  # the artifact cache is relative, like the database's
+    database = example_database(tmp_path / "local", ArtifactSource("acme", "reader"))
+    assert database is not None
+    database.save(b"check", b"found here")
+    assert set(database.fetch(b"check")) == {b"found overnight", b"found here"}
+    local = DirectoryBasedExampleDatabase(str(tmp_path / "local"))
+    assert set(local.fetch(b"check")) == {b"found here"}
+
+
+def test_a_malformed_artifact_is_a_usage_error(tmp_path: Path) -> None:
+    out = kit("run", "--github-artifact", "acme", "--", "true", cwd=tmp_path)
+    assert out.returncode == 2
+    assert "--github-artifact" in out.stderr and "OWNER/REPO" in out.stderr

@@ -1,0 +1,62 @@
+"""What the fuzzer sees of its own inputs: line kinds, pairs of them, and a case's parts."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from hypothesis.control import BuildContext
+from hypothesis.internal.conjecture.data import ConjectureData
+
+from stella_conform.conformance.checks import BY_ID
+from stella_conform.conformance.fuzz import _parts
+from stella_conform.conformance.shapes import line_kind, shape_features
+from stella_conform.conformance.suite import check_strategy
+from stella_conform.schemas.vocabulary import Vocabulary
+
+VOCAB = Vocabulary.default()
+
+
+def kind(event: object) -> str:
+    return line_kind(json.dumps(event).encode(), VOCAB)
+
+
+def test_a_line_kind_is_its_type_and_the_fields_it_carries() -> None:
+    failed = {"type": "tool_result", "call_id": "c", "duration_ms": 1, "output": {"error": {}}}
+    ok = {**failed, "output": {"ok": {"content": ""}}}
+    assert kind(failed) != kind(ok)
+    assert kind({"type": "text", "text": "a"}) != kind({"type": "text", "delta": "a"})
+    # when, random extra names and the values themselves say nothing about the shape
+    assert kind({"type": "text", "text": "a", "ts": 5}) == kind({"type": "text", "text": "b"})
+    assert kind({"type": "text", "text": "a", "x_1": 1}) == kind(
+        {"type": "text", "text": "a", "y": 2}
+    )
+    assert kind({"type": "x_new", "text": "a"}) == kind({"type": "x_other"}) == "unknown"
+    assert line_kind(b"{not json", VOCAB) == "not-json"
+    assert line_kind(b"[1]", VOCAB) == "not-object"
+
+
+def test_shape_features_are_kinds_and_neighbouring_pairs() -> None:
+    a = b'{"type":"text","text":"a"}\n'
+    b = b'{"type":"x_new"}\n'
+    ab = shape_features(a + b, VOCAB)
+    ba = shape_features(b + a, VOCAB)
+    assert {f for f in ab if len(f) == 2} == {f for f in ba if len(f) == 2}  # the same kinds
+    assert ab != ba  # in another order
+    assert shape_features(a + b"\n  \n" + b, VOCAB) == ab  # blank lines are not a kind
+
+
+def test_the_parts_of_a_generated_stream_are_its_run_then_its_mutations() -> None:
+    """Cutting at the first part keeps the valid run and draws its mutations afresh."""
+    strategy = check_strategy(BY_ID["R4.legacy-spelling-fits"], VOCAB)
+    data = ConjectureData(random=random.Random(7))
+    with BuildContext(data, is_final=False, wrapped_test=lambda: None):
+        case = data.draw(strategy)
+    data.freeze()
+    parts = _parts(data)
+    assert parts and parts == tuple(sorted(parts)) and 0 < parts[0] < len(data.choices)
+    again = ConjectureData(random=random.Random(8), prefix=data.choices[: parts[0]])
+    with BuildContext(again, is_final=False, wrapped_test=lambda: None):
+        other = again.draw(strategy)
+    assert other.run is not None and case.run is not None
+    assert other.run.events == case.run.events

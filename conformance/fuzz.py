@@ -105,6 +105,7 @@ class Entry:
     shapes: tuple[tuple[str, Any], ...]
     novel: int
     parts: tuple[int, ...] = ()
+    pieces: tuple[tuple[int, int], ...] = ()
     reached: frozenset[Hashable] = frozenset()
     picked: int = 0
 
@@ -398,11 +399,15 @@ class Fuzzer:
         if n == 0:
             return None
         i = rnd.randrange(n)
-        op = rnd.randrange(7)
+        op = rnd.randrange(8)
         if op <= 1 and entry.parts:
             # keep the first part of the case (for a stream: the valid run) and draw the
             # later ones (its mutations, where they apply) afresh; or keep more parts
             return choices[: entry.parts[0] if op == 0 else rnd.choice(entry.parts)]
+        if op == 7 and entry.pieces:
+            # drop one piece of a later part (one of two mutations, say), keep the rest
+            start, end = rnd.choice(entry.pieces)
+            return (*choices[:start], *choices[end:])
         if op <= 2:  # keep a prefix, regenerate the rest
             return choices[:i]
         if op == 3:  # change one choice
@@ -449,10 +454,15 @@ class Fuzzer:
         self.cases += 1
         arm.cases += 1
         answer = (arm.check.id, obs.status, obs.verdict, j.verdict)
-        shapes = shape_features(g.stream, self.vocab) if g.kind == "stream" else frozenset()
-        behaviour: set[Hashable] = {*coverage, *shapes, answer}
-        # what the case reached, hit counts aside: the keys of its weight as a corpus input
-        reached = frozenset({*(f >> 3 for f in coverage), *shapes, answer})
+        if coverage:
+            # what the case reached in the client, and the same edges hit counts aside
+            behaviour: set[Hashable] = {*coverage, answer}
+            reached = frozenset({*(f >> 3 for f in coverage), answer})
+        else:
+            # no coverage: the input's own shape stands in for the code it reached
+            shapes = shape_features(g.stream, self.vocab) if g.kind == "stream" else frozenset()
+            behaviour = {*shapes, answer}
+            reached = frozenset(behaviour)
         arm.hits.update(reached)
         new = behaviour - self.seen
         arm.recent.append(1 if new else 0)
@@ -467,7 +477,8 @@ class Fuzzer:
         self, arm: Arm, data: ConjectureData, novel: int, reached: frozenset[Hashable]
     ) -> None:
         shapes = tuple((node.type, node.constraints) for node in data.nodes)
-        entry = Entry(tuple(data.choices), shapes, novel, _parts(data), reached)
+        parts, pieces = _parts(data)
+        entry = Entry(tuple(data.choices), shapes, novel, parts, pieces, reached)
         arm.corpus.append(entry)
         if self.database is not None:
             self.database.save(arm.key + CORPUS_SUB_KEY, choices_to_bytes(data.choices))
@@ -519,21 +530,29 @@ class Fuzzer:
 
 
 def _weight(arm: Arm, entry: Entry) -> float:
-    """How rare the rarest thing this input reached is, less for inputs mutated often."""
+    """How rare the rarest thing this input reached is, less for inputs mutated often.
+
+    A rare thing that the input's own mutants do not reach again (the client's
+    start-up code, reached by its first case only) is no lead: it counts as reached
+    by at least a quarter as many cases as the input has had mutants.
+    """
     rarest = min((arm.hits[k] for k in entry.reached), default=1)
-    return 1.0 / (max(rarest, 1) * math.sqrt(1 + entry.picked))
+    return 1.0 / (max(rarest, 1 + entry.picked // 4) * (1 + entry.picked))
 
 
-def _parts(data: ConjectureData) -> tuple[int, ...]:
-    """Where each part of the case's top-level structure starts, the first part aside.
+def _parts(data: ConjectureData) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]]:
+    """Where each part of the case's top-level structure starts (the first part aside),
+    and the pieces the later parts are made of.
 
     The top level is the first span, from the outermost draw down, that splits into
-    more than one part: for a generated stream, the valid run and then each mutation
-    applied to it.  Cutting at one of these keeps the parts before it whole.
+    more than one part: for a generated stream, the valid run and then the list of
+    mutations and what each draws.  Cutting at a part keeps the parts before it whole;
+    a piece of a later part is one drawn item (one mutation of the list, say), which
+    can be dropped on its own.
     """
     spans = data.spans
     if len(spans) == 0:
-        return ()
+        return (), ()
     span = spans[0]
     while True:
         children = span.children
@@ -541,7 +560,9 @@ def _parts(data: ConjectureData) -> tuple[int, ...]:
             span = children[0]
             continue
         break
-    return tuple(sorted({c.start for c in children[1:] if 0 < c.start < len(data.choices)}))
+    later = [c for c in children[1:] if 0 < c.start < len(data.choices)]
+    pieces = tuple((g.start, g.end) for c in later for g in c.children if g.end > g.start)
+    return tuple(sorted({c.start for c in later})), pieces
 
 
 def _merge(result: CheckResult, arm: Arm, check: Check) -> None:

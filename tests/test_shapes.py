@@ -53,7 +53,7 @@ def test_the_parts_of_a_generated_stream_are_its_run_then_its_mutations() -> Non
     with BuildContext(data, is_final=False, wrapped_test=lambda: None):
         case = data.draw(strategy)
     data.freeze()
-    parts = _parts(data)
+    parts, _ = _parts(data)
     assert parts and parts == tuple(sorted(parts)) and 0 < parts[0] < len(data.choices)
     again = ConjectureData(random=random.Random(8), prefix=data.choices[: parts[0]])
     with BuildContext(again, is_final=False, wrapped_test=lambda: None):

@@ -82,6 +82,8 @@ CORPUS_CAP = 400
 CORPUS_SUB_KEY = b".stella-fuzz.corpus"
 #: Distinct failures kept (and saved) per check.
 FAILURES_PER_CHECK = 5
+#: Share of mutated inputs picked among the newest (the rest by rarity, see ``_pick``).
+RECENT_SHARE = 0.5
 #: Cases of a check between two recomputations of its corpus entries' weights.
 REWEIGH_EVERY = 25
 
@@ -381,6 +383,10 @@ class Fuzzer:
         it is mutated most; as its mutants reach the same thing too, the thing stops
         being rare and the search moves on.  Weights are recomputed every few cases.
         """
+        if self.random.random() < RECENT_SHARE:
+            # the newest inputs first: each gets a burst of mutants soon after it arrives
+            back = min(int(self.random.expovariate(0.3)), len(arm.corpus) - 1)
+            return arm.corpus[-1 - back]
         if len(arm.weights) != len(arm.corpus) or arm.cases - arm.weighed_at >= REWEIGH_EVERY:
             arm.weights = [_weight(arm, e) for e in arm.corpus]
             arm.weighed_at = arm.cases

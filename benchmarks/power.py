@@ -1,14 +1,22 @@
 """Power: on how many seeds does a default ``stella-conform run`` catch each broken client?
 
 For every client in ``adapters/broken/targets.json`` (or those matching ``--clients``) and
-seeds 0..N-1, runs the kit the way a user would — default example count, the client's
-profiles and mode as the client-matrix test picks them — and records whether its target
-checks failed, and whether a *generated* case (not only a curated fixture) caught it.
+seeds 0..N-1, grades the client the way a user's run would — default example count, the
+client's profiles and mode as the client-matrix test picks them — and records whether its
+target checks failed, and whether a *generated* case (not only a curated fixture) caught it.
 
-Two shortcuts that cannot change the answer, and say so in the table's notes: only the
-target checks are graded (``--only``; each check draws from its own per-check seed, so the
-other checks do not influence them), and failures are not shrunk (``--max-shrinks 0``;
-shrinking starts after a check has already failed).
+Shortcuts that cannot change the answer (the table's notes say so):
+
+* only the target checks are graded (``--only``): every check draws from its own
+  per-check seed, so the other checks do not influence them;
+* failures are not shrunk (``--max-shrinks 0``): shrinking starts after a check failed;
+* the grading runs in worker processes that import the kit once (``run_check``, what
+  ``stella-conform run`` calls per check) instead of one kit process per run, and cases
+  are shared between clients graded on the same check and seed (``share_generation``,
+  as ``stella-conform matrix`` does: without a database a check's cases depend on the
+  seed alone).  ``--subprocess`` grades with real ``stella-conform run`` processes
+  instead; ``--compare`` runs both on the chosen clients and seeds and prints any
+  disagreement.
 
     python benchmarks/power.py --seeds 20 -j 2 [--clients 'dashboard_*'] [--write]
 
@@ -26,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +64,11 @@ def command_for(client: str) -> list[str]:
     return ["node", path] if client.endswith(".js") else [sys.executable, path]
 
 
+#: Seconds to acknowledge a line in report mode: a buffering client never answers before
+#: the stream ends, so any timeout catches it; a short one keeps its stalls cheap.
+LINE_TIMEOUT = 0.5
+
+
 def one_run(client: str, targets: list[str], seed: int) -> dict[str, Any]:
     """One default run of one client on one seed: caught, and caught by a generated case."""
     profiles = sorted({BY_ID[t].profile for t in targets})
@@ -66,38 +79,98 @@ def one_run(client: str, targets: list[str], seed: int) -> dict[str, Any]:
         argv += [a for t in targets for a in ("--only", t)]
         argv += ["--max-shrinks", "0", "-j", "1", "--json", str(report), "--", *command_for(client)]
         if "R1.line-by-line" in targets:
-            argv[2:2] = ["--line-timeout", "0.5"]
+            argv[2:2] = ["--line-timeout", str(LINE_TIMEOUT)]
         subprocess.run(argv, cwd=tmp, capture_output=True, check=False, timeout=1800)
         if not report.exists():
-            return {"seed": seed, "caught": False, "generated": False, "error": True}
+            return {"seed": seed, "caught": False, "generated": False, "error": "no report"}
         doc = json.loads(report.read_text())
     failed = [c for c in doc["checks"] if c["id"] in targets and c["outcome"] in ("fail", "warn")]
     generated = any(f.get("source") == "generated" for c in failed for f in c["failures"])
-    return {"seed": seed, "caught": bool(failed), "generated": generated, "error": False}
+    return {"seed": seed, "caught": bool(failed), "generated": generated, "error": None}
 
 
-def measure(clients: list[str], targets: dict[str, list[str]], seeds: int, jobs: int) -> None:
+def in_process(client: str, targets: list[str], seed: int) -> dict[str, Any]:
+    """``one_run`` without the kit's process: the same checks, cases and judgments."""
+    from stella_conform.conformance.checks import select
+    from stella_conform.conformance.claims import from_hello, resolve_profiles
+    from stella_conform.conformance.runner import Client, ensure_mode_supported, resolve_client
+    from stella_conform.conformance.suite import SuiteConfig, run_check
+    from stella_conform.schemas.vocabulary import Vocabulary
+
+    profiles = sorted({BY_ID[t].profile for t in targets})
+    try:
+        with tempfile.TemporaryDirectory(prefix="power-") as tmp:
+            line_timeout = LINE_TIMEOUT if "R1.line-by-line" in targets else 5.0
+            runner = Client(
+                argv=resolve_client(tuple(command_for(client))),
+                mode=mode_for(targets),  # type: ignore[arg-type]
+                line_timeout=line_timeout,
+            )
+            hello = ensure_mode_supported(runner)
+            config = SuiteConfig(
+                client=runner,
+                seed=seed,
+                failures_dir=Path(tmp),
+                database_dir=None,
+                shrink_budget=0,
+                share_generation=True,
+            ).with_claims(from_hello(hello, Vocabulary.default()))
+            results = [
+                run_check(c, config) for c in select(resolve_profiles(profiles, hello), targets)
+            ]
+    except Exception as exc:  # an infrastructure failure is reported, not counted as a miss
+        return {"seed": seed, "caught": False, "generated": False, "error": repr(exc)}
+    failed = [r for r in results if r.outcome in ("fail", "warn")]
+    generated = any(f.source == "generated" for r in failed for f in r.failures)
+    errors = [r.message for r in results if r.outcome == "error"]
+    return {
+        "seed": seed,
+        "caught": bool(failed),
+        "generated": generated,
+        "error": errors[0] if errors and not failed else None,
+    }
+
+
+def _grade(task: tuple[str, list[str], int, bool]) -> tuple[str, dict[str, Any]]:
+    client, targets, seed, subprocess_run = task
+    grade = one_run if subprocess_run else in_process
+    got = grade(client, targets, seed)
+    if got["error"]:  # a loaded machine can fail a start: once more before it counts
+        got = grade(client, targets, seed)
+    return client, got
+
+
+def measure(
+    clients: list[str],
+    targets: dict[str, list[str]],
+    seeds: int,
+    jobs: int,
+    subprocess_run: bool = False,
+) -> dict[str, list[dict[str, Any]]]:
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    work = [(c, s) for c in clients for s in range(seeds)]
+    # seed-major: the clients of one check and seed meet in a worker and share its cases
+    work = [(c, targets[c], s, subprocess_run) for s in range(seeds) for c in clients]
     runs: dict[str, list[dict[str, Any]]] = {c: [] for c in clients}
     started = time.monotonic()
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(one_run, c, targets[c], s): c for c, s in work}
-        for done, future in enumerate(futures, 1):
-            client = futures[future]
-            runs[client].append(future.result())
-            print(f"[{done}/{len(work)}] {client}", file=sys.stderr)
+    pool = ThreadPoolExecutor(jobs) if subprocess_run else ProcessPoolExecutor(jobs)
+    with pool:
+        for done, (client, got) in enumerate(pool.map(_grade, work, chunksize=1), 1):
+            runs[client].append(got)
+            mark = "caught" if got["caught"] else f"MISSED {got['error'] or ''}"
+            print(f"[{done}/{len(work)}] {client} seed {got['seed']}: {mark}", file=sys.stderr)
     for client, got in runs.items():
         results[client] = {
             "seeds": seeds,
             "caught": sum(r["caught"] for r in got),
             "generated": sum(r["generated"] for r in got),
-            "errors": sum(r["error"] for r in got),
+            "errors": sum(bool(r["error"]) for r in got),
             "missed_seeds": sorted(r["seed"] for r in got if not r["caught"]),
             "measured": time.strftime("%Y-%m-%d", time.gmtime()),
+            "how": "subprocess" if subprocess_run else "in-process",
         }
     RESULTS.write_text(json.dumps(dict(sorted(results.items())), indent=2) + "\n")
     print(f"{len(work)} run(s) in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    return runs
 
 
 def render(targets: dict[str, list[str]]) -> str:
@@ -124,12 +197,35 @@ def write_doc(table: str) -> None:
     DOC.write_text(f"{head}{START}\n{table}\n{END}{tail}")
 
 
+def compare(clients: list[str], targets: dict[str, list[str]], seeds: int, jobs: int) -> int:
+    """Grade the same clients and seeds both ways; 1 when any (client, seed) differs."""
+    work = [(c, targets[c], s) for s in range(seeds) for c in clients]
+    with ProcessPoolExecutor(jobs) as pool:
+        inside = list(pool.map(_grade, [(*w, False) for w in work], chunksize=1))
+    with ThreadPoolExecutor(jobs) as threads:
+        outside = list(threads.map(_grade, [(*w, True) for w in work]))
+    differ = 0
+    for (client, a), (_, b) in zip(inside, outside, strict=True):
+        same = (a["caught"], a["generated"]) == (b["caught"], b["generated"])
+        differ += not same
+        print(
+            f"{'same' if same else 'DIFFERENT'}  {client} seed {a['seed']}: in-process "
+            f"{a['caught']}/{a['generated']}, subprocess {b['caught']}/{b['generated']}"
+        )
+    print(f"{len(work)} (client, seed) pair(s), {differ} differ")
+    return 1 if differ else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=20, help="seeds 0..N-1 per client")
     parser.add_argument("--clients", action="append", default=[], metavar="GLOB")
     parser.add_argument("-j", "--jobs", type=int, default=1, help="kit runs at the same time")
     parser.add_argument("--write", action="store_true", help="regenerate the docs table only")
+    parser.add_argument("--subprocess", action="store_true", help="one kit process per run")
+    parser.add_argument(
+        "--compare", action="store_true", help="in-process against subprocess: print disagreements"
+    )
     args = parser.parse_args()
     targets: dict[str, list[str]] = json.loads((BROKEN / "targets.json").read_text())["clients"]
     if not args.write:
@@ -140,7 +236,9 @@ def main() -> int:
         ]
         if any(c.endswith(".js") for c in chosen) and not shutil.which("node"):
             chosen = [c for c in chosen if not c.endswith(".js")]
-        measure(chosen, targets, args.seeds, args.jobs)
+        if args.compare:
+            return compare(chosen, targets, args.seeds, args.jobs)
+        measure(chosen, targets, args.seeds, args.jobs, args.subprocess)
     table = render(targets)
     if args.write:
         write_doc(table)

@@ -148,9 +148,12 @@ CATALOGUE: tuple[Check, ...] = (
             "ts-extreme",
             "ts-null",
             "json-spellings",
+            "unicode-edges",
         ),
         valid_runs=True,
-        why="Whitespace, key order, blank lines, CRLF and any ts are not reasons to fail.",
+        why="Whitespace, key order, blank lines, CRLF and any ts are not reasons to fail; nor "
+        "are astral characters, escaped surrogate pairs, \\u0000, or a character split across "
+        "the reader's chunks.",
     ),
     Check(
         "R1.lines-end-only-at-newline",
@@ -169,7 +172,7 @@ CATALOGUE: tuple[Check, ...] = (
         "R1",
         "verdict",
         fixtures=("line_over_64kib", "line_over_1mib"),
-        mutations=("long-line-64k", "long-line-1m"),
+        mutations=("long-line-64k", "long-line-1m", "megabyte-string"),
         why="An event is one line, however long; a fixed line buffer loses events.",
     ),
     Check(

@@ -8,7 +8,8 @@ places real readers went wrong:
   raw; ``str.splitlines()`` cuts a line there), VT, FF, FS, GS and RS escaped (JSON
   must escape them), inside the strings a client reads;
 * ``unicode-edges`` — astral characters raw or as escaped surrogate pairs, ``\\u0000``,
-  and a four-byte character straddling a 4 KiB / 8 KiB / 64 KiB read boundary;
+  and a four-byte character straddling a 4, 8, 16 or 64 KiB read boundary (of its line,
+  and half the time of the stream: the line comes first);
 * ``type-like-payloads`` — ``{"type":"run_complete"}``, ``{"type":"complete"}`` and
   ``{"type":"text","text":"INJECTED"}`` inside a tool's input, just before the end;
 * ``case-variant-keys`` — ``Text`` beside ``text`` (an unknown field, to be ignored);
@@ -17,8 +18,8 @@ places real readers went wrong:
 * ``torn-inner-object`` — a torn last line that holds a complete inner object;
 * ``json-spellings`` — spaces after ``:`` and ``,``, other key orders, escaped
   non-ASCII, numbers as ``2E-2``, ``1.5e+0``, ``-0.0`` where the schema allows a number;
-* ``megabyte-string`` — for your own property tests (no check grades it: a megabyte
-  line is ``R1.long-lines``' business).  Duplicate keys, lone surrogates and ``-0`` are
+* ``megabyte-string`` — a ``text`` of over a megabyte (``R1.long-lines`` grades it, beside
+  the megabyte ``text_delta`` of ``long-line-1m``).  Duplicate keys, lone surrogates and ``-0`` are
   the ambiguous-reading mutations of :mod:`mutations` (``duplicate-keys`` and others).
 
 Each keeps the stream's meaning exactly where it should (the reference decoder
@@ -195,13 +196,15 @@ def unicode_edges(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     mark = "unicode-edges"
     kind = draw(st.sampled_from(("astral", "chunk-edge", "surrogate-escapes", "nul")))
     if kind == "chunk-edge":
-        boundary = draw(st.sampled_from((4096, 8192, 65536)))
+        boundary = draw(st.sampled_from((4096, 8192, 16384, 65536)))
         back = draw(st.integers(1, 3))
         line = Line({"type": "text", "text": ""}, marks={mark})
         head = encode({"type": "text", "text": ""})[:-2]  # up to the opening quote
         line.obj["text"] = "x" * (boundary - back - len(head)) + "🙂 done"
         at = max(0, len(stream.lines) - 1)
-        stream.lines.insert(draw(st.integers(0, at)), line)
+        # first, half the time: then the boundary is one of the stream's own read chunks,
+        # not only one of a reader that reads each line in fixed pieces
+        stream.lines.insert(0 if draw(st.booleans()) else draw(st.integers(0, at)), line)
         return
     pieces = {
         "astral": st.sampled_from(("🙂", "𝄞", "😀👍", "a🙂b")),
@@ -552,7 +555,7 @@ HAZARDS: tuple[Mutation, ...] = (
         "unicode-edges",
         "R1",
         "astral characters raw or as escaped surrogate pairs, \\u0000, or a four-byte "
-        "character across a 4 KiB, 8 KiB or 64 KiB read boundary",
+        "character across a 4, 8, 16 or 64 KiB read boundary",
         unicode_edges,
     ),
     Mutation(
@@ -583,7 +586,7 @@ HAZARDS: tuple[Mutation, ...] = (
     Mutation(
         "megabyte-string",
         "R1",
-        "a text event whose text is over a megabyte (not graded by any check)",
+        "a text event whose text is over a megabyte",
         megabyte_string,
     ),
     Mutation(

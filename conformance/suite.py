@@ -220,6 +220,52 @@ def replay_command(
     return prefix + shlex.join([*parts, *args])
 
 
+class _SharedSession:
+    """The persistent client process the checks graded in this process share.
+
+    Starting a client is not free: about 45 ms of CPU for the Python reference client and
+    110 ms for the Node.js one, as much as grading 40 or 100 of their cases.  With a
+    process per check, a default run spent a third of its CPU (Node.js) starting clients.
+    While sharing is on (:func:`shared_sessions`, and in every ``-j`` worker), the checks
+    of a run take turns on one client process; it is restarted only after a crash or a
+    timeout, as within a check.  ``R3.no-loud-warning`` still gets a process of its own:
+    it counts the client's stderr lines from its own baseline, and the stderr kept for a
+    process is capped.
+    """
+
+    on = False
+    session: PersistentSession | None = None
+
+    @classmethod
+    def for_check(cls, client: Client, check: Check) -> PersistentSession | None:
+        """The shared session for this client, or None when this check needs its own."""
+        if not cls.on or check.judge == "quiet":
+            return None
+        if cls.session is not None and cls.session.client != client:
+            cls.close()
+        if cls.session is None:
+            cls.session = PersistentSession(client)
+        return cls.session
+
+    @classmethod
+    def close(cls) -> None:
+        if cls.session is not None:
+            session, cls.session = cls.session, None
+            session.close()
+
+
+@contextlib.contextmanager
+def shared_sessions() -> Iterator[None]:
+    """Within it, checks graded in this process share one persistent client process."""
+    was = _SharedSession.on
+    _SharedSession.on = True
+    try:
+        yield
+    finally:
+        _SharedSession.on = was
+        _SharedSession.close()
+
+
 class CaseRunner:
     """Runs cases for one check in one worker, reusing a persistent client if asked."""
 
@@ -227,7 +273,10 @@ class CaseRunner:
         self.config = config
         self.check = check
         persistent = config.client.mode == "persistent" and config.client.function is None
-        self.session = PersistentSession(config.client) if persistent else None
+        shared = _SharedSession.for_check(config.client, check) if persistent else None
+        self.session = shared or (PersistentSession(config.client) if persistent else None)
+        #: Whether the session is this check's own, to close when the check is done.
+        self.owns_session = shared is None
         self.calls = 0
         #: Whether the client has answered a case of this check in time.
         self.answered = False
@@ -282,7 +331,7 @@ class CaseRunner:
         return run_once(self.config.client, stream, feed)
 
     def close(self) -> None:
-        if self.session is not None:
+        if self.session is not None and self.owns_session:
             self.session.close()
 
 
@@ -875,10 +924,11 @@ def run_suite(
     total = len(checks)
     try:
         if jobs <= 1 or total <= 1:
-            for check in checks:
-                results[check.id] = run_check(check, config)
-                if progress:
-                    progress(len(results), total, results[check.id])
+            with shared_sessions():
+                for check in checks:
+                    results[check.id] = run_check(check, config)
+                    if progress:
+                        progress(len(results), total, results[check.id])
         else:
             with worker_pool(jobs) as pool:
                 futures = {pool.submit(run_check, check, config): check for check in checks}
@@ -907,6 +957,17 @@ def _before_fork() -> None:
         _get_local_constants()
 
 
+def _worker_init() -> None:
+    """A ``-j`` worker: a subreaper of its own clients, which its checks share; the shared
+    client is shut down when the worker exits (multiprocessing runs its finalizers)."""
+    from multiprocessing import util
+
+    stopping.worker_init()
+    _SharedSession.on = True
+    _SharedSession.session = None  # a forked parent's client is not this worker's
+    util.Finalize(None, _SharedSession.close, exitpriority=10)
+
+
 @contextlib.contextmanager
 def worker_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
     """A process pool that a stop signal (or any error) stops at once, not after its tasks.
@@ -918,7 +979,7 @@ def worker_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
 
     _before_fork()
     ctx = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=stopping.worker_init)
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init)
     try:
         yield pool
     except BaseException:

@@ -310,3 +310,39 @@ def test_the_message_cap_error_names_the_digest_option() -> None:
         pytest.raises(LineTooLong, match="STELLA_CONFORM_DIGESTS"),
     ):
         proc.next_line(time.monotonic() + 10)
+
+
+#: The reference client, counting its own starts in a log file.
+STARTS = """
+import runpy, sys
+with open(sys.argv[1], "a") as log:
+    log.write(f"{os.getpid()}\\n")
+sys.argv = sys.argv[2:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_checks_of_a_persistent_run_share_one_client_process(tmp_path: Path, jobs: int) -> None:
+    """One client start per worker, not one per check (R3.no-loud-warning, which counts
+    stderr lines from its own baseline, keeps a process of its own); none left behind."""
+    from stella_conform.conformance.checks import BY_ID
+    from stella_conform.conformance.suite import SuiteConfig, run_suite
+
+    starts = tmp_path / "starts"
+    argv = (*script(tmp_path, STARTS, "counting.py"), str(starts), PY_REFERENCE[1])
+    ids = ("R1.valid-runs-accepted", "R2.dispatch-on-type", "R3.unknown-type-inert",
+           "R4.bad-body-rejected", "R3.no-loud-warning", "R6.torn-final-line")  # fmt: skip
+    config = SuiteConfig(
+        client=client(argv, "persistent", timeout=20.0, line_timeout=5.0),
+        examples=2,
+        database_dir=None,
+        failures_dir=tmp_path / "failures",
+    )
+    results = run_suite([BY_ID[i] for i in ids], config, jobs=jobs)
+    assert [r.outcome for r in results] == ["pass"] * len(ids), [r.message for r in results]
+    pids = [int(line) for line in starts.read_text().split()]
+    assert 1 <= len(pids) <= jobs + 1
+    for pid in pids:  # shut down with the run (in a worker, when the worker exits)
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)

@@ -6,9 +6,10 @@ fixed budget of independent random cases rarely lines them up.  The fuzzer keeps
 drawing from the same per-check generators, but:
 
 * it keeps a *corpus* per check of the inputs that produced something new (new
-  coverage in the client, see :mod:`feedback`, or a new kind of answer), and spends
-  most draws *mutating* those inputs rather than starting from scratch, so a case
-  that met two conditions is the start of the search for the third;
+  coverage in the client, see :mod:`feedback`; without coverage, a new shape of
+  input, see :mod:`shapes`; or a new kind of answer), and spends most draws
+  *mutating* those inputs rather than starting from scratch, so a case that met two
+  conditions is the start of the search for the third;
 * it spends time on the checks whose recent cases keep finding new behaviour
   (an upper-confidence-bound choice over checks, so no check starves);
 * every distinct failure (by check and by the client's reaction) is saved to the
@@ -19,9 +20,11 @@ drawing from the same per-check generators, but:
 
 Inputs are Hypothesis *choice sequences*, drawn through Hypothesis's own engine
 data (``ConjectureData``), the representation its database stores.  Mutations
-work on those sequences (cut and regenerate the tail, change one choice, splice
-two inputs, repeat or drop a run of choices); whatever no longer fits is filled in
-by Hypothesis, so every mutant is a valid case of the check.  This is the same
+work on those sequences, along the case's structure where Hypothesis recorded it
+(keep the valid run and draw its mutations afresh, drop one of them) or blindly
+(cut and regenerate the tail, change one choice, splice two inputs, repeat or drop
+a run of choices); whatever no longer fits is filled in by Hypothesis, so every
+mutant is a valid case of the check.  This is the same
 internal interface HypoFuzz drives.
 
 At the end (time, Ctrl-C, ``--stop-on-first``) every check is graded once more the
@@ -376,12 +379,17 @@ class Fuzzer:
     # ------------------------------------------------------------------ one case
 
     def _pick(self, arm: Arm) -> Entry:
-        """A corpus input, drawn by how rare the rarest thing it reached still is.
+        """A corpus input: one of the newest, or one drawn by how rare the rarest thing it
+        reached still is.
 
-        An input that reached what few cases reach (a code edge, two kinds of line side
-        by side, an answer) is where the next condition is most likely within reach, so
-        it is mutated most; as its mutants reach the same thing too, the thing stops
-        being rare and the search moves on.  Weights are recomputed every few cases.
+        A new input is where the search just got to, so each gets a burst of mutants
+        soon after it arrives.  Otherwise, an input that reached what few cases reach (a
+        code edge, two kinds of line side by side, an answer) is where the next
+        condition is most likely within reach; as its mutants reach the same thing too,
+        the thing stops being rare and the search moves on.  (By rarity alone, the one
+        input with a failed tool call and a text side by side drew 1% of the picks among
+        a hundred inputs each kept for something rare.)  Weights are recomputed every
+        few cases.
         """
         if self.random.random() < RECENT_SHARE:
             # the newest inputs first: each gets a burst of mutants soon after it arrives

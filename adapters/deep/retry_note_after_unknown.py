@@ -40,7 +40,10 @@ class RetryNoteReader(Reader):
         elif tag == "text_delta" and (self.previous or {}).get("type") == "tool_result":
             result, before = self.result
             if self.turns_completed:  # from the second turn on, notes are filed per call
-                self.notes[before["type"] + ":" + result["call_id"]] = event["delta"]
+                # the preview as the reader reads it (its legacy spelling too): the only
+                # bug here is the look-behind an unknown event leaves empty
+                preview = self.normalize(tag, event)["delta"]
+                self.notes[before["type"] + ":" + result["call_id"]] = preview
         self.previous = event
 
 

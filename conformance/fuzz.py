@@ -468,15 +468,12 @@ class Fuzzer:
         self.cases += 1
         arm.cases += 1
         answer = (arm.check.id, obs.status, obs.verdict, j.verdict)
-        if coverage:
-            # what the case reached in the client, and the same edges hit counts aside
-            behaviour: set[Hashable] = {*coverage, answer}
-            reached = frozenset({*(f >> 3 for f in coverage), answer})
-        else:
-            # no coverage: the input's own shape stands in for the code it reached
-            shapes = shape_features(g.stream, self.vocab) if g.kind == "stream" else frozenset()
-            behaviour = {*shapes, answer}
-            reached = frozenset(behaviour)
+        # the code the case reached in the client (if it says), the input's own shape
+        # (which kinds of line it puts side by side), and the client's answer
+        shapes = shape_features(g.stream, self.vocab) if g.kind == "stream" else frozenset()
+        behaviour: set[Hashable] = {*coverage, *shapes, answer}
+        # the same, code edges with hit counts aside: the keys of the input's weight
+        reached = frozenset({*(f >> 3 for f in coverage), *shapes, answer})
         arm.hits.update(reached)
         new = behaviour - self.seen
         arm.recent.append(1 if new else 0)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -194,7 +195,7 @@ def main() -> None:
                     client, seed, args.duration, feedback=kind == "fuzz-feedback", only=only
                 )
                 row["scope"] = args.scope
-            row.update(client=name, kind=kind, seed=seed)
+            row.update(client=name, kind=kind, seed=seed, load=os.getloadavg()[0])
             with args.results.open("a") as fh:
                 fh.write(json.dumps(row) + "\n")
             done.append(row)

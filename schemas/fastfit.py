@@ -195,7 +195,7 @@ class FastCompiler:
             if body:
                 out.append(f"{inner}for _k, {item} in {var}.items():")
                 out.append(f"{inner}    if _k in {known}: continue")
-                out.extend(("    " + line) for line in body)
+                out.extend(body)  # emitted at depth + 2 already: the loop's body
         if len(out) == start:
             out.append(f"{inner}pass")
         self._consts["_MISSING"] = _MISSING

@@ -218,3 +218,24 @@ def test_an_envelope_s_events_follow_the_same_readings() -> None:
     for verdict, reading in (("accept", "A"), ("reject", "B")):
         j = judge(check, case, _obs(verdict, unrecognized_events=1), Context())
         assert j.verdict == "pass" and j.readings == {"missing-or-non-string-type": reading}
+
+
+@pytest.mark.parametrize(
+    ("line", "repeated"),
+    [
+        (b'{"type":"text","text":"a","text":"b"}', True),
+        (b'{"type":"text","text" : "a", "text"\t:"b"}', True),  # spaces before the colon
+        (b'{"type":"tool_start","call":{"call_id":"c","name":"n","input":{"a":1,"a":2}}}', True),
+        (b'{"type":"text","text":"x\\":y","text":"z"}', True),  # a key-like end in a string
+        (b'{"type":"text","te\\"xt":1,"text":"ok","te\\"xt":2}', True),  # an escaped quote
+        (b'{"type":"text","text":"x\\":y"}', False),
+        (b'{"type":"tool_start","call":{"call_id":"c","name":"n","input":{"a":{"a":1}}}}', False),
+        (b'{"type":"text","text":"ok"}', False),
+    ],
+)
+def test_a_key_written_twice_is_noted_however_the_line_is_spelled(
+    line: bytes, repeated: bool
+) -> None:
+    """A repeated key is noted in nested objects, with spaces before the colon, and next to
+    strings and keys that hold a quote and a colon; never where no key repeats."""
+    assert ("duplicate-keys" in read_stream(line + b"\n").touched) is repeated

@@ -8,9 +8,12 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import PY_REFERENCE
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stella_conform.conformance.protocol import ProtocolError, parse_message
 from stella_conform.conformance.runner import (
@@ -346,3 +349,35 @@ def test_checks_of_a_persistent_run_share_one_client_process(tmp_path: Path, job
     for pid in pids:  # shut down with the run (in a worker, when the worker exits)
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+_CORRUPT = (None, True, -1, 0, 1.5, "x", "", [], {}, {"sha256": "ab"}, [1, "x"], {"a": "x"})
+
+
+def _messages() -> Any:
+    """Messages of every kind the protocol schema allows (the kit's schema-driven strategies)."""
+    from stella_conform.conformance.protocol import _DEFS
+    from stella_conform.generators.schema_driven import SchemaStrategies
+    from stella_conform.schemas.vocabulary import load_schema
+
+    built = SchemaStrategies(load_schema("protocol.schema.json"))
+    return st.one_of(
+        [st.tuples(st.just(k), built.build({"$ref": f"#/$defs/{n}"})) for k, n in _DEFS.items()]
+    )
+
+
+@settings(max_examples=100, deadline=None, database=None)
+@given(st.data())
+def test_the_fast_message_check_agrees_with_the_explaining_one(data: st.DataObject) -> None:
+    """parse_message asks generated code first and the explaining check only on a no: both
+    must answer alike, on messages the protocol schema allows and on broken ones."""
+    from stella_conform.conformance.protocol import _checks, _fits
+
+    kind, drawn = data.draw(_MESSAGES)
+    message = dict(drawn)
+    for name in data.draw(st.lists(st.sampled_from(sorted(message)), max_size=2, unique=True)):
+        message[name] = data.draw(st.sampled_from(_CORRUPT))
+    assert _fits()[kind](message) == (_checks()[kind](message, "") is None), message
+
+
+_MESSAGES = _messages()

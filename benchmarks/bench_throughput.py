@@ -32,7 +32,6 @@ from pathlib import Path
 from _harness import machine, table
 
 from stella_conform.conformance.checks import select
-from stella_conform.conformance.protocol import MODE_ENV, PROTOCOL_ENV
 from stella_conform.conformance.runner import LINES, Client, Feed, PersistentSession
 from stella_conform.conformance.suite import _SHARED, SuiteConfig, run_suite
 from stella_conform.decoder import decode_all
@@ -90,7 +89,8 @@ def kit_run(
 
 def client_alone(argv: tuple[str, ...], streams: list[bytes]) -> int:
     """Every case written at once to one client process; returns when all are answered."""
-    env = dict(os.environ, **{MODE_ENV: "persistent", PROTOCOL_ENV: "1"})
+    # the environment the kit gives a client (a long text may be sent as its digest)
+    env = Client(argv, mode="persistent").environment()
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
     assert proc.stdin is not None and proc.stdout is not None
     stdin = proc.stdin

@@ -61,9 +61,13 @@ _RUN_PRELUDE = ("triage", "context_recall", "research", "plan", "scope_review")
 _RUN_CODA = ("verify", "verdict", "reflect", "context_write", "complete")
 
 
+#: Built once: ``json.dumps`` with options builds an encoder on every call.
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def encode(event: Any) -> bytes:
     """Compact JSON, UTF-8, as stella writes a stream line."""
-    return json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return _COMPACT.encode(event).encode("utf-8")
 
 
 @dataclass

@@ -43,6 +43,7 @@ from stella_conform.conformance.suite import (
     CheckResult,
     SuiteConfig,
     run_check,
+    shared_sessions,
     worker_pool,
 )
 from stella_conform.corpus import corpus_version
@@ -355,10 +356,12 @@ def run_matrix(
 
     try:
         if config.jobs <= 1 or len(tasks) <= 1:
-            for cell, check in tasks:
-                results[(cell, check.id)] = run_check(check, suites[cell])
-                if progress:
-                    progress(len(results), len(tasks), label(cell), results[(cell, check.id)])
+            # the tasks come cell by cell: a persistent client serves all of its checks
+            with shared_sessions():
+                for cell, check in tasks:
+                    results[(cell, check.id)] = run_check(check, suites[cell])
+                    if progress:
+                        progress(len(results), len(tasks), label(cell), results[(cell, check.id)])
         else:
             with worker_pool(config.jobs) as pool:  # stopped at once by a stop signal
                 # A worker grades one (vocabulary, check) for every client in turn, so the cases

@@ -317,14 +317,14 @@ class Fuzzer:
             for arm in self.arms:
                 self._resume(arm, deadline)
             last_report = self.clock()
-            window = (self.cases, len(self.seen))
+            window = (self.cases, self._features())
             while self.arms and not self._done(deadline):
                 arm = self._choose()
                 self._one(arm, self._mutant(arm))
                 now = self.clock()
                 if self.progress is not None and now - last_report >= 1.0:
                     self.progress(self._progress(now - last_report, window))
-                    last_report, window = now, (self.cases, len(self.seen))
+                    last_report, window = now, (self.cases, self._features())
         except KeyboardInterrupt:
             self.stopped = "interrupted"
         finally:
@@ -338,7 +338,7 @@ class Fuzzer:
             results=results,
             seconds=fuzz_seconds,
             cases=self.cases,
-            features=sum(1 for f in self.seen if isinstance(f, int)),
+            features=self._features(),
             stopped=self.stopped,
             feedback=self.feedback.describe(),
             failures=sorted(self.found, key=lambda f: f.seconds),
@@ -366,13 +366,18 @@ class Fuzzer:
         best = max(scores)
         return self.random.choice([a for a, s in zip(live, scores, strict=True) if s == best])
 
+    def _features(self) -> int:
+        """Coverage features seen so far (the client's code; input shapes not counted)."""
+        return sum(1 for f in self.seen if isinstance(f, int))
+
     def _progress(self, interval: float, window: tuple[int, int]) -> Progress:
+        features = self._features()
         return Progress(
             seconds=self.clock() - self.started,
             cases=self.cases,
             rate=(self.cases - window[0]) / interval if interval > 0 else 0.0,
-            features=sum(1 for f in self.seen if isinstance(f, int)),
-            new_features=len(self.seen) - window[1],
+            features=features,
+            new_features=features - window[1],
             failures=list(self.found),
         )
 

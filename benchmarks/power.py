@@ -89,6 +89,39 @@ def one_run(client: str, targets: list[str], seed: int) -> dict[str, Any]:
     return {"seed": seed, "caught": bool(failed), "generated": generated, "error": None}
 
 
+def as_a_run_process() -> None:
+    """Give this worker the local modules of a ``stella-conform run`` process.
+
+    Hypothesis mixes constants from *local* modules (outside site-packages) into a share
+    of its draws.  The kit leaves its own modules out (``generators/seeded.py``), so in a
+    ``stella-conform run`` process the one local module is its console script; here it is
+    this file.  Without this, one seed draws other cases in-process than in a kit run
+    (``--compare`` found 3 of 48 pairs caught by a generated case one way only).
+    """
+    import importlib.util
+    from importlib.machinery import SourceFileLoader
+
+    from hypothesis.internal.conjecture import providers
+
+    import stella_conform.generators  # noqa: F401 - installs the kit's own exclusion first
+
+    here = str(Path(__file__).resolve())
+    original = providers.is_local_module_file
+
+    def is_local_module_file(path: str) -> bool:
+        return str(Path(path).resolve()) != here and original(path)
+
+    providers.is_local_module_file = is_local_module_file
+    name = "stella_conform_console_script"
+    loader = SourceFileLoader(name, KIT)
+    spec = importlib.util.spec_from_loader(name, loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    module.__file__ = KIT
+    sys.modules[name] = module
+    loader.exec_module(module)  # its __main__ guard keeps it from running the kit
+
+
 def in_process(client: str, targets: list[str], seed: int) -> dict[str, Any]:
     """``one_run`` without the kit's process: the same checks, cases and judgments."""
     from stella_conform.conformance.checks import select
@@ -152,7 +185,11 @@ def measure(
     work = [(c, targets[c], s, subprocess_run) for s in range(seeds) for c in clients]
     runs: dict[str, list[dict[str, Any]]] = {c: [] for c in clients}
     started = time.monotonic()
-    pool = ThreadPoolExecutor(jobs) if subprocess_run else ProcessPoolExecutor(jobs)
+    pool = (
+        ThreadPoolExecutor(jobs)
+        if subprocess_run
+        else ProcessPoolExecutor(jobs, initializer=as_a_run_process)
+    )
     with pool:
         for done, (client, got) in enumerate(pool.map(_grade, work, chunksize=1), 1):
             runs[client].append(got)
@@ -200,7 +237,7 @@ def write_doc(table: str) -> None:
 def compare(clients: list[str], targets: dict[str, list[str]], seeds: int, jobs: int) -> int:
     """Grade the same clients and seeds both ways; 1 when any (client, seed) differs."""
     work = [(c, targets[c], s) for s in range(seeds) for c in clients]
-    with ProcessPoolExecutor(jobs) as pool:
+    with ProcessPoolExecutor(jobs, initializer=as_a_run_process) as pool:
         inside = list(pool.map(_grade, [(*w, False) for w in work], chunksize=1))
     with ThreadPoolExecutor(jobs) as threads:
         outside = list(threads.map(_grade, [(*w, True) for w in work]))

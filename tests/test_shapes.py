@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 
 from hypothesis.control import BuildContext
 from hypothesis.internal.conjecture.data import ConjectureData
@@ -60,3 +61,45 @@ def test_the_parts_of_a_generated_stream_are_its_run_then_its_mutations() -> Non
         other = again.draw(strategy)
     assert other.run is not None and case.run is not None
     assert other.run.events == case.run.events
+
+
+def test_dropping_a_piece_of_the_mutation_list_drops_that_mutation() -> None:
+    """The structure-aware 'drop one piece': of a case with two mutations, one of its
+    pieces is one of them, and replaying the case without it keeps the other."""
+    strategy = check_strategy(BY_ID["R4.legacy-spelling-fits"], VOCAB)
+    rnd = random.Random(0)
+    for _ in range(200):
+        data = ConjectureData(random=rnd)
+        with BuildContext(data, is_final=False, wrapped_test=lambda: None):
+            case = data.draw(strategy)
+        data.freeze()
+        if len(case.mutations) == 2:
+            break
+    else:
+        raise AssertionError("no case with two mutations in 200 draws")
+    _, pieces = _parts(data)
+    seen = set()
+    for start, end in pieces:
+        prefix = (*data.choices[:start], *data.choices[end:])
+        again = ConjectureData(random=random.Random(1), prefix=prefix)
+        with BuildContext(again, is_final=False, wrapped_test=lambda: None):
+            other = again.draw(strategy)
+        seen.add(other.mutations)
+        if len(other.mutations) == 1:
+            assert other.run is not None and case.run is not None
+            assert other.run.events == case.run.events  # the run is untouched
+    assert any(len(m) == 1 for m in seen), seen
+
+
+def test_an_input_whose_rare_thing_no_mutant_reaches_again_stops_drawing_picks() -> None:
+    """The client's start-up code is reached by its first case only: that input must not
+    keep most of the picks for ever."""
+    from stella_conform.conformance.fuzz import Arm, Entry, _weight
+
+    arm = Arm.__new__(Arm)
+    arm.hits = Counter({"start-up": 1, "common": 500, "rare": 20})
+    first = Entry((), (), 1, reached=frozenset({"start-up", "common"}))
+    lead = Entry((), (), 1, reached=frozenset({"rare", "common"}))
+    assert _weight(arm, first) > _weight(arm, lead)  # new: worth a look
+    first.picked, lead.picked = 100, 5
+    assert _weight(arm, first) < _weight(arm, lead)  # a hundred mutants, never again

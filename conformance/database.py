@@ -13,6 +13,7 @@ next upload carries what this session added.
 from __future__ import annotations
 
 import re
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,9 +68,25 @@ def example_database(
     return local if local is not None else shared
 
 
+#: Seconds any one network read of the artifact download may wait (Hypothesis sets none).
+DOWNLOAD_TIMEOUT = 60.0
+
+
 def warm(database: ExampleDatabase | None) -> None:
     """Read the database once now, so the artifact is downloaded (or found in its cache)
-    before any worker is forked: each would otherwise fetch it on its own."""
-    if database is not None:
+    before any worker is forked: each would otherwise fetch it on its own.
+
+    Hypothesis downloads without a timeout; on a network that drops packets the run
+    would wait for ever before grading anything, so the download's sockets get one.
+    Unreachable or refused, Hypothesis warns and reads no artifact: the run goes on with
+    the local directory.
+    """
+    if database is None:
+        return
+    previous = socket.getdefaulttimeout()
+    socket.setdefaulttimeout(DOWNLOAD_TIMEOUT)
+    try:
         for _ in database.fetch(b"stella-conform: warm the cache"):
             break
+    finally:
+        socket.setdefaulttimeout(previous)

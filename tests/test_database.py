@@ -83,3 +83,25 @@ def test_a_malformed_artifact_is_a_usage_error(tmp_path: Path) -> None:
     out = kit("run", "--github-artifact", "acme", "--", "true", cwd=tmp_path)
     assert out.returncode == 2
     assert "--github-artifact" in out.stderr and "OWNER/REPO" in out.stderr
+
+
+def test_the_download_is_read_with_a_timeout_and_the_default_restored() -> None:
+    """Hypothesis downloads the artifact with no timeout of its own."""
+    import socket
+
+    from hypothesis.database import InMemoryExampleDatabase
+
+    from stella_conform.conformance.database import DOWNLOAD_TIMEOUT, warm
+
+    seen: list[float | None] = []
+
+    class Recording(InMemoryExampleDatabase):
+        def fetch(self, key: bytes):  # type: ignore[no-untyped-def]
+            seen.append(socket.getdefaulttimeout())
+            yield from super().fetch(key)
+
+    before = socket.getdefaulttimeout()
+    warm(Recording())
+    assert seen == [DOWNLOAD_TIMEOUT]
+    assert socket.getdefaulttimeout() == before
+    warm(None)  # no database: nothing to read

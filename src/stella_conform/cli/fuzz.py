@@ -127,6 +127,7 @@ def fuzz(
     """
     from stella_conform.conformance.checks import select, unmatched_globs
     from stella_conform.conformance.claims import resolve_profiles
+    from stella_conform.conformance.database import warm
     from stella_conform.conformance.feedback import feedback_for
     from stella_conform.conformance.fuzz import FuzzConfig, Fuzzer, Progress, parse_duration
     from stella_conform.conformance.report import check_writable, load_known_failures
@@ -166,6 +167,7 @@ def fuzz(
     probe = preflight(checks, suite)
     if probe is not None and probe.cannot_start:
         raise SetupError(probe.message())
+    warm(database)  # an artifact is downloaded (with a timeout) before fuzzing starts
     config = FuzzConfig(suite, seconds, stop_on_first=stop_on_first, max_failures=max_failures)
     feedback = feedback_for(client.argv, wanted=not no_feedback)
     tty = sys.stderr.isatty()

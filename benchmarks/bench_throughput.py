@@ -11,7 +11,7 @@ protocol.  A last row grades the same run again with the cases a first client's 
 Wall and CPU (this process and its reaped children: the client) are both reported, as
 rates and as ratios to the client alone.
 
-    python benchmarks/bench_throughput.py [--examples N] [--client python|node|both]
+    python benchmarks/bench_throughput.py [--examples N] [--client python|node|both] [--rounds N]
 """
 
 from __future__ import annotations
@@ -21,12 +21,14 @@ import base64
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from _harness import machine, table
@@ -126,32 +128,42 @@ def kit_replay(argv: tuple[str, ...], streams: list[bytes]) -> int:
     return len(streams)
 
 
-def measure(name: str, argv: tuple[str, ...], examples: int) -> list[tuple[str, ...]]:
-    streams: list[bytes] = []
+ROWS = (
+    "client alone, pipelined (baseline)",
+    "kit runner + oracle, no generation",
+    "kit, default persistent run",
+    "kit, the same run for a second client (matrix)",
+)
+
+
+def measure(name: str, argv: tuple[str, ...], examples: int, rounds: int) -> list[tuple[str, ...]]:
+    """Each row's rates and ratios, the median over ``rounds`` (a ratio is taken within a
+    round: the kit and the client alone measured back to back, under the same load)."""
     kit_run(argv, min(examples, 2), [])  # warm-up: imports, strategy construction
-    cases, kit_wall, kit_cpu = measured(lambda: kit_run(argv, examples, streams))
-    _, alone_wall, alone_cpu = measured(lambda: client_alone(argv, streams))
-    _, floor_wall, floor_cpu = measured(lambda: kit_replay(argv, streams))
-    size = sum(len(s) for s in streams)
-    print(f"{name}: {cases} cases, {size / 1e6:.2f} MB of streams", file=sys.stderr)
-
-    def row(what: str, wall: float, cpu_s: float) -> tuple[str, ...]:
-        return (
-            f"{name}: {what}",
-            f"{cases / wall:,.0f}",
-            f"{cases / cpu_s:,.0f}",
-            f"{alone_wall / wall:.3f}",
-            f"{alone_cpu / cpu_s:.3f}",
-        )
-
-    kit_run(argv, examples, [], share=True)  # a first client draws the cases...
-    _, shared_wall, shared_cpu = measured(lambda: kit_run(argv, examples, [], share=True))
-    _SHARED.clear()
+    samples: dict[str, list[tuple[float, float, float, float]]] = {row: [] for row in ROWS}
+    cases = 0
+    for _ in range(rounds):
+        streams: list[bytes] = []
+        cases, kit_wall, kit_cpu = measured(partial(kit_run, argv, examples, streams))
+        _, alone_wall, alone_cpu = measured(partial(client_alone, argv, streams))
+        _, floor_wall, floor_cpu = measured(partial(kit_replay, argv, streams))
+        kit_run(argv, examples, [], share=True)  # a first client draws the cases...
+        _, shared_wall, shared_cpu = measured(lambda: kit_run(argv, examples, [], share=True))
+        _SHARED.clear()
+        timed = ((alone_wall, alone_cpu), (floor_wall, floor_cpu), (kit_wall, kit_cpu))
+        for row, (wall, cpu_s) in zip(ROWS, (*timed, (shared_wall, shared_cpu)), strict=True):
+            samples[row].append((wall, cpu_s, alone_wall, alone_cpu))
+        size = sum(len(s) for s in streams)
+        print(f"{name}: {cases} cases, {size / 1e6:.2f} MB of streams", file=sys.stderr)
     return [
-        row("client alone, pipelined (baseline)", alone_wall, alone_cpu),
-        row("kit runner + oracle, no generation", floor_wall, floor_cpu),
-        row("kit, default persistent run", kit_wall, kit_cpu),
-        row("kit, the same run for a second client (matrix)", shared_wall, shared_cpu),
+        (
+            f"{name}: {row}",
+            f"{statistics.median(cases / w for w, _, _, _ in samples[row]):,.0f}",
+            f"{statistics.median(cases / c for _, c, _, _ in samples[row]):,.0f}",
+            f"{statistics.median(aw / w for w, _, aw, _ in samples[row]):.3f}",
+            f"{statistics.median(ac / c for _, c, _, ac in samples[row]):.3f}",
+        )
+        for row in ROWS
     ]
 
 
@@ -159,6 +171,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--examples", type=int, default=25)
     parser.add_argument("--client", choices=("python", "node", "both"), default="both")
+    parser.add_argument("--rounds", type=int, default=1, help="report the median of N rounds")
     args = parser.parse_args()
     names = ["python", "node"] if args.client == "both" else [args.client]
     if "node" in names and not shutil.which("node"):
@@ -166,11 +179,11 @@ def main() -> int:
         names.remove("node")
     rows: list[tuple[str, ...]] = []
     for name in names:
-        rows += measure(name, CLIENTS[name], args.examples)
+        rows += measure(name, CLIENTS[name], args.examples, args.rounds)
     print(f"machine: {machine()}")
     print(
         f"cases: every stream a default persistent run (reader profile, {args.examples} "
-        "examples per check, -j 1) hands the client\n"
+        f"examples per check, -j 1) hands the client; median of {args.rounds} round(s)\n"
     )
     header = ("grading", "cases/s wall", "cases/s CPU", "x client, wall", "x client, CPU")
     print(table(rows, header))

@@ -143,7 +143,8 @@ class MatrixConfig:
         return [(c, v) for c in self.clients for v in self.vocabularies]
 
     def tasks(self) -> list[tuple[int, Check]]:
-        """(cell index, check) in a fixed order: the unit of parallel work and of sharding."""
+        """(cell index, check) in a fixed order: the unit of sharding (a worker takes a
+        shard's tasks of one cell at a time)."""
         return [
             (index, check)
             for index, (client, _) in enumerate(self.cells())
@@ -305,7 +306,8 @@ def _suite_config(config: MatrixConfig, client: ClientSpec, vocab: VocabularySpe
 
 
 def _run_group(group: list[tuple[SuiteConfig, Check]]) -> list[CheckResult]:
-    """One check for several clients in one worker: they share its generated cases."""
+    """One cell's checks in one worker: one client process serves them all (persistent
+    mode), and the cases of each check are the ones this worker generated for the column."""
     return [run_check(check, suite) for suite, check in group]
 
 
@@ -364,11 +366,12 @@ def run_matrix(
                         progress(len(results), len(tasks), label(cell), results[(cell, check.id)])
         else:
             with worker_pool(config.jobs) as pool:  # stopped at once by a stop signal
-                # A worker grades one (vocabulary, check) for every client in turn, so the cases
-                # are generated once per column, not once per cell (see suite._share_key).
-                groups: dict[tuple[str, str], list[tuple[int, Check]]] = {}
+                # A worker grades one cell's checks in turn: a persistent client serves them
+                # all from one process (suite.shared_sessions), and a check's cases are still
+                # generated once per worker and column, not once per cell (suite._share_key).
+                groups: dict[int, list[tuple[int, Check]]] = {}
                 for cell, check in tasks:
-                    groups.setdefault((cells[cell][1].name, check.id), []).append((cell, check))
+                    groups.setdefault(cell, []).append((cell, check))
                 futures = {
                     pool.submit(_run_group, [(suites[cell], check) for cell, check in group]): group
                     for group in groups.values()

@@ -369,12 +369,16 @@ def run_matrix(
                 # A worker grades one cell's checks in turn: a persistent client serves them
                 # all from one process (suite.shared_sessions), and a check's cases are still
                 # generated once per worker and column, not once per cell (suite._share_key).
-                groups: dict[int, list[tuple[int, Check]]] = {}
+                by_cell: dict[int, list[tuple[int, Check]]] = {}
                 for cell, check in tasks:
-                    groups.setdefault(cell, []).append((cell, check))
+                    by_cell.setdefault(cell, []).append((cell, check))
+                # fewer cells than workers (one client, one vocabulary): split each cell's
+                # checks, so that every worker has some
+                split = -(-config.jobs // len(by_cell))
+                groups = [g[i::split] for g in by_cell.values() for i in range(min(split, len(g)))]
                 futures = {
                     pool.submit(_run_group, [(suites[cell], check) for cell, check in group]): group
-                    for group in groups.values()
+                    for group in groups
                 }
                 for future in as_completed(futures):
                     for (cell, check), result in zip(futures[future], future.result(), strict=True):

@@ -33,7 +33,8 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from functools import cache, lru_cache
+from typing import Any, TypeVar
 
 from hypothesis import strategies as st
 
@@ -71,8 +72,27 @@ TYPE_LIKE = (
     {"type": "text", "text": "INJECTED"},
     {"type": "error", "message": "INJECTED", "retryable": False},
 )
+_TYPE_LIKE = st.sampled_from(TYPE_LIKE)  # dicts: Hypothesis cannot cache it by its arguments
 INJECTED_TEXT = "INJECTED"
 TWO_53 = 2**53
+
+T = TypeVar("T", int, str)
+
+
+@lru_cache(maxsize=4096)
+def _sampled(options: tuple[T, ...]) -> st.SearchStrategy[T]:
+    return st.sampled_from(options)
+
+
+def _pick(draw: st.DrawFn, options: Sequence[T]) -> T:
+    """``draw(st.sampled_from(options))`` with the strategy built once per option tuple.
+
+    A new ``sampled_from`` is validated on its first draw, which costs more than the draw;
+    a cached one draws exactly the same choice (so the cases of a seed do not change).
+    Only for ints or only for strings: a cache key would confuse ``True`` with ``1``.
+    """
+    strategy: st.SearchStrategy[T] = _sampled(tuple(options))
+    return draw(strategy)
 
 
 # ------------------------------------------------------------------ where strings live
@@ -146,10 +166,10 @@ def _plant(
     texts = [i for i in indexes if stream.lines[i].obj["type"] in ("text", "text_delta")]
     chosen: list[int] = []
     if texts and draw(st.integers(0, 3)) < 3:
-        chosen.append(draw(st.sampled_from(texts)))
+        chosen.append(_pick(draw, texts))
     if indexes:
         for _ in range(draw(st.integers(0 if chosen else 1, at_most - len(chosen)))):
-            chosen.append(draw(st.sampled_from(indexes)))
+            chosen.append(_pick(draw, indexes))
     lines = [stream.lines[i] for i in dict.fromkeys(chosen)]
     has_text = "text" in {line.obj["type"] for line in lines}
     if "text" in vocab.written and (not lines or (not has_text and draw(st.booleans()))):
@@ -177,14 +197,18 @@ def escaped(obj: Any) -> bytes:
 # ------------------------------------------------------------------ line separators
 
 
-def line_separators(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
-    mark = "line-separators"
+@cache
+def _separator_pieces() -> st.SearchStrategy[str]:
     raw_piece = st.sampled_from(RAW_SEPARATORS)
     any_piece = st.sampled_from(RAW_SEPARATORS + ESCAPED_SEPARATORS)
-    pieces = st.one_of(raw_piece, raw_piece, any_piece).flatmap(
+    return st.one_of(raw_piece, raw_piece, any_piece).flatmap(
         lambda sep: st.sampled_from((sep, f"first{sep}second", f"{sep}{sep}"))
     )
-    for line in _plant(draw, stream, vocab, mark, pieces):
+
+
+def line_separators(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    mark = "line-separators"
+    for line in _plant(draw, stream, vocab, mark, _separator_pieces()):
         if draw(st.integers(0, 3)) == 3:
             line.raw = escaped(line.obj)  # the escaped spelling of the same text
 
@@ -225,7 +249,7 @@ def type_like_payloads(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> No
     mark = "type-like-payloads"
     if not {"tool_start", "tool_result"} <= vocab.written:
         return
-    payload = copy.deepcopy(draw(st.sampled_from(TYPE_LIKE)))
+    payload = copy.deepcopy(draw(_TYPE_LIKE))
     shape = draw(st.integers(0, 2))
     data: Any = payload if shape == 0 else {"event": payload} if shape == 1 else [payload]
     call_id = "call_type_like"
@@ -270,14 +294,14 @@ def case_variant_keys(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> Non
     if not indexes:
         return
     prefer_text = bool(texts) and not draw(st.booleans())
-    index = draw(st.sampled_from(texts if prefer_text else indexes))
+    index = _pick(draw, texts if prefer_text else indexes)
     line = stream.lines[index]
     names = [k for k in line.obj if k != "ts" and k.lower() != k.upper()]
-    name = draw(st.sampled_from(names))
+    name = _pick(draw, names)
     variants = [v for v in (name.capitalize(), name.upper(), name.swapcase()) if v not in line.obj]
     if not variants:
         return
-    variant = draw(st.sampled_from(variants))
+    variant = _pick(draw, variants)
     value = line.obj[name]
     line.obj[variant] = f"CASE VARIANT {value}" if isinstance(value, str) else "CASE VARIANT"
     if vocab.archived_shape(line.obj["type"], line.obj) is None and _still_fits(vocab, line.obj):
@@ -296,6 +320,7 @@ BIG_INTEGER_FIELDS = {
 }
 
 
+@cache
 def _big() -> st.SearchStrategy[int]:
     """Above 2^53, where a double loses the units, and small enough that a run's sums fit i64."""
     return st.one_of(
@@ -379,7 +404,7 @@ def bad_read_values(reads: Sequence[str] = DASHBOARD_READS) -> Apply:
         tags = sorted(tags, key=lambda t: (t not in numeric_tags, t != "step_usage"))
         weighted = [t for t in tags for _ in range(4 if t in numeric_tags else 1)]
         for _ in range(20):
-            tag = draw(st.sampled_from(weighted))
+            tag = _pick(draw, weighted)
             fields = _required_fields(vocab, tag)
             if not fields:
                 continue
@@ -387,13 +412,13 @@ def bad_read_values(reads: Sequence[str] = DASHBOARD_READS) -> Apply:
                 f for f in fields if {"integer", "number"} & set(_field_types(vocab, tag, f) or ())
             ]
             prefer_numeric = bool(numeric) and draw(st.integers(0, 7)) < 7
-            name = draw(st.sampled_from(numeric if prefer_numeric else fields))
+            name = _pick(draw, numeric if prefer_numeric else fields)
             types = _field_types(vocab, tag, name) or ["string"]
             existing = [
                 i for i in stream.event_indexes(vocab) if stream.lines[i].obj["type"] == tag
             ]
             if existing:
-                line = stream.lines[draw(st.sampled_from(existing))]
+                line = stream.lines[_pick(draw, existing)]
                 event = copy.deepcopy(line.obj)
             else:
                 line = None
@@ -526,7 +551,7 @@ def torn_inner_object(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> Non
     events = [i for i, line in enumerate(stream.lines) if line.is_event]
     keep = (events[-1] + (0 if draw(st.integers(0, 2)) == 0 else 1)) if events else 0
     del stream.lines[keep:]  # sometimes the killed write replaced the run's last event
-    payload = draw(st.sampled_from(TYPE_LIKE))
+    payload = draw(_TYPE_LIKE)
     call = {"call_id": "call_torn", "name": "write_file", "input": {"event": payload, "n": 1}}
     data = encode({"type": "tool_start", "call": call})
     inner = encode(payload)

@@ -9,6 +9,7 @@ without the kit itself failing.
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from typing import Any
 
@@ -54,6 +55,22 @@ def _fits() -> dict[str, Fits]:
     return compiler.compile_many({kind: {"$ref": f"#/$defs/{n}"} for kind, n in _DEFS.items()})
 
 
+#: ``json.loads`` minus its Python layers (a message per line of every case): the
+#: default decoder's own scanner, the same acceptance (NaN included) and the same failures.
+_SCAN: Any = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+def _loads(text: str) -> Any:
+    if text.startswith("\ufeff"):  # json.loads refuses a BOM
+        raise ValueError("Unexpected UTF-8 BOM")
+    start = _WS.match(text).end()  # type: ignore[union-attr]
+    value, end = _SCAN(text, start)
+    if _WS.match(text, end).end() != len(text):  # type: ignore[union-attr]
+        raise ValueError("extra data")
+    return value
+
+
 def parse_message(raw: bytes, *, expect: tuple[str, ...] = CLIENT_KINDS) -> dict[str, Any]:
     """One client message, validated; raises :class:`ProtocolError`."""
     try:
@@ -61,8 +78,8 @@ def parse_message(raw: bytes, *, expect: tuple[str, ...] = CLIENT_KINDS) -> dict
     except UnicodeDecodeError as exc:
         raise ProtocolError(f"output is not UTF-8 (byte {exc.start}): {excerpt(raw)}") from None
     try:
-        message = json.loads(text)
-    except (json.JSONDecodeError, RecursionError, ValueError):
+        message = _loads(text)
+    except (RecursionError, ValueError, StopIteration):
         raise ProtocolError(f"output line is not JSON: {excerpt(raw)}") from None
     if not isinstance(message, dict):
         raise ProtocolError(f"output line is not a JSON object: {excerpt(raw)}")

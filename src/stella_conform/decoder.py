@@ -415,13 +415,24 @@ _BEYOND_F64 = [False]
 #: ones beyond f64, where a regex over the bytes or a walk over the values would cost
 #: per byte or per value on every line.
 _CAREFUL_JSON = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_note_float)
+_CAREFUL_SCAN: Any = _CAREFUL_JSON.scan_once  # type: ignore[attr-defined]
+
+
+def _scan_with(scan_once: Any, text: str) -> Any:
+    """:func:`_scan` with another decoder's scanner (a failure raises; callers only ask
+    whether it did, as ``JSONDecoder.decode`` would)."""
+    start = _WS.match(text).end()  # type: ignore[union-attr]
+    value, end = scan_once(text, start)
+    if _WS.match(text, end).end() != len(text):  # type: ignore[union-attr]
+        raise ValueError("extra data")
+    return value
 
 
 def _careful_line(content: bytes) -> tuple[Any, str | None, bool]:
     """``(value, error, beyond_f64)``: :func:`parse_line`, noting numbers beyond f64."""
     _BEYOND_F64[0] = False
     try:
-        value = _CAREFUL_JSON.decode(content.decode("utf-8"))
+        value = _scan_with(_CAREFUL_SCAN, content.decode("utf-8"))
         # serde_json reads an integer beyond u64 as a float, so 309 digits can overflow it
         big = _BEYOND_F64[0] or (
             len(content) >= 309
@@ -466,14 +477,21 @@ def _unique_pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 _PAIRS = json.JSONDecoder(object_pairs_hook=_unique_pairs, parse_constant=_reject_constant)
+_PAIRS_SCAN: Any = _PAIRS.scan_once  # type: ignore[attr-defined]
 
 
 def _has_duplicate_keys(text: str) -> bool:
+    """Whether ``text`` parses with a key repeated in some object.
+
+    The caller skips it when the line has no more colons than its object has keys: every
+    pair of the text has a colon of its own, so all of them are the object's distinct
+    top-level keys (a repeated or a nested key would need one more).
+    """
     try:
-        _PAIRS.decode(text)
+        _scan_with(_PAIRS_SCAN, text)
     except _Duplicate:
         return True
-    except (ValueError, RecursionError):
+    except (ValueError, RecursionError, StopIteration):
         return False
     return False
 
@@ -568,7 +586,11 @@ def _decode_careful(
             unparsed = (number, error, terminated)
             continue
         outcome = classify(number, value, vocab, terminated, choices, points)
-        if outcome.kind is Kind.KNOWN and _has_duplicate_keys(body.decode("utf-8", "replace")):
+        if (
+            outcome.kind is Kind.KNOWN
+            and body.count(b":") != len(value)
+            and _has_duplicate_keys(body.decode("utf-8", "replace"))
+        ):
             points.add("duplicate-keys")
             if "duplicate-keys" in choices:
                 outcome = LineOutcome(

@@ -162,10 +162,11 @@ class Vocabulary:
             if tag in self.known
         }
 
-    @property
+    @cached_property
     def prose_constrained(self) -> frozenset[str]:
         """Known types whose schema states a constraint only in prose (``schemas/prose.py``:
-        each constraint, where it applies, and the check the decoder runs)."""
+        each constraint, where it applies, and the check the decoder runs).  Cached here:
+        the decoder asks on every known line."""
         from stella_conform.schemas.prose import constrained_tags
 
         return constrained_tags(self)

@@ -34,6 +34,7 @@ Judge = Literal[
     "content",
     "reading",
     "reported-fields",
+    "exact-integers",
     "elapsed",
     "stream-order",
     "envelope",
@@ -508,7 +509,7 @@ DASHBOARD: tuple[Check, ...] = (
         "D.integers-exact",
         "sums token counts and durations, and computes elapsed time, exactly above 2^53",
         "precision",
-        "reported-fields",
+        "exact-integers",
         fixtures=("integers_above_2_53",),
         mutations=("big-integers",),
         profile="dashboard",
@@ -516,7 +517,9 @@ DASHBOARD: tuple[Check, ...] = (
         fields=("elapsed_ms", "usage"),
         why="ts, token counts and durations are unsigned 64-bit integers; read as doubles "
         "(JavaScript's JSON.parse, float64 columns) they lose their units above 2^53 and sums "
-        "and differences go wrong silently. Only the fields a client reports are compared.",
+        "and differences go wrong silently. Only the fields a client reports are compared, "
+        "and elapsed time only where ts never runs backwards (the clamp is "
+        "D.elapsed-clamped's rule).",
     ),
     Check(
         "D.turns-counted",

@@ -80,7 +80,15 @@ COMPUTES = tuple(
 LINE_JUDGES = frozenset({"lockstep", "dispatch", "last-line-kept", "last-line-content"})
 #: Judges whose whole point is the summary fields (the others also judge a verdict).
 FIELD_JUDGES = frozenset(
-    {"reading", "count", "stream-order", "elapsed", "reported-fields", "torn-adds-nothing"}
+    {
+        "reading",
+        "count",
+        "stream-order",
+        "elapsed",
+        "reported-fields",
+        "exact-integers",
+        "torn-adds-nothing",
+    }
 )
 
 

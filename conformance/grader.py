@@ -551,12 +551,46 @@ def _elapsed(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
     return _reading(case, obs, ctx)
 
 
+def _clock_runs_backwards(case: GradedCase) -> bool:
+    """Some ts lower than the one before it: elapsed time then depends on the clamp."""
+    last = None
+    for outcome in case.outcomes:
+        ts = outcome.raw.get("ts") if isinstance(outcome.raw, dict) else None
+        if not isinstance(ts, int) or isinstance(ts, bool) or ts < 0:
+            continue
+        if last is not None and ts < last:
+            return True
+        last = ts
+    return False
+
+
 def _reported_fields(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
     """Like :func:`_reading`, on the check's fields the client reports (n/a if none)."""
     if obs.verdict != case.expected_verdict or case.expected_verdict != "accept":
         return Judgment("n/a")
     summary = obs.summary or {}
     present = tuple(f for f in ctx.fields if f in summary)
+    return _compare_present(case, summary, present)
+
+
+def _exact_integers(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
+    """:func:`_reported_fields`, leaving elapsed time out where a ts runs backwards.
+
+    There the right answer turns on the clamp, which is D.elapsed-clamped's rule: a
+    dashboard that keeps every unit but does not clamp must fail that check, not this one.
+    """
+    if obs.verdict != case.expected_verdict or case.expected_verdict != "accept":
+        return Judgment("n/a")
+    summary = obs.summary or {}
+    present = tuple(f for f in ctx.fields if f in summary)
+    if "elapsed_ms" in present and _clock_runs_backwards(case):
+        present = tuple(f for f in present if f != "elapsed_ms")
+    return _compare_present(case, summary, present)
+
+
+def _compare_present(
+    case: GradedCase, summary: dict[str, Any], present: tuple[str, ...]
+) -> Judgment:
     if not present:
         return Judgment("n/a")
     problems = _field_problems(case.reading(), summary, present)
@@ -789,6 +823,7 @@ JUDGES: dict[str, Callable[[GradedCase, Observation, Context], Judgment]] = {
     "content": _content,
     "reading": _reading,
     "reported-fields": _reported_fields,
+    "exact-integers": _exact_integers,
     "elapsed": _elapsed,
     "stream-order": _stream_order,
     "envelope": _envelope,

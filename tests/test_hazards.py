@@ -8,11 +8,14 @@ client in adapters/broken/ has it, and asks Hypothesis for the smallest case tha
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
+from conftest import ADAPTERS, kit
 from hypothesis import HealthCheck, Phase, find, given, settings
 
 from stella_conform.decoder import Kind, decode, summarize
@@ -383,3 +386,25 @@ if __name__ == "__main__":  # prints the minimal counterexamples shown in docs/g
         doc = minimal_envelope(variant, bug).doc
         print(f"# {variant}: {bug.__doc__}")
         print(json.dumps(doc, separators=(",", ":")), end="\n\n")
+
+
+def test_a_dashboard_that_only_fails_to_clamp_passes_integers_exact(tmp_path: Path) -> None:
+    """A big-integers case whose ts runs backwards turns on the clamp: not this check's rule.
+
+    ``dashboard_negative_elapsed`` keeps every unit and only skips the clamp; on seed 1 it
+    once failed D.integers-exact as well as its own D.elapsed-clamped. A dashboard that sums
+    as doubles still fails D.integers-exact on the same cases.
+    """
+    args = ["run", "--mode", "persistent", "--profile", "dashboard", "--seed", "1"]
+    args += ["--examples", "10", "--no-database", "--only", "D.integers-exact", "--"]
+    broken = ADAPTERS / "broken"
+    clamps_not = kit(
+        *args, sys.executable, str(broken / "dashboard_negative_elapsed.py"), cwd=tmp_path
+    )
+    assert clamps_not.returncode == 0, clamps_not.stdout[-3000:]
+    doubles = kit(
+        *args, sys.executable, str(broken / "dashboard_sums_usage_as_float.py"), cwd=tmp_path
+    )
+    assert doubles.returncode == 1 and "FAIL          D.integers-exact" in doubles.stdout, (
+        doubles.stdout[-3000:]
+    )

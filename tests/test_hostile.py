@@ -928,6 +928,49 @@ def test_a_stop_signal_stops_clients_workers_and_grandchildren(
     assert not list(tmp_path.glob(".*.tmp"))
 
 
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for init to reap it counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_killed_kit_leaves_no_worker_client_or_grandchild(tmp_path: Path) -> None:
+    """SIGKILL cannot be handled: the kernel stops the -j workers, and they their clients."""
+    token = f"{SLEEP}9"
+    kit_proc = subprocess.Popen(
+        [
+            str(KIT), "run", "--examples", "2", "--timeout", "60", "-j", "2", "--no-database",
+            "--", sys.executable, str(HOSTILE), "setsid-hang", token, str(tmp_path / "first"),
+        ],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while _grandchildren(token) < 2:  # both workers' clients have their grandchild
+            assert time.monotonic() < deadline and kit_proc.poll() is None, "no client started"
+            time.sleep(0.1)
+        with open(f"/proc/{kit_proc.pid}/task/{kit_proc.pid}/children") as fh:
+            workers = [int(p) for p in fh.read().split()]
+        assert len(workers) >= 2, workers
+    finally:
+        kit_proc.kill()
+        kit_proc.wait()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        left = [pid for pid in workers if _alive(pid)]
+        ours = [line for line in _ps().splitlines() if token in line or str(HOSTILE) in line]
+        if not left and not ours:
+            break
+        time.sleep(0.1)
+    for pid in left:  # the test failed: stop what the kit left (a worker kills its clients)
+        os.kill(pid, signal.SIGTERM)
+    assert not left and not ours, (left, ours)
+
+
 def test_a_setsid_grandchild_is_reaped_after_its_case() -> None:
     """The client exits, its grandchild left the group: the kit (a subreaper) kills it."""
     driver = textwrap.dedent("""

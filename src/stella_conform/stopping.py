@@ -28,6 +28,7 @@ from typing import Any
 #: Signals that stop the kit.
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_PDEATHSIG = 1
 
 _groups: set[int] = set()
 _dirs: set[str] = set()
@@ -166,8 +167,30 @@ def install() -> None:
 
 
 def worker_init() -> None:
-    """In a ``-j`` worker (forked from the main process): a subreaper of its own clients."""
+    """In a ``-j`` worker (forked from the main process): a subreaper of its own clients,
+    stopped (its clients with it) when the main process dies, even by SIGKILL."""
     become_subreaper()
+    _stop_with_parent()
+
+
+def _stop_with_parent() -> None:
+    """A SIGKILLed kit cannot stop its workers, but the kernel can signal them.
+
+    Without this, workers blocked on the pool's queue outlived a killed kit for good, each
+    holding its clients.  ``PR_SET_PDEATHSIG`` fires when the thread that forked the worker
+    ends: the pool forks from the thread that submits, the main one.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if _main_pid is not None and os.getppid() != _main_pid:  # it died before the prctl
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def stop_pool(pool: Any) -> None:

@@ -323,7 +323,6 @@ def minimal_envelope(variant: str, bug: Callable[[EnvelopeCase], bool]) -> Envel
     return find(envelope_cases(variants=(variant,)), bug, settings=SHRINK)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(("variant", "bug"), ENVELOPE_SHRINKS)
 def test_envelope_hazard_shrinks_to_one_step(
     variant: str, bug: Callable[[EnvelopeCase], bool]
@@ -361,7 +360,6 @@ def minimal(mutation_id: str, bug: Callable[[Case], bool]) -> Case:
     return find(strategy, bug, settings=SHRINK)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(("mutation_id", "bug", "max_lines"), SHRINKS)
 def test_shrinks_to_a_minimal_counterexample(
     mutation_id: str, bug: Callable[[Case], bool], max_lines: int

@@ -14,7 +14,7 @@ import copy
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Literal
 
@@ -570,7 +570,12 @@ def _reported_fields(case: GradedCase, obs: Observation, ctx: Context) -> Judgme
         return Judgment("n/a")
     summary = obs.summary or {}
     present = tuple(f for f in ctx.fields if f in summary)
-    return _compare_present(case, summary, present)
+    if not present:
+        return Judgment("n/a")
+    problems = _field_problems(case.reading(), summary, present)
+    if problems:
+        return Judgment("fail", "; ".join(problems[:3]))
+    return Judgment("pass")
 
 
 def _exact_integers(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
@@ -579,24 +584,9 @@ def _exact_integers(case: GradedCase, obs: Observation, ctx: Context) -> Judgmen
     There the right answer turns on the clamp, which is D.elapsed-clamped's rule: a
     dashboard that keeps every unit but does not clamp must fail that check, not this one.
     """
-    if obs.verdict != case.expected_verdict or case.expected_verdict != "accept":
-        return Judgment("n/a")
-    summary = obs.summary or {}
-    present = tuple(f for f in ctx.fields if f in summary)
-    if "elapsed_ms" in present and _clock_runs_backwards(case):
-        present = tuple(f for f in present if f != "elapsed_ms")
-    return _compare_present(case, summary, present)
-
-
-def _compare_present(
-    case: GradedCase, summary: dict[str, Any], present: tuple[str, ...]
-) -> Judgment:
-    if not present:
-        return Judgment("n/a")
-    problems = _field_problems(case.reading(), summary, present)
-    if problems:
-        return Judgment("fail", "; ".join(problems[:3]))
-    return Judgment("pass")
+    if "elapsed_ms" in ctx.fields and _clock_runs_backwards(case):
+        ctx = replace(ctx, fields=tuple(f for f in ctx.fields if f != "elapsed_ms"))
+    return _reported_fields(case, obs, ctx)
 
 
 def _stream_order(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:

@@ -27,7 +27,7 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,19 @@ from stella_conform.errors import SetupError
 OUTCOMES = ("known", "unknown", "blank", "torn", "reject")
 #: The exception types that mean "rejected" when the author names none.
 DEFAULT_REJECTS: tuple[type[BaseException], ...] = (ValueError,)
+
+
+def reject_kinds(
+    rejects: type[BaseException] | Sequence[type[BaseException]] | None,
+) -> tuple[type[BaseException], ...]:
+    """An author's ``rejects=``: one exception type, several, or none (the default)."""
+    if rejects is None:
+        return DEFAULT_REJECTS
+    if isinstance(rejects, type):
+        return (rejects,)
+    return tuple(rejects)
+
+
 #: The most of a crash's traceback kept (its last characters), like a process's stderr tail.
 TRACEBACK_KEEP = 2000
 

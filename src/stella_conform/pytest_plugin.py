@@ -318,7 +318,7 @@ def conformance_tests(
     """
     from stella_conform.conformance.checks import select
     from stella_conform.conformance.claims import claims_from, resolve_profiles
-    from stella_conform.conformance.inprocess import DEFAULT_REJECTS, Parser, wants_report
+    from stella_conform.conformance.inprocess import Parser, reject_kinds, wants_report
     from stella_conform.conformance.runner import Client
     from stella_conform.schemas.vocabulary import Vocabulary
 
@@ -331,12 +331,7 @@ def conformance_tests(
         vocab=Vocabulary.default(),
         where="conformance_tests",
     )
-    if rejects is None:
-        kinds = DEFAULT_REJECTS
-    elif isinstance(rejects, type):
-        kinds = (rejects,)
-    else:
-        kinds = tuple(rejects)
+    kinds = reject_kinds(rejects)
     mode = "report" if wants_report(parser) else "exit"
     client = Client(argv=(), mode=mode, function=Parser(parser, kinds))  # type: ignore[arg-type]
     known = dict(known_failures or {})
@@ -387,8 +382,8 @@ def fuzz_targets(
     from stella_conform.conformance.checks import select
     from stella_conform.conformance.grader import Context, judge
     from stella_conform.conformance.inprocess import (
-        DEFAULT_REJECTS,
         Parser,
+        reject_kinds,
         run_inprocess,
         wants_report,
     )
@@ -402,12 +397,7 @@ def fuzz_targets(
         for c in select(profiles, only)
         if c.input == "stream" and c.grades_in(mode) and check_strategy(c, vocab) is not None
     ]
-    if rejects is None:
-        kinds = DEFAULT_REJECTS
-    elif isinstance(rejects, type):
-        kinds = (rejects,)
-    else:
-        kinds = tuple(rejects)
+    kinds = reject_kinds(rejects)
     reader = Parser(parser, kinds)
 
     # HypoFuzz refuses a test that suppresses nested_given: only the slow-data ones here

@@ -178,6 +178,11 @@ class Observation:
         }
 
 
+def count_lines(stream: bytes) -> int:
+    """How many physical lines :func:`split_lines` makes of ``stream``, without making them."""
+    return stream.count(b"\n") + (1 if stream and not stream.endswith(b"\n") else 0)
+
+
 def split_lines(stream: bytes) -> list[bytes]:
     """Physical lines (split at LF only), each with its own terminator."""
     out, start = [], 0
@@ -616,6 +621,15 @@ def _settle_report(obs: Observation, ended: Exit, client: Client, proc: ClientPr
         obs.detail = f"summary says {obs.verdict} but the client exited with {ended.describe()}"
 
 
+def _case_message(case_id: str, stream: bytes, env: Mapping[str, str] | None) -> bytes:
+    """The ``case`` message, as ``json.dumps`` writes it, with the stream's base64 put in
+    as it is: base64 needs no JSON escape, and ``json.dumps`` scanned a megabyte stream's
+    1.4 MB of it for escapes (about 5 ms, more than the client took to read it)."""
+    head = json.dumps({"kind": "case", "id": case_id, "stream": ""})[:-2].encode()
+    tail = b', "env": ' + json.dumps(dict(env)).encode() if env else b""
+    return b'%s%s"%s}\n' % (head, base64.b64encode(stream), tail)
+
+
 class PersistentSession:
     """One client process for many cases, restarted (and re-handshaken) after a crash."""
 
@@ -644,11 +658,10 @@ class PersistentSession:
         self.counter += 1
         case_id = f"case-{self.counter}"
         deadline = time.monotonic() + self.client.timeout
-        lines = split_lines(stream) if feed.style == "lines" else []
         try:
             proc = self._ensure(deadline)
             obs.hello = self.hello
-            written = [len(lines)]
+            written = [count_lines(stream) if feed.style == "lines" else 0]
             reader = _Reader(
                 proc,
                 obs,
@@ -657,14 +670,7 @@ class PersistentSession:
                 input_size=len(stream),
                 summary_only=self.client.summary_only,
             )
-            message: dict[str, Any] = {
-                "kind": "case",
-                "id": case_id,
-                "stream": base64.b64encode(stream).decode("ascii"),
-            }
-            if feed.env:
-                message["env"] = dict(feed.env)
-            proc.send(json.dumps(message).encode() + b"\n")
+            proc.send(_case_message(case_id, stream, feed.env))
             while obs.summary is None:
                 if reader.next(deadline) is None:
                     break

@@ -364,8 +364,11 @@ _BOM = b"\xef\xbb\xbf"
 _INFINITIES = (float("inf"), float("-inf"))
 _F64_LIMIT = 2**1024
 #: An integer literal that long may be beyond f64 (2**1024 has 309 digits); only a line
-#: holding such a run of digits is walked for one.
-_LONG_DIGITS = re.compile(rb"[0-9]{309}")
+#: holding such a run of digits is walked for one.  The line's digits are all made ``0``
+#: and the run searched for as a substring: two passes in C, where the regular expression
+#: ``[0-9]{309}`` stepped through a megabyte text at about 9 ms (more than parsing it).
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_DIGITS = b"0" * 309
 _SURROGATE = re.compile("[\ud800-\udfff]")
 #: Nesting serde_json reads before it gives up.
 MAX_DEPTH = 128
@@ -436,7 +439,7 @@ def _careful_line(content: bytes) -> tuple[Any, str | None, bool]:
         # serde_json reads an integer beyond u64 as a float, so 309 digits can overflow it
         big = _BEYOND_F64[0] or (
             len(content) >= 309
-            and _LONG_DIGITS.search(content) is not None
+            and _LONG_DIGITS in content.translate(_DIGITS_AS_ZERO)
             and any(type(v) is int and abs(v) >= _F64_LIMIT for v in _walk(value))
         )
         return value, None, big

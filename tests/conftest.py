@@ -39,6 +39,35 @@ def pytest_configure(config: pytest.Config) -> None:
         if folder.is_dir() and os.access(folder, os.W_OK):
             # (init's templates are copied, never run from here)
             compileall.compile_dir(folder, quiet=2, rx=re.compile(r"[/\\]templates[/\\]"))
+    _cache_rewritten_plugins()
+
+
+def _cache_rewritten_plugins() -> None:
+    """Let one pytest process save the assertion-rewritten plugin modules for the others.
+
+    pytest rewrites the asserts of every module of every distribution that registers a
+    pytest plugin (all of Hypothesis, xdist, ...: about a hundred modules) in every pytest
+    process, and saves the result only where bytecode may be written.  With
+    ``PYTHONDONTWRITEBYTECODE`` set that was 0.7 of the 1.2 CPU-seconds of each pytest the
+    suite starts (the plugin's pytester runs, xdist workers).  A cached rewrite is still
+    read, so one collection-only pytest run without the variable serves every later one.
+    """
+    import tempfile
+
+    import hypothesis
+
+    if not sys.dont_write_bytecode:
+        return  # every pytest process saves what it rewrites
+    source = Path(hypothesis.__file__).with_name("core.py")
+    tag = f"{sys.implementation.cache_tag}-pytest-{pytest.__version__}.pyc"
+    if (source.parent / "__pycache__" / f"core.{tag}").exists():
+        return  # saved by an earlier session
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    with tempfile.TemporaryDirectory() as empty:
+        subprocess.run(
+            [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
+            cwd=empty, env=env, capture_output=True, timeout=120, check=False,
+        )  # fmt: skip
 
 
 def _upstream_dir() -> Path:

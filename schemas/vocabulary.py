@@ -249,12 +249,18 @@ class Vocabulary:
             raise VocabularyError(f"wire schema not found: {path}") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise VocabularyError(f"cannot read wire schema {path}: {exc}") from None
+        # The same file read again (every check of a run or a matrix column asks for its
+        # vocabulary) is the same vocabulary: its fits are compiled once, not per check.
+        key = (str(path), name, text)
+        loaded = _IMPORTED.get(key)
+        if loaded is not None:
+            return loaded
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
             raise VocabularyError(f"{path}: not JSON ({exc})") from None
         base = _default()
-        return cls.from_schema_document(
+        loaded = cls.from_schema_document(
             doc,
             name=name or "wire",
             version=_schema_version_label(doc, path),
@@ -262,6 +268,8 @@ class Vocabulary:
             archived=base.archived,
             source=str(path),
         )
+        _IMPORTED[key] = loaded
+        return loaded
 
     @classmethod
     def from_schema_document(
@@ -369,6 +377,8 @@ BUNDLED = {"stella-default": "vocabulary.json", "stella-older": "vocabulary.olde
 BUNDLED_ALIASES = {"default": "stella-default", "older": "stella-older"}
 
 _LOADED: dict[str, Vocabulary] = {}
+#: Imported wire schemas by (path, name, the file's text): a changed file is a new entry.
+_IMPORTED: dict[tuple[str, str | None, str], Vocabulary] = {}
 _RESTRICTED: dict[tuple[int, frozenset[str]], Vocabulary] = {}
 
 

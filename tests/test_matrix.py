@@ -290,15 +290,21 @@ def test_errors_look_different_from_failures_in_html_and_markdown(graded: Path) 
 
 
 def test_shards_merge_into_the_unsharded_matrix(tmp_path: Path) -> None:
-    # The same clients on one vocabulary, one generated case per check: sharding and
-    # merging are mechanics, and the whole matrix is graded here again to compare with.
+    # The same clients on one vocabulary, one generated case per check, one worker:
+    # sharding and merging are mechanics (the graded fixture above runs two workers), and
+    # the whole matrix is graded here again to compare with.
     config = write_config(tmp_path, None, examples=1)
-    whole_run = kit("matrix", str(config), "--out", str(tmp_path / "whole"), cwd=tmp_path)
+    whole_run = kit(
+        "matrix", str(config), "--out", str(tmp_path / "whole"), "-j", "1", cwd=tmp_path
+    )
     assert whole_run.returncode == 1, whole_run.stdout + whole_run.stderr
     parts = []
     for index in (1, 2):
         out = tmp_path / f"shard{index}"
-        run = kit("matrix", str(config), "--out", str(out), "--shard", f"{index}/2", cwd=tmp_path)
+        run = kit(
+            "matrix", str(config), "--out", str(out), "--shard", f"{index}/2", "-j", "1",
+            cwd=tmp_path,
+        )  # fmt: skip
         assert run.returncode in (0, 1), run.stderr
         parts.append(str(out / "matrix.json"))
     merged = tmp_path / "merged.json"

@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from stella_reader import NAME, Adapter, Reader, main
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is a tenth of a client's start-up; annotations are strings
+    from typing import Any
 
 
 class LiveReader(Reader):

@@ -15,15 +15,17 @@ ran.  Modes as in ``stella_reader.py``: ``exit`` (exit 0 / 1), ``report`` and
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import sys
-from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from stella_reader import PROTOCOL, Reader
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is a tenth of a client's start-up; annotations are strings
+    from typing import Any
 
 NAME = "stella-envelope-reader-python"
 QUERY = ("stats", "usage report", "inspect", "calibration", "memory list", "context list",
@@ -155,6 +157,8 @@ def main(reader_class: type[EnvelopeReader] = EnvelopeReader) -> None:
             if message.get("kind") == "shutdown":
                 sys.exit(0)
             command = message.get("env", {}).get("STELLA_CONFORM_COMMAND", default)
+            import base64  # persistent mode only
+
             data = base64.b64decode(message["stream"])
             emit({**summarize(reader_class(), data, command), "id": message["id"]})
         sys.exit(0)

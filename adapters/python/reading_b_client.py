@@ -25,7 +25,6 @@ import json
 import os
 import re
 import sys
-from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -37,6 +36,10 @@ from stella_reader import (
     _reject_constant,
     main,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is a tenth of a client's start-up; annotations are strings
+    from typing import Any
 
 #: Unicode White_Space (Rust's str::trim), JSON's four included.
 UNICODE_WS = (

@@ -17,11 +17,14 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from stella_reader import NAME, Reader, physical_lines
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is a tenth of a client's start-up; annotations are strings
+    from typing import Any
 
 
 class RecordingReader(Reader):

@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import envelope_client
 from envelope_client import EnvelopeReader, Refused
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is a tenth of a client's start-up; annotations are strings
+    from typing import Any
 
 READS = ["run"]
 COMPUTES = ["status", "text", "model", "stop_reason", "cost_usd"]

@@ -24,12 +24,15 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from reading_b_client import NonObject, ReaderB
 from stella_reader import Adapter, Reader, Rejected, main
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is a tenth of a client's start-up; annotations are strings
+    from typing import Any
 
 
 class StellaLikeReader(ReaderB):

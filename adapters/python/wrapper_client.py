@@ -20,11 +20,14 @@ import json
 import os
 import subprocess
 import sys
-from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from stella_reader import PROTOCOL, Reader, physical_lines
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is a tenth of a client's start-up; annotations are strings
+    from typing import Any
 
 NAME = "stella-wrapper-python"
 OUTCOMES = {0: "completed", 3: "stopped", 130: "cancelled", 143: "terminated"}

@@ -12,6 +12,7 @@ results do not depend on ``-j``.
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import os
 import shlex
@@ -521,8 +522,34 @@ def last_stderr_line(tail: str, limit: int = 200) -> str:
     return lines[-1] if len(lines[-1]) <= limit else lines[-1][:limit] + "…"
 
 
+@contextlib.contextmanager
+def _heap_frozen() -> Iterator[None]:
+    """Keep the objects alive before a check out of the garbage collector's full passes.
+
+    A check allocates fast (every example's draws, events and decoded lines), so the
+    collector runs its full pass, over every object of the process (the imports, the
+    vocabulary, Hypothesis's strategies and caches), about twice per check: 40 ms each,
+    5 % of a reader run's CPU. Frozen, those objects are skipped until the check ends,
+    when they go back to the collector (nothing stays uncollectable). A caller that froze
+    the heap itself keeps its own freeze.
+    """
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def run_check(check: Check, config: SuiteConfig) -> CheckResult:
     """Grade one check (called in a worker process, or inline for ``-j 1``)."""
+    with _heap_frozen():
+        return _run_check(check, config)
+
+
+def _run_check(check: Check, config: SuiteConfig) -> CheckResult:
     started = time.monotonic()
     vocab = config.vocabulary()
     result = CheckResult(check.id, check.name, check.rule, check.tier, "skip", "")

@@ -63,11 +63,24 @@ _RUN_CODA = ("verify", "verdict", "reflect", "context_write", "complete")
 
 #: Built once: ``json.dumps`` with options builds an encoder on every call.
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+#: And its C encoder, built once too: ``JSONEncoder.encode`` builds one (and a float
+#: formatter) on every call, half the cost of encoding an event.  The same options and
+#: output; no circular-reference bookkeeping (an event is a tree).
+_MAKE_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)  # untyped in typeshed
+_C_ENCODE: Any = (
+    _MAKE_ENCODER(
+        None, _COMPACT.default, json.encoder.encode_basestring, None, ":", ",", False, False, True
+    )
+    if _MAKE_ENCODER is not None
+    else None
+)
 
 
 def encode(event: Any) -> bytes:
     """Compact JSON, UTF-8, as stella writes a stream line."""
-    return _COMPACT.encode(event).encode("utf-8")
+    if _C_ENCODE is None:  # pragma: no cover - an interpreter without json's C speedups
+        return _COMPACT.encode(event).encode("utf-8")
+    return "".join(_C_ENCODE(event, 0)).encode("utf-8")
 
 
 @dataclass

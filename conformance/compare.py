@@ -21,7 +21,10 @@ from stella_conform.schemas.vocabulary import load_schema
 
 BAD = ("fail", "error", "warn")
 #: Keys that must agree for shards to be parts of one run.
-SAME_RUN = ("kit", "corpus_version", "vocabulary", "seed", "examples", "client", "claims")
+SAME_RUN = (
+    "kit", "corpus_version", "vocabulary", "seed", "examples", "fixtures_per_check", "client",
+    "claims",
+)  # fmt: skip
 
 
 def load_report(path: Path) -> dict[str, Any]:

@@ -58,6 +58,10 @@ from stella_conform.schemas.vocabulary import (
 )
 
 MATRIX_FORMAT = "stella-conform/matrix/1"
+#: What the shards of one matrix share.
+MATRIX_SAME_RUN = (
+    "kit", "corpus_version", "seed", "examples", "fixtures_per_check", "clients", "vocabularies",
+)  # fmt: skip
 DEFAULT_VOCABULARY = "default"
 #: Where ``stella-conform matrix`` writes when not told (``--out``).
 DEFAULT_OUT = Path("matrix-report")
@@ -138,6 +142,9 @@ class MatrixConfig:
     failures_dir: Path | None = None
     #: Client runs a failing check may spend shrinking (``run --max-shrinks``).
     max_shrinks: int = SHRINK_BUDGET
+    #: At most this many fixtures per check (``SuiteConfig.fixtures_per_check``); ``None``:
+    #: every fixture.
+    fixtures_per_check: int | None = None
 
     def cells(self) -> list[tuple[ClientSpec, VocabularySpec]]:
         return [(c, v) for c in self.clients for v in self.vocabularies]
@@ -193,13 +200,24 @@ def load_config(path: Path) -> MatrixConfig:
             if "failures_dir" in settings
             else None,
             max_shrinks=int(settings.get("max_shrinks", SHRINK_BUDGET)),
+            fixtures_per_check=int(settings["fixtures_per_check"])
+            if "fixtures_per_check" in settings
+            else None,
         )
     except (TypeError, ValueError) as exc:
         raise SetupError(
-            f"{path}: [matrix] examples, seed, jobs and max_shrinks must be integers ({exc})"
+            f"{path}: [matrix] examples, seed, jobs, max_shrinks and fixtures_per_check must be"
+            f" integers ({exc})"
         ) from None
-    if config.examples < 0 or config.jobs < 1 or config.max_shrinks < 0:
-        raise SetupError(f"{path}: [matrix] examples and max_shrinks must be >= 0, jobs >= 1")
+    if (
+        config.examples < 0
+        or config.jobs < 1
+        or config.max_shrinks < 0
+        or (config.fixtures_per_check or 0) < 0
+    ):
+        raise SetupError(
+            f"{path}: [matrix] examples, max_shrinks and fixtures_per_check must be >= 0, jobs >= 1"
+        )
     for client, vocab in config.cells():
         try:
             client.claims_on(vocab.load())  # an unknown claimed name fails now, not per task
@@ -295,6 +313,7 @@ def _suite_config(config: MatrixConfig, client: ClientSpec, vocab: VocabularySpe
         examples=config.examples,
         seed=config.seed,
         shrink_budget=config.max_shrinks,
+        fixtures_per_check=config.fixtures_per_check,
         share_generation=True,
         # names come from the config: "../../x" must not write outside the failures folder
         failures_dir=inside(
@@ -403,6 +422,11 @@ def _document(
         "date": date,
         "seed": config.seed,
         "examples": config.examples,
+        **(
+            {"fixtures_per_check": config.fixtures_per_check}
+            if config.fixtures_per_check is not None
+            else {}
+        ),
         "clients": [c.to_json() for c in config.clients],
         "vocabularies": [
             {
@@ -447,7 +471,7 @@ def merge_matrices(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
         raise SetupError("nothing to merge")
     first = docs[0]
     for doc in docs[1:]:
-        for key in ("kit", "corpus_version", "seed", "examples", "clients", "vocabularies"):
+        for key in MATRIX_SAME_RUN:
             if doc.get(key) != first.get(key):
                 raise SetupError(f"matrices are not shards of one run: '{key}' differs")
     cells = []
@@ -492,9 +516,11 @@ def cell_text(report: dict[str, Any], *, icons: bool = True) -> str:
 
 def _header(doc: dict[str, Any]) -> str:
     kit = doc["kit"]
+    sample = doc.get("fixtures_per_check")
+    fixtures = f"the first {sample} fixture(s) of each check, " if sample is not None else ""
     return (
         f"stella-conform {kit['version']}, corpus {doc['corpus_version']}, seed {doc['seed']}, "
-        f"{doc['examples']} example(s) per check, {doc['date']}"
+        f"{doc['examples']} example(s) per check, {fixtures}{doc['date']}"
     )
 
 

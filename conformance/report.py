@@ -107,6 +107,12 @@ class Report:
             "known_failures_now_passing": self.now_passing,
             "checks": [r.to_json() for r in self.results],
             **({"shard": self.shard} if self.shard else {}),
+            # a run that left fixtures out says so: its passes are not every fixture's
+            **(
+                {"fixtures_per_check": self.config.fixtures_per_check}
+                if self.config.fixtures_per_check is not None
+                else {}
+            ),
             **({"incomplete": self.incomplete} if self.incomplete else {}),
         }
 

@@ -39,8 +39,9 @@ EXAMPLES = 5
 #: of its profiles passed, not the full search of a power run.
 BROKEN_EXAMPLES = 3
 #: Broken clients need a failure found and saved, not a minimal one: shrinking is tested
-#: on its own (tests/test_generators.py), and here it would be most of the time spent.
-MAX_SHRINKS = 10
+#: on its own (tests/test_generators.py and test_hazards.py), and here every shrink step
+#: of an exit- or report-mode client is a process (the wrapper clients: two).
+MAX_SHRINKS = 0
 PY = sys.executable
 RECORDER = (PY, str(ADAPTERS / "python" / "recorder.py"))
 DASHBOARD = (PY, str(ADAPTERS / "python" / "dashboard.py"))
@@ -57,6 +58,7 @@ def grade(
     examples: int = EXAMPLES,
     max_shrinks: int = MAX_SHRINKS,
     line_timeout: float = 2.0,
+    fixtures_per_check: int | None = None,
 ) -> dict:
     """The report of one client graded on exactly these profiles' checks.
 
@@ -78,6 +80,7 @@ def grade(
         jobs=1,  # the test workers are the parallelism
         failures_dir=tmp_path / "failures",
         max_shrinks=max_shrinks,
+        fixtures_per_check=fixtures_per_check,
     )
     report: dict = run_matrix(config)["cells"][0]["report"]
     return report
@@ -159,9 +162,13 @@ REFERENCES = [
 
 
 #: Runs that prove a mode's mechanics (exit codes, lockstep, a {record} file) for a client
-#: whose power is proven by the full examples in another of its runs (persistent mode, or
-#: the wrapper's report mode): one generated case per check is enough there, and every
-#: fixture still runs.
+#: whose power is proven by the full examples and every fixture in another of its runs
+#: (persistent mode, or the wrapper's report mode): every check is still graded in the
+#: mode, on one generated case and its first fixture (``fixtures_per_check``).  The first
+#: fixtures include accepted and rejected streams (R1.valid-runs-accepted's minimal run,
+#: R1.object-per-line's, R4's and R6's rejections), a torn line, lockstep in report mode
+#: and each recorder check's record file.  A wrapper's fixtures are the exit codes and
+#: signals it maps, its exit mode's own rule: all of them run there.
 MECHANICS = {
     "python-report", "python-exit", "node-report", "node-exit", "recorder-exit-file",
     "envelope-exit", "envelope-report", "journal-exit", "journal-report", "wrapper-exit",
@@ -177,9 +184,14 @@ def test_reference_client_is_conformant(
     profiles: tuple[str, ...],
 ) -> None:
     mechanics = request.node.callspec.id in MECHANICS
-    doc = grade(tmp_path, mode, *command, profiles=profiles, examples=1 if mechanics else EXAMPLES)
+    sampled = mechanics and "wrapper" not in profiles
+    doc = grade(
+        tmp_path, mode, *command, profiles=profiles, examples=1 if mechanics else EXAMPLES,
+        fixtures_per_check=1 if sampled else None,
+    )  # fmt: skip
     got = outcomes(doc)
     assert doc["exit_code"] == 0, explain(doc)
+    assert doc.get("fixtures_per_check") == (1 if sampled else None)  # the report says so
     for check in select(profiles):
         expected = "pass" if check.grades_in(mode) else "skip"
         if check.id == "W.stopped-reason-read" and "stream-json" in command:
@@ -242,13 +254,17 @@ def test_readings_clients_fail_only_what_no_reading_allows(
 ) -> None:
     """Opposite readings everywhere both pass; stella's reader fails only for its two bugs.
 
-    Fixtures only (plus a few generated cases for the reading-B client): the point is which
-    reading each fixture allows, and generated cases add cost, not coverage, here.
+    Fixtures only (plus a few generated cases for the reading-B client in persistent mode):
+    the point is which reading each fixture allows, and generated cases add cost, not
+    coverage, here.  The generated cases of a check are the same in every mode (one seed,
+    shared generation), so the persistent run grades the ones an exit or report run would
+    send again, there one process each.
     """
     expected = set(READINGS[client][mode])
     profiles = ("reader", "dashboard") if mode != "exit" else ("reader",)
     command = (PY, str(ADAPTERS / "python" / client))
-    doc = grade(tmp_path, mode, *command, profiles=profiles, examples=0 if expected else 3)
+    examples = 3 if not expected and mode == "persistent" else 0
+    doc = grade(tmp_path, mode, *command, profiles=profiles, examples=examples)
     got = outcomes(doc)
     failing = {cid for cid, outcome in got.items() if outcome in ("fail", "warn", "error")}
     assert failing == expected, explain(doc)

@@ -331,6 +331,21 @@ def test_shards_merge_into_the_unsharded_matrix(tmp_path: Path) -> None:
     )
 
 
+def test_fixtures_per_check_is_read_and_must_be_a_count(tmp_path: Path) -> None:
+    from stella_conform.conformance.matrix import load_config
+    from stella_conform.errors import SetupError
+
+    path = tmp_path / "m.toml"
+    client = '[[client]]\nname = "a"\ncommand = ["true"]\n'
+    path.write_text(f"[matrix]\nfixtures_per_check = 1\n{client}")
+    assert load_config(path).fixtures_per_check == 1
+    path.write_text(client)
+    assert load_config(path).fixtures_per_check is None  # every fixture
+    path.write_text(f"[matrix]\nfixtures_per_check = -1\n{client}")
+    with pytest.raises(SetupError, match="fixtures_per_check must be >= 0"):
+        load_config(path)
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

@@ -1,4 +1,10 @@
-"""The pytest plugin, exercised through pytester in fresh pytest processes."""
+"""The pytest plugin, exercised through pytester.
+
+The runs are in this process (``runpytest_inprocess``: pytester isolates their modules,
+``sys.path`` and output), not a pytest process each: a pytest start with the kit's
+plugins loaded costs more CPU than grading one of these runs.  The xdist run is a real
+``pytest -n 2`` process, as a user starts it.
+"""
 
 from __future__ import annotations
 
@@ -42,13 +48,13 @@ def stella_ids(result: pytest.RunResult, outcome: str) -> set[str]:
 
 def test_inert_without_a_client(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("def test_plain():\n    assert True\n")
-    result = pytester.runpytest_subprocess("-q")
+    result = pytester.runpytest_inprocess("-q")
     result.assert_outcomes(passed=1)
     assert "stella-conform" not in result.stdout.str()
 
 
 def test_reference_client_passes_one_item_per_check(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "--stella-client", client_arg(*PY_REFERENCE), "--stella-mode", "persistent", "-rA", *QUICK
     )
     graded = sum(1 for c in CATALOGUE if c.grades_in("persistent"))
@@ -58,7 +64,7 @@ def test_reference_client_passes_one_item_per_check(pytester: pytest.Pytester) -
 
 def test_broken_client_fails_exactly_the_targeted_items(pytester: pytest.Pytester) -> None:
     client = str(ADAPTERS / "broken" / "fails_on_torn_final_line.py")
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "--stella-client",
         client_arg(sys.executable, client),
         "--stella-mode",
@@ -91,7 +97,7 @@ def _reader_checks(rule: str, mode: str) -> list[str]:
 
 def test_k_selects_rules_and_junit_names_checks(pytester: pytest.Pytester, tmp_path: Path) -> None:
     junit = tmp_path / "junit.xml"
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "--stella-client",
         client_arg(*PY_REFERENCE),
         "--stella-mode",
@@ -109,7 +115,7 @@ def test_known_failures_become_xfail(pytester: pytest.Pytester) -> None:
     known = pytester.path / "known.toml"
     known.write_text('[known-failures]\n"R6.torn-final-line" = "tracked in #7"\n')
     client = str(ADAPTERS / "broken" / "fails_on_torn_final_line.py")
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "--stella-client",
         client_arg(sys.executable, client),
         "--stella-mode",
@@ -132,7 +138,7 @@ def test_ini_configuration(pytester: pytest.Pytester) -> None:
         f"[pytest]\nstella_client = {client_arg(*PY_REFERENCE)}\n"
         "stella_mode = persistent\nstella_examples = 2\n"
     )
-    result = pytester.runpytest_subprocess("-k", "R5", "-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess("-k", "R5", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
 
 
@@ -143,21 +149,21 @@ def test_ini_claims_and_a_bundled_vocabulary(pytester: pytest.Pytester) -> None:
         f"[pytest]\nstella_client = {narrow}\nstella_examples = 1\n"
         "stella_knows = text, run_complete\n"
     )
-    result = pytester.runpytest_subprocess("-k", "R4 and bad", "-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess("-k", "R4 and bad", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     older = client_arg(sys.executable, str(ADAPTERS / "python" / "older_client.py"))
     pytester.makeini(
         f"[pytest]\nstella_client = {older}\nstella_mode = persistent\nstella_examples = 1\n"
         "stella_vocabulary = stella-older\n"
     )
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "-k", "unknown-counted or turns-counted", "-p", "no:cacheprovider"
     )
     result.assert_outcomes(passed=2)  # the hello's profiles: reader and dashboard
 
 
 def test_an_unknown_claimed_name_is_a_usage_error(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "--stella-client", client_arg(*PY_REFERENCE), "--stella-computes", "texts,turns"
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -165,7 +171,7 @@ def test_an_unknown_claimed_name_is_a_usage_error(pytester: pytest.Pytester) -> 
 
 
 def test_bad_client_is_a_usage_error(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest_subprocess("--stella-client", "/no/such/client")
+    result = pytester.runpytest_inprocess("--stella-client", "/no/such/client")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "client not found" in result.stderr.str()
 
@@ -182,7 +188,7 @@ def test_under_xdist_same_verdicts(pytester: pytest.Pytester) -> None:
         "R5 or R6",  # a failing item and passing ones: enough to compare the verdicts
         *QUICK,
     ]
-    serial = pytester.runpytest_subprocess(*args)
+    serial = pytester.runpytest_inprocess(*args)
     parallel = pytester.runpytest_subprocess(*args, "-n", "2")
     # (xdist does not count the items -k deselects)
     assert {k: v for k, v in serial.parseoutcomes().items() if k != "deselected"} == {
@@ -206,7 +212,7 @@ def test_node_example_repository(pytester: pytest.Pytester) -> None:
     # The example's wiring (its pytest.ini, the node command, one item per check) is what
     # this proves; every check of the Node.js client in exit mode is in test_client_matrix.py
     # (each case is a node start here: one rule's checks, one generated case each).
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "-q", "-p", "no:cacheprovider", "--stella-examples", "1", "-k", "R6"
     )
     rule = [c for c in CATALOGUE if c.id.startswith("R6.")]
@@ -228,7 +234,7 @@ def test_in_process_api_example_repository(pytester: pytest.Pytester) -> None:
             )
         )
     # one generated case per check (the example asks for 5): the in-process API's mechanics
-    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider", "--stella-examples", "1")
+    result = pytester.runpytest_inprocess("-q", "-p", "no:cacheprovider", "--stella-examples", "1")
     # every check is graded in-process (report-like), plus the example's own unit test
     result.assert_outcomes(passed=len(CATALOGUE) + 1)
 
@@ -254,7 +260,7 @@ def parse(lines):
 test_parse = conformance_tests(parse, examples=3, only=["R3.unknown-type-inert", "R5.*"])
 """
     )
-    result = pytester.runpytest_subprocess("-rA", "-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess("-rA", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1)
     assert "FAILED test_parser.py::test_parse[R3.unknown-type-inert]" in result.stdout.str()
 
@@ -322,7 +328,7 @@ test_lambda = conformance_tests(
 )
 """
     )
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=2)
     text = result.stdout.str()
     assert "ERROR" in text and "KeyError: 'type' (a crash, not a rejection" in text

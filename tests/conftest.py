@@ -112,3 +112,36 @@ def kit(
         cwd=cwd,
         input=stdin.decode() if stdin is not None else None,
     )
+
+
+def kit_inline(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``kit(ARGS)`` in this process, for a command that stops at a usage error.
+
+    The command line's own code (option parsing, the checks of its input, exit 2 and one
+    line on stderr) without starting an interpreter and importing the kit, which is most
+    of such a call's CPU.  Only for input refused before anything is graded: a command
+    that got as far as starting a client would install the kit's signal handlers here, so
+    the handlers are put back and the test fails if any changed.
+    """
+    import signal
+
+    from click.testing import CliRunner
+
+    from stella_conform.cli import main
+
+    stops = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+    handlers = {s: signal.getsignal(s) for s in stops}
+    here = os.getcwd()
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        result = CliRunner().invoke(main, list(args), prog_name="stella-conform")
+    finally:
+        os.chdir(here)
+        changed = [s for s in stops if signal.getsignal(s) != handlers[s]]
+        for s in stops:
+            signal.signal(s, handlers[s])
+    assert not changed, f"stella-conform {' '.join(args)} got past its input checks"
+    return subprocess.CompletedProcess(
+        [str(KIT), *args], result.exit_code, result.stdout, result.stderr
+    )

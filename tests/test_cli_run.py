@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import ADAPTERS, PY_REFERENCE, kit
+from conftest import ADAPTERS, PY_REFERENCE, kit, kit_inline
 
 BROKEN_TORN = (sys.executable, str(ADAPTERS / "broken" / "fails_on_torn_final_line.py"))
 QUICK = ("--examples", "3", "--no-database", "-j", "2")
@@ -117,7 +117,7 @@ def test_known_failures_are_honoured_and_shrinking_lists_reported(tmp_path: Path
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
-    out = kit("run", *args, cwd=tmp_path)
+    out = kit_inline("run", *args, cwd=tmp_path)
     assert out.returncode == 2, out.stdout + out.stderr
     assert message in out.stderr and "Traceback" not in out.stderr
 
@@ -134,7 +134,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], messa
 def test_malformed_known_failures_file(tmp_path: Path, content: str) -> None:
     known = tmp_path / "known.toml"
     known.write_text(content)
-    out = kit("run", "--known-failures", str(known), "--", *PY_REFERENCE, cwd=tmp_path)
+    out = kit_inline("run", "--known-failures", str(known), "--", *PY_REFERENCE, cwd=tmp_path)
     assert out.returncode == 2 and "known-failures" in out.stderr
     assert "Traceback" not in out.stderr
 
@@ -142,7 +142,7 @@ def test_malformed_known_failures_file(tmp_path: Path, content: str) -> None:
 def test_non_executable_client_exit_2(tmp_path: Path) -> None:
     path = tmp_path / "client"
     path.write_text("#!/bin/sh\nexit 0\n")
-    out = kit("run", "--", str(path), cwd=tmp_path)
+    out = kit_inline("run", "--", str(path), cwd=tmp_path)
     assert out.returncode == 2 and "not executable" in out.stderr
 
 

@@ -17,7 +17,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import ADAPTERS, KIT, kit
+from conftest import ADAPTERS, KIT, kit, kit_inline
 
 from stella_conform.conformance.matrix import cell_text
 from stella_conform.schemas.vocabulary import Vocabulary
@@ -364,6 +364,6 @@ def test_fixtures_per_check_is_read_and_must_be_a_count(tmp_path: Path) -> None:
 def test_bad_config_is_a_setup_error(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "m.toml"
     path.write_text(text)
-    run = kit("matrix", str(path), "--out", str(tmp_path / "out"))
+    run = kit_inline("matrix", str(path), "--out", str(tmp_path / "out"))
     assert run.returncode == 2
     assert message in run.stderr

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ADAPTERS, PY_REFERENCE, kit
+from conftest import ADAPTERS, PY_REFERENCE, kit, kit_inline
 
 #: Shards, merges and diffs are mechanics: one generated case per check (with every fixture)
 #: gives each check its outcome, and the torn-line client fails its rule on the fixtures.
@@ -79,12 +79,12 @@ def test_diff_names_the_regressed_checks(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("spec", ["0/3", "4/3", "x", "1/0"])
 def test_bad_shard_spec_is_exit_2(spec: str) -> None:
-    out = kit("run", "--shard", spec, "--", *PY_REFERENCE)
+    out = kit_inline("run", "--shard", spec, "--", *PY_REFERENCE)
     assert out.returncode == 2 and "--shard" in out.stderr
 
 
 def test_diff_of_a_non_report_is_exit_2(tmp_path: Path) -> None:
     bogus = tmp_path / "x.json"
     bogus.write_text('{"hello": 1}')
-    out = kit("report", "diff", str(bogus), str(bogus))
+    out = kit_inline("report", "diff", str(bogus), str(bogus))
     assert out.returncode == 2 and "not a stella-conform report" in out.stderr

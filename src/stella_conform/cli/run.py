@@ -19,6 +19,7 @@ from stella_conform.cli._common import (
     color_option,
     load_vocabulary,
     make_client,
+    parse_shard,
     report_options,
     shard_checks,
     use_color,
@@ -143,6 +144,8 @@ def run(
         raise SetupError(
             f"--only/--skip {bad[0]!r} matches no check id (see stella-conform checks)"
         )
+    if shard is not None:
+        parse_shard(shard)  # a malformed --shard is a usage error before the client starts
     known = load_known_failures(known_failures) if known_failures else {}
     check_writable([json_path, junit_path, markdown_path])
     database = build_database(

@@ -463,14 +463,21 @@ def number_spellings(value: float | int) -> list[str]:
     return [s for s in dict.fromkeys(out) if float(s) == float(value)]
 
 
-def _number_fields(vocab: Vocabulary, tag: str) -> set[str]:
+@lru_cache(maxsize=1024)
+def _number_fields(vocab: Vocabulary, tag: str) -> frozenset[str]:
+    """The fields of a known type that hold numbers and not integers (asked per line)."""
     props = vocab.members.get(tag, {}).get("properties", {})
     found = set()
     for name in props:
         types = _field_types(vocab, tag, name) or []
         if "number" in types and "integer" not in types:
             found.add(name)
-    return found
+    return frozenset(found)
+
+
+#: ``json.dumps(value, ensure_ascii=...)`` with the encoder built once per setting (with
+#: any option ``json.dumps`` builds one per call, and a spelling writes every key).
+_DUMPS = {flag: json.JSONEncoder(ensure_ascii=flag).encode for flag in (False, True)}
 
 
 @dataclass(frozen=True)
@@ -484,10 +491,10 @@ class Spelling:
     ascii_only: bool = False
 
     def write(self, value: Any, key: str = "") -> str:
+        dumps = _DUMPS[self.ascii_only]
         if isinstance(value, dict):
             parts = [
-                json.dumps(k, ensure_ascii=self.ascii_only) + self.colon + self.write(value[k], k)
-                for k in self.reorder(list(value))
+                dumps(k) + self.colon + self.write(value[k], k) for k in self.reorder(list(value))
             ]
             return "{" + self.comma.join(parts) + "}"
         if isinstance(value, list):
@@ -496,7 +503,7 @@ class Spelling:
             other = self.numbers(key, value)
             if other is not None:
                 return other
-        return json.dumps(value, ensure_ascii=self.ascii_only)
+        return dumps(value)
 
 
 def json_spellings(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
@@ -522,9 +529,9 @@ def json_spellings(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
             continue
         tag = line.obj.get("type")
         known = isinstance(tag, str) and tag in vocab.written
-        floats = _number_fields(vocab, tag) if known else set()
+        floats = _number_fields(vocab, tag) if known else frozenset()
 
-        def numbers(key: str, value: Any, floats: set[str] = floats) -> str | None:
+        def numbers(key: str, value: Any, floats: frozenset[str] = floats) -> str | None:
             if not respell_numbers or key not in floats:
                 return None
             options = number_spellings(value)

@@ -217,8 +217,13 @@ class ClientProcess:
         if not self.collect_lines:
             return
         start = 0
+        lines, partial, cap = self._lines, self._partial, self.line_cap
         while True:
             nl = data.find(b"\n", start)
+            if nl >= 0 and not partial and not self._overlong and nl - start <= cap:
+                lines.append(data[start:nl])  # a whole line in this read: no buffer copies
+                start = nl + 1
+                continue
             if nl < 0:
                 if not self._overlong:
                     self._partial.extend(data[start:])

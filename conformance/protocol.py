@@ -64,9 +64,10 @@ _WS = re.compile(r"[ \t\n\r]*")
 def _loads(text: str) -> Any:
     if text.startswith("\ufeff"):  # json.loads refuses a BOM
         raise ValueError("Unexpected UTF-8 BOM")
-    start = _WS.match(text).end()  # type: ignore[union-attr]
+    # a message starts with its "{" and ends at the line's end: no whitespace to skip
+    start = 0 if text[:1] == "{" else _WS.match(text).end()  # type: ignore[union-attr]
     value, end = _SCAN(text, start)
-    if _WS.match(text, end).end() != len(text):  # type: ignore[union-attr]
+    if end != len(text) and _WS.match(text, end).end() != len(text):  # type: ignore[union-attr]
         raise ValueError("extra data")
     return value
 

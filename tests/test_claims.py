@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import ADAPTERS, PY_REFERENCE, kit
+from conftest import ADAPTERS, PY_REFERENCE, kit, kit_inline
 
 from stella_conform.conformance.checks import BY_ID
 from stella_conform.conformance.claims import (
@@ -125,7 +125,7 @@ def test_knows_takes_a_vocabulary_file_or_name(tmp_path: Path, wire_schema: Path
 def test_an_unknown_claimed_name_is_a_usage_error(
     tmp_path: Path, option: str, value: str, message: str
 ) -> None:
-    out = kit("run", option, value, "--", *PY_REFERENCE, cwd=tmp_path)
+    out = kit_inline("run", option, value, "--", *PY_REFERENCE, cwd=tmp_path)
     assert out.returncode == 2, out.stdout + out.stderr
     assert message in out.stderr and "Traceback" not in out.stderr
 
@@ -407,6 +407,6 @@ test_unclaimed = conformance_tests(read, examples=1, only=ONLY)
 @pytest.mark.slow
 def test_in_process_parsers_take_claims_too(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_narrow=NARROW_PARSER.format(adapters=str(ADAPTERS / "python")))
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-p", "no:randomly")
     result.assert_outcomes(passed=1, failed=1)
     assert "test_unclaimed" in result.stdout.str() and "FAILED" in result.stdout.str()

@@ -151,13 +151,15 @@ def run(
     database = build_database(
         None if no_database else Path(".stella-conform/hypothesis"), github_artifact
     )
+    vocab = load_vocabulary(wire_schema)
+    # an unknown claimed name is a usage error before the client starts (again with its hello)
+    build_claims(vocab, None, knows, reads, computes, summary_only)
     client = make_client(command, mode, timeout, line_timeout)
     stopping.install()  # SIGTERM, SIGHUP, SIGINT: clients killed, partial report, 128 + N
     try:
         hello = ensure_mode_supported(client)
     except stopping.Stopped as stop:
         stopping.leave(stop.exit_code)
-    vocab = load_vocabulary(wire_schema)
     claims = build_claims(vocab, hello, knows, reads, computes, summary_only)
     checks = select(resolve_profiles(profiles, hello), only, skip)
     if shard is not None:

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import kit_inline
 
 from stella_conform import __version__
 from stella_conform.corpus import bundled_fixtures_dir
@@ -67,7 +68,7 @@ def test_decode_json_output_and_stdin() -> None:
     ],
 )
 def test_usage_errors_are_one_line_exit_2(args: list[str], message: str) -> None:
-    out = sc(*args, stdin=b"")
+    out = kit_inline(*args)  # stdin is empty
     assert out.returncode == 2
     assert message in out.stderr
     assert "Traceback" not in out.stderr
@@ -76,7 +77,7 @@ def test_usage_errors_are_one_line_exit_2(args: list[str], message: str) -> None
 def test_malformed_wire_schema_exit_2(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"oneOf": 3}')
-    out = sc("decode", "--wire-schema", str(bad), "-", stdin=b"")
+    out = kit_inline("decode", "--wire-schema", str(bad), "-")  # stdin is empty
     assert out.returncode == 2 and "unsupported wire schema" in out.stderr
 
 

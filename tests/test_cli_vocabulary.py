@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import kit
+from conftest import kit, kit_inline
 
 from stella_conform.schemas.vocabulary import Vocabulary
 
@@ -40,5 +40,5 @@ def test_a_bundled_vocabulary_or_a_wire_schema(wire_schema: Path) -> None:
     assert "complete" in {t["type"] for t in older["types"]}
     wire = kit("vocabulary", "--wire-schema", str(wire_schema))
     assert wire.returncode == 0 and ": 41 known types" in wire.stdout.splitlines()[0]
-    missing = kit("vocabulary", "--vocabulary", "stella-newest")
+    missing = kit_inline("vocabulary", "--vocabulary", "stella-newest")
     assert missing.returncode == 2 and "nor is it a bundled vocabulary" in missing.stderr

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import kit_inline
+
 from stella_conform.corpus import iter_fixtures
 
 EXE = str(Path(sys.executable).parent / "stella-conform")
@@ -55,7 +57,7 @@ def test_check_catches_a_wrong_expectation(tmp_path: Path) -> None:
 
 def test_export_refuses_to_mix_corpora(tmp_path: Path) -> None:
     assert sc("corpus", "export", str(tmp_path), "-n", "2").returncode == 0
-    again = sc("corpus", "export", str(tmp_path), "-n", "2")
+    again = kit_inline("corpus", "export", str(tmp_path), "-n", "2")
     assert again.returncode == 2 and "--force" in again.stderr
     assert sc("corpus", "export", str(tmp_path), "-n", "1", "--force").returncode == 0
     assert len(list(tmp_path.glob("*.jsonl"))) == 1
@@ -64,7 +66,7 @@ def test_export_refuses_to_mix_corpora(tmp_path: Path) -> None:
 def test_malformed_expectation_is_exit_2(tmp_path: Path) -> None:
     (tmp_path / "x.jsonl").write_text("{}\n")
     (tmp_path / "x.expect.json").write_text('{"format": "nope"}')
-    out = sc("corpus", "check", str(tmp_path))
+    out = kit_inline("corpus", "check", str(tmp_path))
     assert out.returncode == 2 and "malformed expectation" in out.stderr
     assert "Traceback" not in out.stderr
 

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import REPO, kit
+from conftest import REPO, kit, kit_inline
 
 from stella_conform.conformance.crash import crash_signature
 from stella_conform.conformance.runner import Client, run_exit, run_report
@@ -258,7 +258,7 @@ def test_bad_reject_exit_codes_are_a_setup_error(spec: str) -> None:
 
 
 def test_bad_reject_exit_codes_are_one_line_and_exit_2() -> None:
-    out = kit("run", "--reject-exit-codes", "0", "--", *NAIVE_PY)
+    out = kit_inline("run", "--reject-exit-codes", "0", "--", *NAIVE_PY)
     assert out.returncode == 2 and "--reject-exit-codes" in out.stderr
     assert "Traceback" not in out.stderr
 

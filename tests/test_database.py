@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from conftest import kit
+from conftest import kit_inline
 from hypothesis.database import (
     DirectoryBasedExampleDatabase,
     GitHubArtifactDatabase,
@@ -80,7 +80,7 @@ def test_a_cached_artifact_is_read_and_writes_go_to_the_directory(
 
 
 def test_a_malformed_artifact_is_a_usage_error(tmp_path: Path) -> None:
-    out = kit("run", "--github-artifact", "acme", "--", "true", cwd=tmp_path)
+    out = kit_inline("run", "--github-artifact", "acme", "--", "true", cwd=tmp_path)
     assert out.returncode == 2
     assert "--github-artifact" in out.stderr and "OWNER/REPO" in out.stderr
 

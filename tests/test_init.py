@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, kit
+from conftest import REPO, kit, kit_inline
 
 from stella_conform.cli.init import TEMPLATES, templates_dir
 from stella_conform.conformance.checks import select
@@ -62,10 +62,10 @@ def test_init_writes_the_files_and_the_next_steps(tmp_path: Path) -> None:
         assert (tmp_path / "adapter" / name).is_file()
     assert "npx tsc" in out.stdout
     assert "stella-conform smoke --mode report -- node dist/stella_adapter.js" in out.stdout
-    again = kit("init", "typescript", str(tmp_path / "adapter"))
+    again = kit_inline("init", "typescript", str(tmp_path / "adapter"))
     assert again.returncode == 2 and "--force" in again.stderr  # never overwrites silently
     assert kit("init", "typescript", str(tmp_path / "adapter"), "--force").returncode == 0
-    assert kit("init", "cobol", str(tmp_path)).returncode == 2
+    assert kit_inline("init", "cobol", str(tmp_path)).returncode == 2
 
 
 @pytest.mark.parametrize("language", sorted(TEMPLATES))

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import kit
+from conftest import kit, kit_inline
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -121,9 +121,9 @@ def test_trace_check_exit_codes_and_json(tmp_path: Path) -> None:
     assert pairing["outcome"] == "fail" and pairing["evidence"][0]["seq"] == 8
     crashed = kit("trace", "check", "--json", str(TRACE_DIR / "crash_without_end.jsonl"))
     assert crashed.returncode == 0 and json.loads(crashed.stdout)["crashed"] is True
-    unreadable = kit("trace", "check", str(TRACE_DIR / "reader_bad_body.jsonl"))
+    unreadable = kit_inline("trace", "check", str(TRACE_DIR / "reader_bad_body.jsonl"))
     assert unreadable.returncode == 2 and "line 5" in unreadable.stderr
-    missing = kit("trace", "check", str(tmp_path / "nope.jsonl"))
+    missing = kit_inline("trace", "check", str(tmp_path / "nope.jsonl"))
     assert missing.returncode == 2 and "not found" in missing.stderr
     piped = kit("trace", "check", "-", stdin=(TRACE_DIR / "resume_lost_work.jsonl").read_bytes())
     assert piped.returncode == 1 and "work lost" in piped.stdout

@@ -115,13 +115,14 @@ def kit(
 
 
 def kit_inline(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """``kit(ARGS)`` in this process, for a command that stops at a usage error.
+    """``kit(ARGS)`` in this process, for a command that stops at a usage error or only
+    reads and writes files (``report merge``, ``report diff``).
 
     The command line's own code (option parsing, the checks of its input, exit 2 and one
     line on stderr) without starting an interpreter and importing the kit, which is most
-    of such a call's CPU.  Only for input refused before anything is graded: a command
-    that got as far as starting a client would install the kit's signal handlers here, so
-    the handlers are put back and the test fails if any changed.
+    of such a call's CPU.  Never for a command that starts a client: that would install
+    the kit's signal handlers here, so the handlers are put back and the test fails if
+    any changed.
     """
     import signal
 

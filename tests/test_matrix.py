@@ -309,7 +309,7 @@ def test_shards_merge_into_the_unsharded_matrix(tmp_path: Path) -> None:
         parts.append(str(out / "matrix.json"))
     merged = tmp_path / "merged.json"
     html = tmp_path / "merged.html"
-    run = kit("report", "merge", "--html", str(html), str(merged), *parts)
+    run = kit_inline("report", "merge", "--html", str(html), str(merged), *parts)
     assert run.returncode == 1, run.stdout + run.stderr
     whole = json.loads((tmp_path / "whole" / "matrix.json").read_text())
     got = json.loads(merged.read_text())

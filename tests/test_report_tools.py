@@ -38,7 +38,9 @@ def test_shards_merge_into_the_unsharded_report(tmp_path: Path) -> None:
         shards.append(tmp_path / f"s{i}.json")
     ids = [set(c["id"] for c in json.loads(p.read_text())["checks"]) for p in shards]
     assert not (ids[0] & ids[1]) and not (ids[1] & ids[2]) and not (ids[0] & ids[2])
-    out = kit("report", "merge", str(tmp_path / "merged.json"), *map(str, shards), cwd=tmp_path)
+    out = kit_inline(
+        "report", "merge", str(tmp_path / "merged.json"), *map(str, shards), cwd=tmp_path
+    )
     merged = json.loads((tmp_path / "merged.json").read_text())
     assert essentials(merged) == essentials(whole)
     assert merged["summary"] == whole["summary"] and merged["exit_code"] == whole["exit_code"]
@@ -48,7 +50,7 @@ def test_shards_merge_into_the_unsharded_report(tmp_path: Path) -> None:
 def test_merge_refuses_reports_of_different_runs(tmp_path: Path) -> None:
     _, _a = graded(tmp_path, "a.json", *R6, "--shard", "1/2", "--", *TORN)
     _, _b = graded(tmp_path, "b.json", *R6, "--shard", "2/2", "--", *PY_REFERENCE)
-    out = kit(
+    out = kit_inline(
         "report",
         "merge",
         str(tmp_path / "m.json"),
@@ -62,18 +64,20 @@ def test_diff_names_the_regressed_checks(tmp_path: Path) -> None:
     code_good, _ = graded(tmp_path, "good.json", *R6, "--", *PY_REFERENCE)
     code_bad, _ = graded(tmp_path, "bad.json", *R6, "--", *TORN)
     assert (code_good, code_bad) == (0, 1)
-    regression = kit("report", "diff", str(tmp_path / "good.json"), str(tmp_path / "bad.json"))
+    regression = kit_inline(
+        "report", "diff", str(tmp_path / "good.json"), str(tmp_path / "bad.json")
+    )
     assert regression.returncode == 1
     assert "Newly failing" in regression.stdout and "`R6.torn-final-line`" in regression.stdout
     as_json = json.loads(
-        kit(
+        kit_inline(
             "report", "diff", "--json", str(tmp_path / "good.json"), str(tmp_path / "bad.json")
         ).stdout
     )
     assert [e["id"] for e in as_json["newly_failing"]] == ["R6.torn-final-line"]
-    fixed = kit("report", "diff", str(tmp_path / "bad.json"), str(tmp_path / "good.json"))
+    fixed = kit_inline("report", "diff", str(tmp_path / "bad.json"), str(tmp_path / "good.json"))
     assert fixed.returncode == 0 and "Newly passing" in fixed.stdout
-    same = kit("report", "diff", str(tmp_path / "good.json"), str(tmp_path / "good.json"))
+    same = kit_inline("report", "diff", str(tmp_path / "good.json"), str(tmp_path / "good.json"))
     assert same.returncode == 0 and "No check changed outcome" in same.stdout
 
 

@@ -65,6 +65,8 @@ class FastCompiler:
         return name
 
     def _function(self, schema: Any) -> str:
+        if isinstance(schema, Mapping) and set(schema) == {"$ref"}:
+            return self._ref(schema["$ref"])  # the referenced function itself: no wrapper call
         name = self._new()
         body: list[str] = []
         self._emit(schema, "v", body, 1)
@@ -100,11 +102,15 @@ class FastCompiler:
             raise UnsupportedSchema(f"unsupported keyword(s) {sorted(unknown)}")
         if "$ref" in schema:
             out.append(f"{pad}if not {self._ref(schema['$ref'])}({var}): return False")
+        numeric_only = False
         if "type" in schema:
             names = [schema["type"]] if isinstance(schema["type"], str) else list(schema["type"])
             classes = ", ".join(_CLASSES[n] for n in names)
-            no_bool = "" if "boolean" in names else f" or {var}.__class__ is bool"
+            # bool is an int: it needs ruling out only where an integer or a number may be
+            may_be_bool = "boolean" not in names and bool({"integer", "number"} & set(names))
+            no_bool = f" or {var}.__class__ is bool" if may_be_bool else ""
             out.append(f"{pad}if not isinstance({var}, ({classes},)){no_bool}: return False")
+            numeric_only = set(names) <= {"integer", "number"}
         if "const" in schema:
             c = self._const(schema["const"])
             out.append(
@@ -121,7 +127,12 @@ class FastCompiler:
                     f"{pad}if not any({var}.__class__ is o.__class__ and {var} == o "
                     f"for o in {c}): return False"
                 )
-        numeric = f"(isinstance({var}, (int, float)) and {var}.__class__ is not bool)"
+        # past a type check that admits numbers only, the bounds need no guard of their own
+        numeric = (
+            ""
+            if numeric_only
+            else f"(isinstance({var}, (int, float)) and {var}.__class__ is not bool) and "
+        )
         if "format" in schema and schema["format"] in FORMAT_BOUNDS:
             lo, hi = FORMAT_BOUNDS[schema["format"]]
             out.append(
@@ -134,7 +145,7 @@ class FastCompiler:
             ("exclusiveMaximum", ">="),
         ):
             if key in schema:
-                out.append(f"{pad}if {numeric} and {var} {op} {schema[key]!r}: return False")
+                out.append(f"{pad}if {numeric}{var} {op} {schema[key]!r}: return False")
         if "minLength" in schema:
             out.append(
                 f"{pad}if {var}.__class__ is str and len({var}) < {int(schema['minLength'])}:"
@@ -173,19 +184,29 @@ class FastCompiler:
         inner = "    " * (depth + 1)
         out.append(f"{pad}if {var}.__class__ is dict:")
         start = len(out)
-        for name in schema.get("required", ()):
-            out.append(f"{inner}if {name!r} not in {var}: return False")
         props: Mapping[str, Any] = schema.get("properties", {})
+        required = list(dict.fromkeys(schema.get("required", ())))
+        checked: set[str] = set()
         for name, sub in props.items():
             if sub is True or sub == {}:
                 continue
             child = self._new("x")
             body: list[str] = []
-            self._emit(sub, child, body, depth + 2)
-            if body:
+            self._emit(sub, child, body, depth + 1)
+            if body and name in required:
+                # one lookup says both that it is there and what it holds (the checks have
+                # no side effects and raise nothing, so their order does not matter)
+                out.append(f"{inner}{child} = {var}.get({name!r}, _MISSING)")
+                out.append(f"{inner}if {child} is _MISSING: return False")
+                out.extend(body)
+                checked.add(name)
+            elif body:
                 out.append(f"{inner}{child} = {var}.get({name!r}, _MISSING)")
                 out.append(f"{inner}if {child} is not _MISSING:")
-                out.extend(body)
+                out.extend("    " + line for line in body)
+        for name in required:
+            if name not in checked:
+                out.append(f"{inner}if {name!r} not in {var}: return False")
         extra = schema.get("additionalProperties")
         if isinstance(extra, Mapping):
             known = self._const(frozenset(props))

@@ -350,6 +350,7 @@ class EventStrategies:
         self.report = StrategyReport()
         self._cache: dict[str, st.SearchStrategy[Event]] = {}
         self._schema = SchemaStrategies(vocab.root)
+        self._schema_only: list[str] | None = None
 
     def for_type(self, tag: str) -> st.SearchStrategy[Event]:
         if tag not in self._cache:
@@ -361,12 +362,15 @@ class EventStrategies:
 
     def schema_only_types(self) -> list[str]:
         # what stella writes, whether or not the client under test claims to know it
-        # (the turn boundary is written by the run generator, under the vocabulary's name)
-        return sorted(
-            t
-            for t in self.vocab.written
-            if t != self.vocab.turn_boundary and self._hand_written(t) is None
-        )
+        # (the turn boundary is written by the run generator, under the vocabulary's name);
+        # asked once per run, so worked out once
+        if self._schema_only is None:
+            self._schema_only = sorted(
+                t
+                for t in self.vocab.written
+                if t != self.vocab.turn_boundary and self._hand_written(t) is None
+            )
+        return list(self._schema_only)
 
     def _hand_written(self, tag: str) -> HandWritten | None:
         hand = HANDWRITTEN.get(tag)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from hypothesis import strategies as st
@@ -192,6 +193,13 @@ def _unknown_event(draw: st.DrawFn, vocab: Vocabulary, mark: str) -> Line:
 
 def _field_types(vocab: Vocabulary, tag: str, name: str) -> list[str] | None:
     """JSON types a field of a known type may take, when the schema says plainly."""
+    types = _schema_field_types(vocab, tag, name)
+    return list(types) if types is not None else None
+
+
+@lru_cache(maxsize=4096)
+def _schema_field_types(vocab: Vocabulary, tag: str, name: str) -> tuple[str, ...] | None:
+    """:func:`_field_types`, worked out once per field (mutations ask it per event)."""
     prop = vocab.members[tag].get("properties", {}).get(name)
     seen = 0
     while isinstance(prop, Mapping) and "$ref" in prop and seen < 8:
@@ -204,10 +212,10 @@ def _field_types(vocab: Vocabulary, tag: str, name: str) -> list[str] | None:
         return None
     if "type" in prop:
         t = prop["type"]
-        return [t] if isinstance(t, str) else list(t)
+        return (t,) if isinstance(t, str) else tuple(t)
     if "enum" in prop or "const" in prop:
         values = list(prop.get("enum", [prop.get("const")]))
-        return sorted({json_type_name(v) for v in values})
+        return tuple(sorted({json_type_name(v) for v in values}))
     branches = prop.get("oneOf") or prop.get("anyOf")
     if isinstance(branches, list):
         found: set[str] = set()
@@ -218,7 +226,7 @@ def _field_types(vocab: Vocabulary, tag: str, name: str) -> list[str] | None:
                 found.add(branch["type"])
             else:
                 return None
-        return sorted(found)
+        return tuple(sorted(found))
     return None
 
 

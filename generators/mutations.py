@@ -79,9 +79,13 @@ def json_copy(value: Any) -> Any:
     of; copying every event of a run with it was a tenth of a case's generation.
     """
     if isinstance(value, dict):
-        return {key: json_copy(item) for key, item in value.items()}
+        # most values of an event are strings and numbers: copied without a call each
+        return {
+            key: json_copy(item) if isinstance(item, (dict, list)) else item
+            for key, item in value.items()
+        }
     if isinstance(value, list):
-        return [json_copy(item) for item in value]
+        return [json_copy(item) if isinstance(item, (dict, list)) else item for item in value]
     return value
 
 

@@ -200,7 +200,7 @@ def load_config(path: Path) -> MatrixConfig:
             if "failures_dir" in settings
             else None,
             max_shrinks=int(settings.get("max_shrinks", SHRINK_BUDGET)),
-            fixtures_per_check=int(settings["fixtures_per_check"])
+            fixtures_per_check=_sample_size(settings["fixtures_per_check"], path)
             if "fixtures_per_check" in settings
             else None,
         )
@@ -209,21 +209,29 @@ def load_config(path: Path) -> MatrixConfig:
             f"{path}: [matrix] examples, seed, jobs, max_shrinks and fixtures_per_check must be"
             f" integers ({exc})"
         ) from None
-    if (
-        config.examples < 0
-        or config.jobs < 1
-        or config.max_shrinks < 0
-        or (config.fixtures_per_check or 0) < 0
-    ):
-        raise SetupError(
-            f"{path}: [matrix] examples, max_shrinks and fixtures_per_check must be >= 0, jobs >= 1"
-        )
+    if config.examples < 0 or config.jobs < 1 or config.max_shrinks < 0:
+        raise SetupError(f"{path}: [matrix] examples and max_shrinks must be >= 0, jobs >= 1")
     for client, vocab in config.cells():
         try:
             client.claims_on(vocab.load())  # an unknown claimed name fails now, not per task
         except SetupError as exc:
             raise SetupError(f"{path}: vocabulary {vocab.name!r}: {exc}") from None
     return config
+
+
+def _sample_size(value: Any, path: Path) -> int:
+    """``fixtures_per_check``: a whole number of at least one, taken as written.
+
+    0 would grade no fixture at all (with ``examples = 0``, a green matrix that graded
+    nothing), and ``1.5`` or ``true`` truncated to 1 would grade something the file does
+    not say.
+    """
+    if type(value) is not int or value < 1:
+        raise SetupError(
+            f"{path}: [matrix] fixtures_per_check must be a whole number of at least 1 "
+            f"(got {value!r}); leave it out to grade every fixture"
+        )
+    return value
 
 
 def _client(entry: dict[str, Any], base: Path, path: Path) -> ClientSpec:

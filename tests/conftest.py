@@ -60,14 +60,20 @@ def _cache_rewritten_plugins() -> None:
         return  # every pytest process saves what it rewrites
     source = Path(hypothesis.__file__).with_name("core.py")
     tag = f"{sys.implementation.cache_tag}-pytest-{pytest.__version__}.pyc"
-    if (source.parent / "__pycache__" / f"core.{tag}").exists():
+    cache = source.parent / "__pycache__"
+    if (cache / f"core.{tag}").exists():
         return  # saved by an earlier session
+    if not os.access(cache if cache.is_dir() else source.parent, os.W_OK):
+        return  # a read-only install: nothing could be saved, every session would retry
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    with tempfile.TemporaryDirectory() as empty:
-        subprocess.run(
-            [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
-            cwd=empty, env=env, capture_output=True, timeout=120, check=False,
-        )  # fmt: skip
+    try:
+        with tempfile.TemporaryDirectory() as empty:
+            subprocess.run(
+                [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
+                cwd=empty, env=env, capture_output=True, timeout=120, check=False,
+            )  # fmt: skip
+    except (subprocess.TimeoutExpired, OSError):
+        pass  # only a saving: the session runs as it would have without it
 
 
 def _upstream_dir() -> Path:
@@ -143,6 +149,10 @@ def kit_inline(*args: str, cwd: Path | None = None) -> subprocess.CompletedProce
         for s in stops:
             signal.signal(s, handlers[s])
     assert not changed, f"stella-conform {' '.join(args)} got past its input checks"
-    return subprocess.CompletedProcess(
-        [str(KIT), *args], result.exit_code, result.stdout, result.stderr
-    )
+    stderr = result.stderr
+    if result.exc_info is not None and not isinstance(result.exception, SystemExit):
+        # a process would print its traceback: so does this, for the tests that look for one
+        import traceback
+
+        stderr += "".join(traceback.format_exception(*result.exc_info))
+    return subprocess.CompletedProcess([str(KIT), *args], result.exit_code, result.stdout, stderr)

@@ -27,6 +27,7 @@ from conftest import ADAPTERS, JQ_REFERENCE, NODE_REFERENCE, PY_REFERENCE
 from stella_conform.conformance.checks import BY_ID, CATALOGUE, select
 from stella_conform.conformance.matrix import ClientSpec, MatrixConfig, VocabularySpec, run_matrix
 from stella_conform.conformance.runner import Client, ensure_mode_supported, resolve_client
+from stella_conform.conformance.suite import SuiteConfig, run_check
 
 TARGETS: dict[str, list[str]] = json.loads((ADAPTERS / "broken" / "targets.json").read_text())[
     "clients"
@@ -254,6 +255,25 @@ READING_CASES = [
 ]
 
 
+@pytest.mark.parametrize(
+    "command", [PY_REFERENCE, pytest.param(NODE_REFERENCE, marks=_node())], ids=["python", "node"]
+)
+def test_lockstep_on_every_fixture_where_the_report_run_is_sampled(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    """R1.line-by-line grades in report mode only, and these clients' report runs are
+    mechanics runs on a sample of the fixtures: no other run of theirs proves lockstep on
+    every fixture, so this one does (a process per case, a handful of cases)."""
+    check = BY_ID["R1.line-by-line"]
+    client = Client(resolve_client(command), "report", timeout=10.0, line_timeout=2.0)
+    config = SuiteConfig(
+        client, examples=1, seed=SEED, failures_dir=tmp_path / "failures", database_dir=None
+    )
+    result = run_check(check, config)
+    assert result.outcome == "pass", result.message
+    assert result.cases == len(check.fixtures) + 1
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("client", "mode"), READING_CASES)
 def test_readings_clients_fail_only_what_no_reading_allows(
@@ -261,7 +281,8 @@ def test_readings_clients_fail_only_what_no_reading_allows(
 ) -> None:
     """Opposite readings everywhere both pass; stella's reader fails only for its two bugs.
 
-    Fixtures only (plus a few generated cases for the reading-B client in persistent mode):
+    Fixtures only (plus a few generated cases for the reading-B client in persistent mode,
+    and one per check in exit mode):
     the point is which reading each fixture allows, and generated cases add cost, not
     coverage, here.  The generated cases of a check are the same in every mode (one seed,
     shared generation), so the persistent run grades the ones an exit or report run would
@@ -270,7 +291,9 @@ def test_readings_clients_fail_only_what_no_reading_allows(
     expected = set(READINGS[client][mode])
     profiles = ("reader", "dashboard") if mode != "exit" else ("reader",)
     command = (PY, str(ADAPTERS / "python" / client))
-    examples = 3 if not expected and mode == "persistent" else 0
+    # exit mode judges the verdict alone against each reading (no summary): its own path,
+    # so one generated case per check there too
+    examples = (3 if mode == "persistent" else 1 if mode == "exit" else 0) if not expected else 0
     doc = grade(tmp_path, mode, *command, profiles=profiles, examples=examples)
     got = outcomes(doc)
     failing = {cid for cid, outcome in got.items() if outcome in ("fail", "warn", "error")}

@@ -341,9 +341,45 @@ def test_fixtures_per_check_is_read_and_must_be_a_count(tmp_path: Path) -> None:
     assert load_config(path).fixtures_per_check == 1
     path.write_text(client)
     assert load_config(path).fixtures_per_check is None  # every fixture
-    path.write_text(f"[matrix]\nfixtures_per_check = -1\n{client}")
-    with pytest.raises(SetupError, match="fixtures_per_check must be >= 0"):
-        load_config(path)
+    for bad in ("-1", "0", "1.5", "true", '"1"'):
+        path.write_text(f"[matrix]\nfixtures_per_check = {bad}\n{client}")
+        with pytest.raises(SetupError, match="fixtures_per_check must be a whole number"):
+            load_config(path)
+
+
+def test_shards_of_different_samples_are_not_merged() -> None:
+    from stella_conform.conformance.compare import merge
+    from stella_conform.conformance.matrix import merge_matrices
+    from stella_conform.errors import SetupError
+
+    whole = {"seed": 0, "examples": 1, "checks": [], "cells": []}
+    sampled = {**whole, "fixtures_per_check": 1}
+    with pytest.raises(SetupError, match="'fixtures_per_check' differs"):
+        merge([whole, sampled])
+    with pytest.raises(SetupError, match="'fixtures_per_check' differs"):
+        merge_matrices([sampled, whole])
+
+
+def test_a_sampled_run_never_says_a_known_failure_can_leave_the_list() -> None:
+    """A known failure may pass on a sample only because its fixture was left out."""
+    from stella_conform.conformance.report import Report
+    from stella_conform.conformance.runner import Client
+    from stella_conform.conformance.suite import CheckResult, SuiteConfig
+
+    result = CheckResult("R1.line-by-line", "reads line by line", "R1", "MUST", "pass", "")
+    known = {"R1.line-by-line": "buffers"}
+    client = Client(("true",), "report")
+    whole = Report(SuiteConfig(client), [result], "default", known_failures=known)
+    assert whole.now_passing == ["R1.line-by-line"]
+    assert "remove it from the list: R1.line-by-line" in whole.terminal(color=False)
+    sampled = Report(
+        SuiteConfig(client, fixtures_per_check=1), [result], "default", known_failures=known
+    )
+    assert sampled.now_passing == []
+    for text in (sampled.terminal(color=False), sampled.markdown()):
+        assert "remove it from the list" not in text
+        assert "not proven fixed: R1.line-by-line" in text
+    assert sampled.to_json()["known_failures_now_passing"] == []
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,12 @@ from pathlib import Path
 import pytest
 from conftest import ADAPTERS, KIT, PY_REFERENCE, REPO
 
+# The plugin's run-time imports, made here once: pytester's in-process runs put sys.modules
+# back after each run, so what one run imported first the next would import again.
+import stella_conform.conformance.claims
+import stella_conform.conformance.inprocess
+import stella_conform.conformance.report
+import stella_conform.conformance.suite  # noqa: F401
 from stella_conform.conformance.checks import select
 
 CATALOGUE = select(("reader",))  # QUICK asks for the reader profile (a hello may claim more)

@@ -65,9 +65,10 @@ def summary(prefix: str, top: int) -> str:
     if not tests:
         return f"no per-test records under {prefix}.*: was pytest run with -p suite_cpu?"
     lines = []
-    mains = [cpu for kind, cpu in sessions if kind == "main"]
-    if len(mains) == 1:
-        lines.append(f"session: {mains[0]:.1f} CPU-s (pytest and everything it reaped)")
+    # the suite's session first; other pytest sessions it started (pytester runs in a
+    # process, tests/conftest.py's collection-only primer) wrote theirs too
+    for cpu in sorted((cpu for kind, cpu in sessions if kind == "main"), reverse=True):
+        lines.append(f"session: {cpu:.1f} CPU-s (pytest and everything it reaped)")
     lines.append(f"{len(tests)} tests: {sum(t[1] for t in tests):.1f} CPU-s in the tests")
     by_file: dict[str, float] = {}
     for nodeid, cpu, _ in tests:

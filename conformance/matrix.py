@@ -20,7 +20,6 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import as_completed
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -65,11 +64,6 @@ MATRIX_SAME_RUN = (
 DEFAULT_VOCABULARY = "default"
 #: Where ``stella-conform matrix`` writes when not told (``--out``).
 DEFAULT_OUT = Path("matrix-report")
-
-
-@cache
-def _vocabulary_at(wire_schema: str | None) -> Vocabulary:
-    return Vocabulary.load(wire_schema)
 
 
 #: The claim keys of a ``[[client]]`` (as ``run --knows/--reads/--computes/--summary-only``).
@@ -126,7 +120,7 @@ class VocabularySpec:
         return str(self.wire_schema) if self.wire_schema else self.bundled
 
     def load(self) -> Vocabulary:
-        return _vocabulary_at(self.source)
+        return Vocabulary.load(self.source)  # loaded once per file text (vocabulary.py)
 
 
 @dataclass

@@ -1,9 +1,10 @@
 """`stella-conform init LANG`: every template passes `smoke` and the reader profile as written.
 
 Each language's template is written to a fresh folder, built with its own toolchain
-(Python: nothing; TypeScript: tsc and @types/node; Go: go build), and graded in report
-mode on every reader check.  A missing toolchain skips its language here and fails under
-``.ci/run``, which installs them (STELLA_CONFORM_REQUIRE_TOOLCHAINS).
+(Python: nothing; TypeScript: tsc and @types/node; Go: go build; Rust: cargo with Debian's
+serde crates, offline), and graded in report mode on every reader check (the Rust one in
+persistent mode too, which it also speaks).  A missing toolchain skips its language here
+and fails under ``.ci/run``, which installs them (STELLA_CONFORM_REQUIRE_TOOLCHAINS).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, kit, kit_inline
+from toolchains import cargo_build, missing
 
 from stella_conform.cli.init import TEMPLATES, templates_dir
 from stella_conform.conformance.checks import select
@@ -27,29 +29,26 @@ TS_TOOLCHAIN = Path(
 )
 
 
-def _missing(reason: str) -> None:
-    if os.environ.get("STELLA_CONFORM_REQUIRE_TOOLCHAINS"):
-        pytest.fail(f"{reason}, and STELLA_CONFORM_REQUIRE_TOOLCHAINS is set (.ci/run)")
-    pytest.skip(f"{reason} (.ci/run installs it)")
-
-
 def _build(language: str, folder: Path) -> None:
     """Build a written template the way its `next:` steps say, with the local toolchain."""
     if language == "typescript":
         modules = TS_TOOLCHAIN / "node_modules"
         if shutil.which("node") is None or not (modules / "typescript").is_dir():
-            _missing(f"no node or no TypeScript toolchain at {TS_TOOLCHAIN}")
+            missing(f"no node or no TypeScript toolchain at {TS_TOOLCHAIN}")
         (folder / "node_modules").symlink_to(modules)  # what `npm install` would bring
         tsc = [shutil.which("node") or "node", str(modules / "typescript" / "bin" / "tsc")]
         done = subprocess.run([*tsc, "-p", "."], cwd=folder, capture_output=True, text=True)
     elif language == "go":
         if shutil.which("go") is None:
-            _missing("no go")
+            missing("no go")
         env = {**os.environ, "GOFLAGS": "-mod=mod"}
         done = subprocess.run(
             ["go", "build", "-o", "stella-adapter", "."],
             cwd=folder, capture_output=True, text=True, env=env, timeout=300,
         )  # fmt: skip
+    elif language == "rust":
+        cargo_build(folder, "stella-adapter")
+        return
     else:
         return
     assert done.returncode == 0, done.stdout + done.stderr
@@ -106,3 +105,22 @@ def test_every_template_passes_smoke_and_the_reader_profile(language: str, tmp_p
     assert graded.returncode == 0, graded.stdout + graded.stderr
     outcomes = {c["id"]: c["outcome"] for c in json.loads(report.read_text())["checks"]}
     assert outcomes == {c.id: "pass" for c in select(("reader",))}
+    if "persistent" in _modes(folder, command):
+        # one process for every case: all of them, at a few ms of CPU each
+        graded = kit(
+            "run", "--mode", "persistent", "--examples", "5", "--no-database", "-j", "1",
+            "--json", str(report), "--", *command, cwd=folder,
+        )  # fmt: skip
+        assert graded.returncode == 0, graded.stdout + graded.stderr
+        outcomes = {c["id"]: c["outcome"] for c in json.loads(report.read_text())["checks"]}
+        lockstep = {"R1.line-by-line": "skip"}  # report mode's alone
+        assert outcomes == {c.id: lockstep.get(c.id, "pass") for c in select(("reader",))}
+
+
+def _modes(folder: Path, command: list[str]) -> list[str]:
+    """The modes a template's hello lists."""
+    hello = subprocess.run(
+        command, cwd=folder, input=b"", capture_output=True, timeout=30,
+        env={**os.environ, "STELLA_CONFORM_MODE": "report"},
+    ).stdout.splitlines()[0]  # fmt: skip
+    return list(json.loads(hello).get("modes", ["report", "persistent"]))

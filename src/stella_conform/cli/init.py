@@ -1,4 +1,4 @@
-"""First contact: ``init LANG`` writes a report-mode adapter skeleton to start from.
+"""First contact: ``init LANG`` writes an adapter skeleton to start from.
 
 Each template is a complete adapter around a trivial reader that passes ``smoke`` and
 the reader profile as written (``tests/test_init.py`` grades every one), so a client
@@ -37,6 +37,11 @@ TEMPLATES = {
         ("stella_adapter.go", "go.mod"),
         ("go build -o stella-adapter .",),
         ("./stella-adapter",),
+    ),
+    "rust": Template(
+        ("stella_adapter.rs", "Cargo.toml"),
+        ("cargo build --release",),
+        ("./target/release/stella-adapter",),
     ),
 }
 

@@ -1,0 +1,408 @@
+//! A stella-conform adapter (report and persistent modes) around a serde stella reader.
+//!
+//! Written by `stella-conform init rust`.  Build and grade it as it is, then make it yours:
+//!
+//!     cargo build --release
+//!     stella-conform smoke --mode report -- ./target/release/stella-adapter
+//!     stella-conform run --mode persistent -- ./target/release/stella-adapter
+//!
+//! The lines marked `EDIT` are the ones to change: call your own parser where the serde
+//! reader is called, and report what it did.  Everything else speaks the adapter protocol
+//! (docs/adapter-protocol.md) and can stay as it is.  Rust 1.63 or newer; serde and
+//! serde_json are the only dependencies.
+//!
+//! Three things a natural Rust reader gets wrong, done right here:
+//! - stdin is read with `read_until(b'\n')`, one line as soon as it has arrived.  Never
+//!   `lines()`, which ends the whole stream at the first line that is not UTF-8, and never
+//!   a peek at the next line (`lines().peekable()`): in report mode the kit writes line
+//!   k+1 only after the answer for line k, so a reader that waits for it deadlocks.
+//! - a line that does not parse (a torn last line, cut inside a UTF-8 character or
+//!   anywhere else) is held back: it is the torn tail if nothing but blank lines follows,
+//!   and an error if another line arrives.
+//! - the event enum is tagged on `type` with a catch-all (`#[serde(other)]`), so a type
+//!   the reader does not know is counted, not an error; a missing or non-string `type` is
+//!   one too.
+
+use serde::{Deserialize, Deserializer};
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+use std::io::{self, BufRead, Write};
+
+const CLIENT_NAME: &str = "my-stella-client"; // EDIT: yours
+const CLIENT_VERSION: &str = "0.1"; // EDIT: yours
+
+fn main() {
+    let persistent = matches!(std::env::var("STELLA_CONFORM_MODE").as_deref(), Ok("persistent"));
+    emit(
+        json!({"kind": "hello", "protocol": 1, "profiles": ["reader"],
+               "client": {"name": CLIENT_NAME, "version": CLIENT_VERSION, "language": "rust"},
+               "modes": ["report", "persistent"]}),
+        None,
+    );
+    let stdin = io::stdin();
+    let mut input = stdin.lock();
+    let status = if persistent { serve_cases(&mut input) } else { report(&mut input) };
+    std::process::exit(status);
+}
+
+/// Report mode: the stream on stdin, an answer for each line before the next one arrives.
+fn report(input: &mut impl BufRead) -> i32 {
+    let mut reader = Reader::default(); // EDIT: your parser, fed one physical line at a time
+    let mut raw = Vec::new();
+    let mut number = 0;
+    loop {
+        raw.clear();
+        match input.read_until(b'\n', &mut raw) {
+            Ok(0) | Err(_) => break, // the end of the stream
+            Ok(_) => number += 1,
+        }
+        for observation in reader.push(number, &raw) {
+            emit(observation, None); // EDIT: hand the line to your parser
+        }
+        if reader.rejected.is_some() {
+            break;
+        }
+    }
+    for observation in reader.finish() {
+        emit(observation, None); // EDIT: tell your parser the stream ended
+    }
+    emit(reader.summary(), None); // EDIT: what your parser read (verdict, counts, final text)
+    if reader.rejected.is_some() {
+        1
+    } else {
+        0
+    }
+}
+
+/// Persistent mode: one case per stdin line, `{"kind":"case","id":..,"stream":<base64>}`,
+/// each answered with observations and a summary that carry its id.
+fn serve_cases(input: &mut impl BufRead) -> i32 {
+    let mut raw = Vec::new();
+    loop {
+        raw.clear();
+        match input.read_until(b'\n', &mut raw) {
+            Ok(0) | Err(_) => return 0,
+            Ok(_) => {}
+        }
+        let message: Value = match serde_json::from_slice(&raw) {
+            Ok(message) => message,
+            Err(_) => continue,
+        };
+        match message["kind"].as_str() {
+            Some("case") => {}
+            Some("shutdown") => return 0,
+            _ => continue,
+        }
+        let id = Some(&message["id"]);
+        let stream = match message["stream"].as_str().and_then(base64_decode) {
+            Some(stream) => stream,
+            None => {
+                eprintln!("stella-adapter: a case without a base64 stream");
+                return 2;
+            }
+        };
+        let mut reader = Reader::default(); // EDIT: your parser, one per case
+        for (index, line) in stream.split_inclusive(|&b| b == b'\n').enumerate() {
+            for observation in reader.push(index + 1, line) {
+                emit(observation, id); // EDIT: hand the line to your parser
+            }
+            if reader.rejected.is_some() {
+                break;
+            }
+        }
+        for observation in reader.finish() {
+            emit(observation, id); // EDIT: tell your parser the stream ended
+        }
+        emit(reader.summary(), id); // EDIT: what your parser read
+    }
+}
+
+/// One message on one line, flushed at once: in report mode the kit writes the next line
+/// only after this answer (lockstep).
+fn emit(mut message: Value, id: Option<&Value>) {
+    if let (Some(id), Some(object)) = (id, message.as_object_mut()) {
+        object.insert("id".to_string(), id.clone());
+    }
+    let mut out = io::stdout().lock();
+    let _ = writeln!(out, "{}", message).and_then(|_| out.flush());
+}
+
+fn base64_decode(text: &str) -> Option<Vec<u8>> {
+    fn value(c: u8) -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    }
+    let bytes = text.trim_end_matches('=').as_bytes();
+    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
+    for chunk in bytes.chunks(4) {
+        let mut n = 0u32;
+        for (i, &c) in chunk.iter().enumerate() {
+            n |= value(c)? << (18 - 6 * i);
+        }
+        let keep = match chunk.len() {
+            4 => 3,
+            3 => 2,
+            2 => 1,
+            _ => return None,
+        };
+        out.extend_from_slice(&n.to_be_bytes()[1..1 + keep]);
+    }
+    Some(out)
+}
+
+// ---------------------------------------------------------------------------------------
+// The serde reader: the six rules of stella's stream contract, and nothing more.
+// Replace it with your parser; keep what it reports.
+
+/// Rule 4: each known type's body, as the wire schema has it.  Rule 5: unknown fields are
+/// ignored (serde's default).  Rule 3: any other type is `Unknown`.
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Event {
+    Stage { name: String, scope: Scope },
+    Text {
+        #[serde(alias = "delta")] // the legacy spelling
+        text: String,
+    },
+    TextDelta {
+        #[serde(alias = "text")] // the legacy spelling
+        delta: String,
+    },
+    Reasoning { delta: String },
+    ToolStart { call: ToolCall },
+    ToolResult {
+        call_id: String,
+        output: ToolOutput,
+        duration_ms: u64,
+        #[serde(default, deserialize_with = "present")]
+        speculated: Option<bool>,
+    },
+    StepUsage {
+        step: u64,
+        model: String,
+        input_tokens: u64,
+        output_tokens: u64,
+        cached_input_tokens: u64,
+        cost_usd: f64,
+        duration_ms: u64,
+        retries: u32,
+        tool_calls: u64,
+        #[serde(default, deserialize_with = "present")]
+        provider: Option<String>,
+        #[serde(default)]
+        reasoning_tokens: Option<u64>,
+        #[serde(default)]
+        output_text: Option<String>,
+        #[serde(default, deserialize_with = "present")]
+        complete: Option<bool>,
+    },
+    TurnComplete { model: String, cost_usd: f64 },
+    RunComplete { model: String, cost_usd: f64 },
+    Error { message: String, retryable: bool },
+    BudgetTick {
+        spent_usd: f64,
+        mode: BudgetMode,
+        #[serde(default)]
+        limit_usd: Option<f64>,
+        #[serde(default)]
+        session_spent_usd: Option<f64>,
+        #[serde(default)]
+        session_limit_usd: Option<f64>,
+        #[serde(default)]
+        deadline_remaining_ms: Option<u64>,
+    },
+    FileChange {
+        path: String,
+        kind: ChangeKind,
+        #[serde(default, deserialize_with = "present")]
+        added: Option<u32>,
+        #[serde(default, deserialize_with = "present")]
+        removed: Option<u32>,
+        #[serde(default)]
+        diff: Option<String>,
+    },
+    #[serde(other)]
+    Unknown,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Scope {
+    Turn,
+    Run,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum BudgetMode {
+    Off,
+    Observed,
+    Enforced,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum ChangeKind {
+    Read,
+    Created,
+    Modified,
+    Deleted,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+struct ToolCall {
+    call_id: String,
+    name: String,
+    input: Value, // any JSON value, but present
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum ToolOutput {
+    Ok { content: String },
+    Error { message: String },
+}
+
+/// `ts`, on every known event: optional, null as good as absent, else an integer >= 0.
+#[allow(dead_code)]
+#[derive(Deserialize)]
+struct Stamp {
+    #[serde(default)]
+    ts: Option<u64>,
+}
+
+/// An optional field that may be left out, but is never null when it is there.
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
+
+#[derive(Default)]
+struct Reader {
+    /// A line that did not parse: the torn last line, unless another line follows.
+    pending: Option<(usize, String)>,
+    rejected: Option<usize>,
+    known: u64,
+    unknown: u64,
+    unknown_types: BTreeSet<String>,
+    texts: Vec<String>,
+    turns: u64,
+    completed: bool,
+    ended_on_error: bool,
+}
+
+fn line(number: usize, outcome: &str) -> Value {
+    json!({"kind": "line", "line": number, "outcome": outcome})
+}
+
+impl Reader {
+    /// Observations for one physical line (bytes, with its newline if it had one).
+    fn push(&mut self, number: usize, raw: &[u8]) -> Vec<Value> {
+        let content = raw.strip_suffix(b"\n").unwrap_or(raw);
+        if content.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n')) {
+            return vec![line(number, "blank")];
+        }
+        if let Some((at, why)) = self.pending.take() {
+            // rule 6: a corrupt line with more after it is an error
+            return self.reject(at, format!("corrupt line: {}", why));
+        }
+        // rule 1: each line is one JSON document (from_slice checks the UTF-8 too)
+        let value: Value = match serde_json::from_slice(content) {
+            Ok(value) => value,
+            Err(error) => {
+                self.pending = Some((number, error.to_string()));
+                return vec![json!({"kind": "pending", "line": number})];
+            }
+        };
+        let tag = match value.as_object() {
+            Some(object) => object.get("type").and_then(Value::as_str).map(str::to_owned),
+            None => return self.reject(number, "line is JSON but not an object".to_string()),
+        };
+        // rule 2: the type string alone decides; no string type, or a stage from before
+        // `scope` existed, is an unrecognized event
+        let archived = tag.as_deref() == Some("stage") && value.get("scope").is_none();
+        let event = match &tag {
+            Some(_) if !archived => Event::deserialize(&value),
+            _ => Ok(Event::Unknown),
+        };
+        let tag_text = tag.clone().unwrap_or_default();
+        let event = event.and_then(|event| match event {
+            Event::Unknown => Ok(event), // an unrecognized event's fields are never read
+            _ => Stamp::deserialize(&value).map(|_| event),
+        });
+        match event {
+            Err(error) => self.reject(number, format!("{}: {}", tag_text, error)), // rule 4
+            Ok(Event::Unknown) => {
+                self.unknown += 1; // rule 3: unrecognized events are counted, nothing more
+                if let Some(tag) = &tag {
+                    self.unknown_types.insert(tag.clone());
+                }
+                let mut observation = line(number, "unknown");
+                observation["type"] = json!(tag);
+                vec![observation]
+            }
+            Ok(event) => {
+                self.known += 1;
+                self.ended_on_error = matches!(event, Event::Error { .. });
+                match event {
+                    Event::Text { text } => self.texts.push(text),
+                    Event::TurnComplete { .. } => self.turns += 1,
+                    Event::RunComplete { .. } => self.completed = true,
+                    _ => {}
+                }
+                let mut observation = line(number, "known");
+                observation["type"] = json!(tag_text);
+                vec![observation]
+            }
+        }
+    }
+
+    fn finish(&mut self) -> Vec<Value> {
+        match (&self.pending, self.rejected) {
+            (Some((number, why)), None) => {
+                // rule 6: the cut-off final line is dropped
+                let mut observation = line(*number, "torn");
+                observation["reason"] = json!(why);
+                vec![observation]
+            }
+            _ => vec![],
+        }
+    }
+
+    fn reject(&mut self, number: usize, reason: String) -> Vec<Value> {
+        self.rejected = Some(number);
+        let mut observation = line(number, "reject");
+        observation["reason"] = json!(reason);
+        vec![observation]
+    }
+
+    fn summary(&self) -> Value {
+        let terminator = if self.completed {
+            Some("run_complete")
+        } else if self.ended_on_error {
+            Some("error")
+        } else {
+            None
+        };
+        json!({
+            "kind": "summary",
+            "verdict": if self.rejected.is_some() { "reject" } else { "accept" },
+            "rejected_line": self.rejected,
+            "known_events": self.known,
+            "unrecognized_events": self.unknown,
+            "unrecognized_types": self.unknown_types,
+            "final_text": self.texts.last(),
+            "texts": self.texts,
+            "turns_completed": self.turns,
+            "terminator": terminator,
+        })
+    }
+}

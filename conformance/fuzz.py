@@ -36,10 +36,13 @@ database, where a failure found here is replayed and shrunk.  The report is
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
+import os
 import random
 import re
 import signal
+import struct
 import threading
 import time
 from collections import Counter, deque
@@ -54,6 +57,7 @@ from hypothesis.internal.conjecture.choice import choice_from_index
 from hypothesis.internal.conjecture.data import ConjectureData
 
 from stella_conform.conformance.checks import Check
+from stella_conform.conformance.database import KitDatabase, register_fixed_length
 from stella_conform.conformance.feedback import Blind, with_environment
 from stella_conform.conformance.grader import Context, GradedCase, Judgment, judge
 from stella_conform.conformance.report import Report
@@ -83,6 +87,16 @@ FRESH_SHARE = 0.25
 CORPUS_CAP = 400
 #: Database sub-key of the fuzzing corpus (``run`` never reads it).
 CORPUS_SUB_KEY = b".stella-fuzz.corpus"
+#: Database sub-key of the corpus inputs' energy, one record per input and worker
+#: (a shared database only): the input's digest, the worker, what the input found when
+#: it was kept, and how often that worker has mutated it.
+ENERGY_SUB_KEY = b".stella-fuzz.energy"
+_ENERGY = struct.Struct(">12s4sII")
+register_fixed_length(ENERGY_SUB_KEY, _ENERGY.size)
+#: Seconds between two looks at the shared database for other workers' inputs.
+SYNC_SECONDS = 5.0
+#: Other workers' inputs replayed per check at one look (the rest wait for the next).
+SYNC_BATCH = 50
 #: Distinct failures kept (and saved) per check.
 FAILURES_PER_CHECK = 5
 #: Share of mutated inputs picked among the newest (the rest by rarity, see ``_pick``).
@@ -99,6 +113,10 @@ class FuzzConfig:
     seconds: float
     stop_on_first: bool = False
     max_failures: int | None = None
+    #: Stop after this many cases (whatever the time): a session that is the same on a
+    #: fast machine and a loaded one.
+    max_cases: int | None = None
+    sync_seconds: float = SYNC_SECONDS
 
 
 @dataclass
@@ -113,6 +131,23 @@ class Entry:
     pieces: tuple[tuple[int, int], ...] = ()
     reached: frozenset[Hashable] = frozenset()
     picked: int = 0
+    #: Where it came from: ``here``, ``resumed`` (the local database), ``shared`` (another
+    #: worker's, through the shared database); and whether a shared input is among its
+    #: ancestors (its mutants build on another worker's find).
+    origin: str = "here"
+    from_shared: bool = False
+    #: How often other workers mutated it (their energy records), and what this worker
+    #: last told them.
+    shared_picked: int = 0
+    told: int = -1
+
+    @property
+    def blob(self) -> bytes:
+        return choices_to_bytes(self.choices)
+
+    @property
+    def digest(self) -> bytes:
+        return hashlib.sha256(self.blob).digest()[:12]
 
 
 @dataclass
@@ -125,6 +160,10 @@ class Found:
     seconds: float
     cases: int
     failure: CaseFailure
+    #: The recording the case's run came from (``--seed-corpus``), if any.
+    recording: str | None = None
+    #: Found by mutating an input another worker shared.
+    from_shared: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -135,6 +174,8 @@ class Found:
             "cases_before": self.cases,
             "saved": self.failure.saved,
             "replay": self.failure.replay,
+            "recording": self.recording,
+            "from_shared_input": self.from_shared,
         }
 
 
@@ -157,6 +198,8 @@ class Arm:
     hits: Counter[Hashable] = field(default_factory=Counter)
     weights: list[float] = field(default_factory=list)
     weighed_at: int = -REWEIGH_EVERY
+    #: Inputs (choice bytes) this arm has run or kept: another worker's is replayed once.
+    known: set[bytes] = field(default_factory=set)
 
     def score(self, total: int) -> float:
         """Recent rate of new behaviour plus an exploration bonus (UCB1)."""
@@ -175,6 +218,67 @@ class Progress:
 
 
 @dataclass
+class Sharing:
+    """What one worker took from the shared database, and what it gave.
+
+    ``received`` counts other workers' inputs replayed here, ``adopted`` those kept
+    (they reached something new here), ``reused`` the cases mutated from an input with
+    another worker's find among its ancestors, ``built_on`` the inputs such cases added
+    to the corpus, ``sent`` the corpus inputs this worker wrote.
+    """
+
+    database: str
+    worker: str
+    received: int = 0
+    adopted: int = 0
+    reused: int = 0
+    built_on: int = 0
+    sent: int = 0
+    #: When (seconds into the session) and why the shared database stopped answering.
+    lost_after: float | None = None
+    lost_error: str | None = None
+    answered_again: bool = False
+    #: Writes never made, by kind: failures, corpus inputs, energy records.
+    not_shared: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        lost = None
+        if self.lost_after is not None:
+            lost = {
+                "after_seconds": round(self.lost_after, 2),
+                "error": self.lost_error,
+                "answered_again": self.answered_again,
+            }
+        return {
+            "database": self.database,
+            "worker": self.worker,
+            "received": self.received,
+            "adopted": self.adopted,
+            "reused": self.reused,
+            "built_on": self.built_on,
+            "sent": self.sent,
+            "lost": lost,
+            "not_shared": dict(self.not_shared),
+        }
+
+    def lines(self) -> list[str]:
+        out = [
+            f"shared: {self.database}: received {self.received:,} input(s) from other workers "
+            f"({self.adopted:,} kept here), {self.reused:,} case(s) built on them "
+            f"({self.built_on:,} kept); sent {self.sent:,}"
+        ]
+        if self.lost_after is not None:
+            again = "; it answered again later" if self.answered_again else ""
+            out.append(
+                f"shared database lost after {self.lost_after:.1f} s ({self.lost_error}){again}"
+            )
+        if self.not_shared:
+            what = ", ".join(f"{n:,} {kind}" for kind, n in sorted(self.not_shared.items()))
+            out.append(f"not shared (kept in the local database only): {what}")
+        return out
+
+
+@dataclass
 class FuzzOutcome:
     results: list[CheckResult]
     seconds: float
@@ -184,6 +288,9 @@ class FuzzOutcome:
     feedback: str
     failures: list[Found]
     arms: list[Arm]
+    sharing: Sharing | None = None
+    #: Recordings (``--seed-corpus``) the cases' runs could start from.
+    recordings: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -206,6 +313,8 @@ class FuzzOutcome:
                 }
                 for arm in self.arms
             },
+            "seed_corpus": {"recordings": self.recordings},
+            "shared": self.sharing.to_json() if self.sharing is not None else None,
         }
 
 
@@ -255,6 +364,13 @@ class Fuzzer:
         self.random = random.Random(self.suite.seed)
         self.vocab: Vocabulary = self.suite.vocabulary()
         self.database: ExampleDatabase | None = example_database(self.suite)
+        shared = self.database.shared if isinstance(self.database, KitDatabase) else None
+        #: This worker's name in the shared database's energy records.
+        self.worker = os.urandom(4)
+        self.sharing = Sharing(shared.shown, self.worker.hex()) if shared is not None else None
+        self.next_sync = 0.0
+        #: The corpus input the case in hand was mutated from (None: drawn afresh).
+        self.parent: Entry | None = None
         self.seen: set[Hashable] = set()
         self.cases = 0
         self.found: list[Found] = []
@@ -272,13 +388,14 @@ class Fuzzer:
             return False
         if client.function is not None and check.input != "stream":
             return False
-        return check_strategy(check, self.vocab) is not None
+        return check_strategy(check, self.vocab, self.suite.recordings) is not None
 
     def _arm(self, check: Check) -> Arm:
         runner = CaseRunner(self.traced, check)
         claims = self.suite.claims
         ctx = Context(computes=claims.computes, summary_only=claims.summary_only)
-        arm = Arm(check, check_strategy(check, self.vocab), runner, ctx, b"")
+        strategy = check_strategy(check, self.vocab, self.suite.recordings)
+        arm = Arm(check, strategy, runner, ctx, b"")
         arm.key = database_key(check, self.suite)
         if check.judge == "quiet":
             fixtures = self.suite.fixtures_dir or bundled_fixtures_dir()
@@ -287,16 +404,113 @@ class Fuzzer:
         return arm
 
     def _resume(self, arm: Arm, deadline: float) -> None:
-        """Replay the corpus an earlier session left in the database."""
+        """Replay the corpus an earlier session left in the local database, then what the
+        other workers shared."""
         if self.database is None:
             return
-        for blob in list(self.database.fetch(arm.key + CORPUS_SUB_KEY))[:CORPUS_CAP]:
+        key = arm.key + CORPUS_SUB_KEY
+        if isinstance(self.database, KitDatabase):
+            local = self.database.fetch_local(key)
+        else:
+            local = list(self.database.fetch(key))
+        for blob in local[:CORPUS_CAP]:
             if self.interrupted or self.clock() >= deadline:
                 return
-            choices = choices_from_bytes(blob)
-            if choices is None:
+            self._replay(arm, blob, "resumed")
+        self._receive(arm, deadline, CORPUS_CAP)
+
+    def _replay(self, arm: Arm, blob: bytes, origin: str) -> None:
+        if blob in arm.known:
+            return
+        arm.known.add(blob)
+        choices = choices_from_bytes(blob)
+        if choices is None:
+            return
+        self.parent = None
+        self._one(arm, choices, origin=origin)
+
+    # ------------------------------------------------------------------ sharing
+
+    def _receive(self, arm: Arm, deadline: float, limit: int) -> None:
+        """Replay other workers' inputs this worker has not run yet (up to ``limit``), and
+        take in their energy: how often they mutated the inputs both have."""
+        if self.sharing is None or not isinstance(self.database, KitDatabase):
+            return
+        theirs = [b for b in self.database.fetch_shared(arm.key + CORPUS_SUB_KEY)]
+        for blob in [b for b in theirs if b not in arm.known][:limit]:
+            if self.interrupted or self.clock() >= deadline:
+                break
+            self.sharing.received += 1
+            before = len(arm.corpus)
+            self._replay(arm, blob, "shared")
+            if len(arm.corpus) > before and arm.corpus[-1].origin == "shared":
+                self.sharing.adopted += 1
+        picked: Counter[bytes] = Counter()
+        found: dict[bytes, int] = {}
+        for record in self.database.fetch_shared(arm.key + ENERGY_SUB_KEY):
+            digest, worker, novel, times = _ENERGY.unpack(record)
+            if worker != self.worker:
+                picked[digest] += times
+                found[digest] = max(found.get(digest, 0), novel)
+        if picked:
+            for entry in arm.corpus:
+                digest = entry.digest
+                if digest in picked:
+                    entry.shared_picked = picked[digest]
+                    entry.novel = max(entry.novel, found[digest])
+
+    def _tell(self, arm: Arm) -> None:
+        """Write this worker's energy of the inputs it mutated since it last said."""
+        db = self.database
+        if self.sharing is None or not isinstance(db, KitDatabase) or db.shared is None:
+            return
+        key = arm.key + ENERGY_SUB_KEY
+        for entry in arm.corpus:
+            if entry.picked == entry.told:
                 continue
-            self._one(arm, choices)
+            if entry.told >= 0:
+                db.shared.delete(key, self._energy(entry, entry.told))
+            db.shared.save(key, self._energy(entry, entry.picked))
+            entry.told = entry.picked
+
+    def _energy(self, entry: Entry, picked: int) -> bytes:
+        return _ENERGY.pack(entry.digest, self.worker, min(entry.novel, 2**32 - 1), picked)
+
+    def _sync(self, deadline: float, *, final: bool = False) -> None:
+        """Every few seconds: what this worker learnt out, what the others found in."""
+        if self.sharing is None:
+            return
+        now = self.clock()
+        if not final and now < self.next_sync:
+            return
+        self.next_sync = now + self.config.sync_seconds
+        for arm in self.arms:
+            self._tell(arm)
+            if not final:
+                self._receive(arm, deadline, SYNC_BATCH)
+
+    def _close_sharing(self) -> None:
+        """One last attempt at what the shared database missed, and what it never got."""
+        db = self.database
+        if self.sharing is None or not isinstance(db, KitDatabase) or db.shared is None:
+            return
+        shared = db.shared
+        shared.close()
+        if shared.loss is not None:
+            self.sharing.lost_after = max(0.0, shared.loss.since - self.started)
+            self.sharing.lost_error = shared.loss.error
+            self.sharing.answered_again = shared.loss.back
+        kinds: Counter[str] = Counter()
+        for key, count in shared.unshared().items():
+            if key.endswith(CORPUS_SUB_KEY):
+                kinds["corpus inputs"] += count
+            elif key.endswith(ENERGY_SUB_KEY):
+                kinds["energy records"] += count
+            elif key == b"":
+                kinds["writes given up"] += count
+            else:
+                kinds["failures"] += count
+        self.sharing.not_shared = dict(kinds)
 
     # ------------------------------------------------------------------ the loop
 
@@ -316,11 +530,13 @@ class Fuzzer:
             self.arms = [self._arm(c) for c in self.checks if self._fuzzable(c)]
             for arm in self.arms:
                 self._resume(arm, deadline)
+            self.next_sync = self.clock() + self.config.sync_seconds
             last_report = self.clock()
             window = (self.cases, self._features())
             while self.arms and not self._done(deadline):
                 arm = self._choose()
                 self._one(arm, self._mutant(arm))
+                self._sync(deadline)
                 now = self.clock()
                 if self.progress is not None and now - last_report >= 1.0:
                     self.progress(self._progress(now - last_report, window))
@@ -333,7 +549,9 @@ class Fuzzer:
             if previous is not None:
                 signal.signal(signal.SIGINT, previous)
         fuzz_seconds = self.clock() - self.started
+        self._sync(deadline, final=True)
         results = self._final_results()
+        self._close_sharing()
         return FuzzOutcome(
             results=results,
             seconds=fuzz_seconds,
@@ -343,6 +561,8 @@ class Fuzzer:
             feedback=self.feedback.describe(),
             failures=sorted(self.found, key=lambda f: f.seconds),
             arms=self.arms,
+            sharing=self.sharing,
+            recordings=len(self.suite.recordings),
         )
 
     def _done(self, deadline: float) -> bool:
@@ -351,6 +571,9 @@ class Fuzzer:
             return True
         if self.clock() >= deadline:
             self.stopped = "time"
+            return True
+        if self.config.max_cases is not None and self.cases >= self.config.max_cases:
+            self.stopped = f"{self.cases} cases"
             return True
         if self.config.max_failures is not None and len(self.found) >= self.config.max_failures:
             self.stopped = f"{len(self.found)} failure(s) found"
@@ -408,11 +631,13 @@ class Fuzzer:
 
     def _mutant(self, arm: Arm) -> Choices | None:
         """A prefix of choices to replay (Hypothesis draws the rest), or None for fresh."""
+        self.parent = None
         if not arm.corpus or self.random.random() < FRESH_SHARE:
             return None
         rnd = self.random
         entry = self._pick(arm)
         entry.picked += 1
+        self.parent = entry
         choices = entry.choices
         n = len(choices)
         if n == 0:
@@ -458,11 +683,15 @@ class Fuzzer:
         data.freeze()
         return data, case
 
-    def _one(self, arm: Arm, prefix: Choices | None) -> None:
+    def _one(self, arm: Arm, prefix: Choices | None, *, origin: str = "here") -> None:
         drawn = self._draw(arm, prefix)
         if drawn is None:
             return
         data, case = drawn
+        parent = self.parent
+        from_shared = origin == "shared" or (parent is not None and parent.from_shared)
+        if self.sharing is not None and parent is not None and parent.from_shared:
+            self.sharing.reused += 1
         g = graded_case(case, self.vocab, self.suite.claims.reads)
         if not _claimed(g, self.suite.claims):
             return  # a shape the client does not read: not a case for it
@@ -485,29 +714,74 @@ class Fuzzer:
         if new:
             self.seen |= new
             arm.novel += 1
-            self._keep(arm, data, len(new), reached)
+            self._keep(arm, data, len(new), reached, origin, from_shared)
+            if self.sharing is not None and origin == "here" and from_shared:
+                self.sharing.built_on += 1
         if j.verdict in ("fail", "error"):
-            self._failed(arm, g, j, obs, data)
+            recording = getattr(getattr(case, "run", None), "recording", None)
+            self._failed(arm, g, j, obs, data, from_shared, recording)
 
     def _keep(
-        self, arm: Arm, data: ConjectureData, novel: int, reached: frozenset[Hashable]
-    ) -> None:
+        self,
+        arm: Arm,
+        data: ConjectureData,
+        novel: int,
+        reached: frozenset[Hashable],
+        origin: str = "here",
+        from_shared: bool = False,
+    ) -> Entry:
         shapes = tuple((node.type, node.constraints) for node in data.nodes)
         parts, pieces = _parts(data)
         entry = Entry(tuple(data.choices), shapes, novel, parts, pieces, reached)
+        entry.origin, entry.from_shared = origin, from_shared
         arm.corpus.append(entry)
-        if self.database is not None:
-            self.database.save(arm.key + CORPUS_SUB_KEY, choices_to_bytes(data.choices))
+        blob = entry.blob
+        arm.known.add(blob)
+        db = self.database
+        if db is not None and origin == "here":
+            # the local directory and the shared database (an input another worker
+            # shared is in both already)
+            db.save(arm.key + CORPUS_SUB_KEY, blob)
+            if self.sharing is not None:
+                self.sharing.sent += 1
+        elif origin == "resumed" and isinstance(db, KitDatabase) and db.shared is not None:
+            db.shared.save(arm.key + CORPUS_SUB_KEY, blob)  # an earlier session's, shared now
+            if self.sharing is not None:
+                self.sharing.sent += 1
         if len(arm.corpus) > CORPUS_CAP:
             # drop the least productive of the older half
             half = arm.corpus[: CORPUS_CAP // 2]
-            worst = min(half, key=lambda e: (e.novel, -e.picked))
+            worst = min(half, key=lambda e: (e.novel, -(e.picked + e.shared_picked)))
             arm.corpus.remove(worst)
-            if self.database is not None:
-                self.database.delete(arm.key + CORPUS_SUB_KEY, choices_to_bytes(worst.choices))
+            self._forget(arm, worst)
+        return entry
+
+    def _forget(self, arm: Arm, entry: Entry) -> None:
+        """Drop an input from the local database; from the shared one only if it was this
+        worker's own (another worker's input may still be worth something to it)."""
+        db = self.database
+        if db is None:
+            return
+        key = arm.key + CORPUS_SUB_KEY
+        if isinstance(db, KitDatabase):
+            if db.local is not None:
+                db.local.delete(key, entry.blob)
+            if db.shared is not None and entry.origin in ("here", "resumed"):
+                db.shared.delete(key, entry.blob)
+                if entry.told >= 0:
+                    db.shared.delete(arm.key + ENERGY_SUB_KEY, self._energy(entry, entry.told))
+        else:
+            db.delete(key, entry.blob)
 
     def _failed(
-        self, arm: Arm, g: GradedCase, j: Judgment, obs: Observation, data: ConjectureData
+        self,
+        arm: Arm,
+        g: GradedCase,
+        j: Judgment,
+        obs: Observation,
+        data: ConjectureData,
+        from_shared: bool = False,
+        recording: str | None = None,
     ) -> None:
         signature = reaction(arm.check, j, obs)
         if signature in arm.failures:
@@ -520,7 +794,14 @@ class Fuzzer:
         failure.source = "fuzzed"
         failure.saved, failure.replay = _save(self.suite, arm.check, g)
         found = Found(
-            arm.check.id, signature, j.message, self.clock() - self.started, self.cases, failure
+            arm.check.id,
+            signature,
+            j.message,
+            self.clock() - self.started,
+            self.cases,
+            failure,
+            recording=recording,
+            from_shared=from_shared,
         )
         arm.failures[signature] = found
         self.found.append(found)
@@ -553,7 +834,8 @@ def _weight(arm: Arm, entry: Entry) -> float:
     by at least a quarter as many cases as the input has had mutants.
     """
     rarest = min((arm.hits[k] for k in entry.reached), default=1)
-    return 1.0 / (max(rarest, 1 + entry.picked // 4) * (1 + entry.picked))
+    picked = entry.picked + entry.shared_picked  # other workers' mutants count too
+    return 1.0 / (max(rarest, 1 + picked // 4) * (1 + picked))
 
 
 def _parts(data: ConjectureData) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]]:
@@ -643,10 +925,17 @@ class FuzzReport(Report):
             f"feedback: {f.feedback}; coverage features: {f.features:,}",
         ]
         for found in f.failures:
+            where = []
+            if found.recording is not None:
+                where.append(f"on the recording {found.recording}")
+            if found.from_shared:
+                where.append("built on another worker's input")
             lines.append(
                 f"found after {found.seconds:.1f} s ({found.cases:,} cases): {found.check}: "
-                f"{found.message}"
+                f"{found.message}" + (f" [{'; '.join(where)}]" if where else "")
             )
+        if f.sharing is not None:
+            lines.extend(f.sharing.lines())
         return lines
 
     def _terminal(self, verbose: bool) -> str:

@@ -72,6 +72,7 @@ from stella_conform.generators.cases import Case, cases
 from stella_conform.generators.envelopes import EnvelopeCase, envelope_cases
 from stella_conform.generators.journals import JournalCase, journal_cases
 from stella_conform.generators.mutations import applicable
+from stella_conform.generators.runs import Run
 from stella_conform.generators.scenarios import ScenarioCase, scenario_cases
 from stella_conform.readings import also_conforming
 from stella_conform.safe_text import clip, json_safe, no_surrogates
@@ -170,6 +171,10 @@ class SuiteConfig:
     #: basic first); ``None``: every fixture.  For a quick run of a client's other modes
     #: when one of its runs grades every fixture: each check still runs, in this mode.
     fixtures_per_check: int | None = None
+    #: Real recordings a generated stream case may start from instead of a generated run
+    #: (``--seed-corpus``, :mod:`recordings`): the same in ``fuzz`` and in the ``run``
+    #: that replays what it found.
+    recordings: tuple[Any, ...] = ()
 
     def stella_vocabulary(self) -> Vocabulary:
         """What the stella under test writes."""
@@ -655,12 +660,27 @@ def _share_key(check: Check, config: SuiteConfig, vocab: Vocabulary) -> tuple[An
 GeneratedCase = Case | EnvelopeCase | ScenarioCase | JournalCase
 
 
-def check_strategy(check: Check, vocab: Vocabulary) -> SearchStrategy[GeneratedCase] | None:
+def check_strategy(
+    check: Check, vocab: Vocabulary, recordings: Sequence[Run] = ()
+) -> SearchStrategy[GeneratedCase] | None:
     """The generated cases a check grades: only its own mutations (or valid runs).
 
-    None when none of its mutations can be made with the types the client knows.
+    A stream case's run is generated, or one of ``recordings`` (real streams, whose
+    events the mutations then change).  None when none of its mutations can be made
+    with the types the client knows.
     """
     mutations = tuple(m for m in check.mutations if applicable(m, vocab))
+    if recordings and check.input == "stream":
+        from stella_conform.conformance.recordings import recorded_or_generated
+
+        base = recorded_or_generated(vocab, recordings)
+        if mutations and check.valid_runs:
+            return cases(vocab, mutations=mutations, max_mutations=2, run_strategy=base)
+        if mutations:
+            return cases(vocab, mutations=mutations, min_mutations=1, run_strategy=base)
+        if check.valid_runs:
+            return cases(vocab, max_mutations=0, run_strategy=base)
+        return None
     if check.input == "envelope":
         return envelope_cases(vocab, variants=check.mutations)
     if check.input == "scenario":
@@ -695,8 +715,10 @@ def graded_case(
             kind="scenario", scenario=dict(case.scenario),
         )  # fmt: skip
     marked = sorted({n for m in case.mutations for n in case.marks.get(m, ())})
+    recording = case.run.recording if case.run is not None else None
     return GradedCase(
-        "generated", case.stream, "generated", case.mutations, vocab=vocab,
+        f"recording {recording}" if recording else "generated",
+        case.stream, "generated", case.mutations, vocab=vocab,
         decoded=case.decoded, touched=case.touched, marked=tuple(marked),
     )  # fmt: skip
 
@@ -767,7 +789,7 @@ def _generated(
     result: CheckResult,
     pace: _Pace,
 ) -> list[Judgment]:
-    strategy = check_strategy(check, vocab)
+    strategy = check_strategy(check, vocab, config.recordings)
     if strategy is None:
         return []  # no mutation of this check can be made with the types the client knows
     judgments: list[Judgment] = []
@@ -780,7 +802,9 @@ def _generated(
     # Without a database the cases depend on the seed alone: clients graded on the same
     # check in this process (a matrix) share one generation and one oracle reading.
     share_key = (
-        _share_key(check, config, vocab) if config.share_generation and database is None else None
+        _share_key(check, config, vocab)
+        if config.share_generation and database is None and not config.recordings
+        else None
     )
     seen: list[GradedCase] = []
 

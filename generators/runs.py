@@ -92,6 +92,8 @@ class Run:
     ts_mode: TsMode = "absent"
     wrapper: bool = False
     retried_steps: int = 0
+    #: The file a recorded run was read from (``--seed-corpus``); None when generated.
+    recording: str | None = None
 
     def to_bytes(self) -> bytes:
         return b"".join(encode(e) + b"\n" for e in self.events)

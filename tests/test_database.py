@@ -59,8 +59,8 @@ def test_the_artifact_is_read_beside_the_directory_and_never_written(tmp_path: P
     assert example_database(tmp_path / "db", source) == MultiplexedDatabase(
         local, ReadOnlyDatabase(artifact)
     )
-    assert example_database(None, source) == ReadOnlyDatabase(artifact)
-    assert example_database(tmp_path / "db") == local
+    assert example_database(None, source) == MultiplexedDatabase(ReadOnlyDatabase(artifact))
+    assert example_database(tmp_path / "db") == MultiplexedDatabase(local)
     assert example_database(None) is None
 
 

@@ -42,6 +42,12 @@ STELLA_OPTIONS = (
     ("reads", None, "envelope parts it reads: run, pipeline, query, events, files_touched"),
     ("computes", None, "summary fields it computes, comma separated"),
     ("summary-only", None, "true: the client reports only a summary, no line observations"),
+    (
+        "database",
+        None,
+        "example database: a directory, and/or redis://HOST:PORT/N shared beside it "
+        "(default: Hypothesis's configured one)",
+    ),
 )
 
 
@@ -84,10 +90,27 @@ def _seed(config: pytest.Config) -> int:
     return int(hyp) if hyp is not None else 0
 
 
-def _database() -> Any:
+def _database(config: pytest.Config) -> Any:
+    """``stella_database`` (a directory and/or a shared Redis), else Hypothesis's own.
+
+    A shared Redis is read and written beside the local database: the directory named,
+    else the one Hypothesis is configured with (a profile's, e.g. GitHub artifacts).
+    """
     from hypothesis import settings
 
-    return settings().database  # honours a profile's database (e.g. GitHub artifacts)
+    spec = str(_option(config, "database") or "").strip()
+    if not spec:
+        return settings().database  # honours a profile's database (e.g. GitHub artifacts)
+    from stella_conform.conformance.database import example_database, parse_sources
+
+    try:
+        directory, shared = parse_sources(v for v in spec.replace(",", " ").split() if v)
+        if directory is not None and not directory.is_absolute():
+            directory = Path(str(config.rootpath)) / directory
+        local = None if directory is not None else settings().database
+        return example_database(directory, shared=shared, local=local)
+    except (ValueError, ModuleNotFoundError) as exc:
+        raise pytest.UsageError(f"stella_database: {exc}") from None
 
 
 def build_config(config: pytest.Config, client: Any) -> Any:
@@ -102,7 +125,7 @@ def build_config(config: pytest.Config, client: Any) -> Any:
         seed=_seed(config),
         failures_dir=rootdir / ".stella-conform" / "failures",
         database_dir=None,
-        database=_database(),
+        database=_database(config),
         wire_schema=str(wire) if wire else None,
     )
     return suite.with_claims(config.stash.get(_CLAIMS_KEY, Claims()))

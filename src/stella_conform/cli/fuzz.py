@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,9 +16,12 @@ from stella_conform.cli._common import (
     claim_options,
     client_options,
     color_option,
+    database_option,
+    load_seed_corpus,
     load_vocabulary,
     make_client,
     report_options,
+    seed_corpus_option,
     use_color,
     wire_schema_option,
 )
@@ -63,18 +67,18 @@ def _clock(seconds: float) -> str:
     help="Stop after this many distinct failures (any checks).",
 )
 @click.option(
+    "--max-cases",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Stop after this many cases (the same session on a fast machine and a loaded one).",
+)
+@click.option(
     "--no-feedback",
     is_flag=True,
     help="Do not ask the client for coverage (Python and Node.js clients give it by default).",
 )
-@click.option(
-    "--database",
-    "database_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path(".stella-conform/hypothesis"),
-    show_default=True,
-    help="Hypothesis example database: failures for run to replay, the corpus to resume.",
-)
+@database_option
+@seed_corpus_option
 @click.option("--no-database", is_flag=True, help="Neither read nor write the example database.")
 @artifact_option
 @report_options
@@ -101,8 +105,10 @@ def fuzz(
     seed: int,
     stop_on_first: bool,
     max_failures: int | None,
+    max_cases: int | None,
     no_feedback: bool,
-    database_dir: Path,
+    databases: tuple[str, ...],
+    seed_corpus: tuple[Path, ...],
     no_database: bool,
     github_artifact: str | None,
     known_failures: Path | None,
@@ -146,7 +152,7 @@ def fuzz(
         raise SetupError(f"--for: {exc}") from None
     known = load_known_failures(known_failures) if known_failures else {}
     check_writable([json_path, junit_path, markdown_path])
-    database = build_database(None if no_database else database_dir, github_artifact)
+    database = build_database(databases, github_artifact, no_database=no_database)
     client = make_client(command, mode, timeout, line_timeout)
     hello = ensure_mode_supported(client)
     vocab = load_vocabulary(wire_schema)
@@ -164,11 +170,18 @@ def fuzz(
         wire_schema=str(wire_schema) if wire_schema else None,
         shrink_budget=max_shrinks,
     ).with_claims(claims)
+    suite = dataclasses.replace(suite, recordings=load_seed_corpus(seed_corpus, suite.vocabulary()))
     probe = preflight(checks, suite)
     if probe is not None and probe.cannot_start:
         raise SetupError(probe.message())
     warm(database)  # an artifact is downloaded (with a timeout) before fuzzing starts
-    config = FuzzConfig(suite, seconds, stop_on_first=stop_on_first, max_failures=max_failures)
+    config = FuzzConfig(
+        suite,
+        seconds,
+        stop_on_first=stop_on_first,
+        max_failures=max_failures,
+        max_cases=max_cases,
+    )
     feedback = feedback_for(client.argv, wanted=not no_feedback)
     tty = sys.stderr.isatty()
     every = 1.0 if (tty or verbose) else 10.0

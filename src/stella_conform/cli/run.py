@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +18,13 @@ from stella_conform.cli._common import (
     claim_options,
     client_options,
     color_option,
+    database_option,
+    load_seed_corpus,
     load_vocabulary,
     make_client,
     parse_shard,
     report_options,
+    seed_corpus_option,
     shard_checks,
     use_color,
     wire_schema_option,
@@ -61,6 +65,8 @@ from stella_conform.errors import SetupError
 @click.option(
     "--no-database", is_flag=True, help="Do not read or write the Hypothesis example database."
 )
+@database_option
+@seed_corpus_option
 @artifact_option
 @click.option(
     "--max-shrinks",
@@ -106,6 +112,8 @@ def run(
     markdown_path: Path | None,
     failures_dir: Path,
     no_database: bool,
+    databases: tuple[str, ...],
+    seed_corpus: tuple[Path, ...],
     github_artifact: str | None,
     max_shrinks: int,
     shard: str | None,
@@ -148,9 +156,7 @@ def run(
         parse_shard(shard)  # a malformed --shard is a usage error before the client starts
     known = load_known_failures(known_failures) if known_failures else {}
     check_writable([json_path, junit_path, markdown_path])
-    database = build_database(
-        None if no_database else Path(".stella-conform/hypothesis"), github_artifact
-    )
+    database = build_database(databases, github_artifact, no_database=no_database)
     vocab = load_vocabulary(wire_schema)
     # an unknown claimed name is a usage error before the client starts (again with its hello)
     build_claims(vocab, None, knows, reads, computes, summary_only)
@@ -180,6 +186,8 @@ def run(
         deadline=None if time_budget is None else started + time_budget,
         time_budget=time_budget,
     ).with_claims(claims)
+    # the same recordings as the fuzz session: what it found on them replays as found
+    config = replace(config, recordings=load_seed_corpus(seed_corpus, config.vocabulary()))
     click.echo(f"grading {len(checks)} check(s) in {mode} mode with {jobs} worker(s)...", err=True)
     try:
         probe = preflight(checks, config)

@@ -1,0 +1,221 @@
+"""Real recordings as the runs that generated cases start from: ``--seed-corpus``.
+
+Every stella user has real streams: archived ``stella-events.jsonl`` files, recorded
+``--output-format json`` envelopes.  They show what stella really writes — event
+bodies, orderings and sizes no generator was written to produce, event types of a
+newer stella.  Given a folder of them, ``fuzz`` (and the ``run`` that replays what it
+found) lets a generated stream case start from one of them instead of a generated
+run: the check's mutations are then applied to the real events, and the reference
+decoder, as always, says what a correct client does with the result.
+
+A recording is read where it fits the kit's case structure — a valid run: every line
+a JSON object with a ``type`` (known or not), accepted by the reference decoder,
+ending on a terminator, nothing the kit's line encoding would change (duplicate keys,
+integers JSON cannot round-trip) — and skipped with a warning otherwise.  Files are
+read through the safe reader (a FIFO, a device, a file over the cap is refused), so a
+hostile folder costs a warning, never a hang.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hypothesis import strategies as st
+
+from stella_conform.decoder import Kind, decode_all
+from stella_conform.generators.runs import Run, encode, runs
+from stella_conform.safe_files import RefusedFile, read_regular
+from stella_conform.schemas.vocabulary import Vocabulary
+
+#: The largest recording read (a long session's stream is a few MiB).
+RECORDING_CAP = 8 * 1024 * 1024
+#: The most files looked at under one folder.
+FILES_CAP = 2000
+#: The most events of one recording (longer ones are skipped: each case copies them).
+EVENTS_CAP = 5000
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A file that was not read as a recording, and why."""
+
+    path: str
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.why}"
+
+
+@dataclass
+class SeedCorpus:
+    """The recordings read, and the files skipped."""
+
+    recordings: list[Run]
+    skipped: list[Skipped]
+    #: Files of other kinds (a README, a fixture's expectation) passed over in silence.
+    ignored: int = 0
+
+    def summary(self) -> str:
+        kinds = {"stream": 0, "envelope": 0}
+        for run in self.recordings:
+            kinds["envelope" if (run.recording or "").endswith(".json") else "stream"] += 1
+        return (
+            f"seed corpus: {len(self.recordings)} recording(s) read "
+            f"({kinds['stream']} stream(s), {kinds['envelope']} envelope(s)), "
+            f"{len(self.skipped)} skipped"
+        )
+
+
+def _files(path: Path) -> Iterator[Path]:
+    if not path.is_dir():
+        yield path
+        return
+    count = 0
+    for root, dirs, names in os.walk(path, followlinks=False):
+        dirs.sort()
+        for name in sorted(names):
+            count += 1
+            if count > FILES_CAP:
+                return
+            yield Path(root) / name
+
+
+def _is_recording(path: Path) -> bool:
+    name = path.name
+    if name.endswith((".expect.json", ".scenario.json")) or name.startswith("."):
+        return False  # a fixture's expectation, a wrapper scenario, a hidden file
+    return name.endswith((".jsonl", ".json"))
+
+
+def load(paths: Iterable[Path], vocab: Vocabulary) -> SeedCorpus:
+    """The recordings under ``paths`` (files or folders) that fit, read under ``vocab``."""
+    corpus = SeedCorpus([], [])
+    seen: set[bytes] = set()
+    for top in paths:
+        if not top.exists() and not top.is_symlink():
+            corpus.skipped.append(Skipped(str(top), "does not exist"))
+            continue
+        for path in _files(top):
+            if path != top and not _is_recording(path):
+                corpus.ignored += 1
+                continue
+            shown = str(path)
+            try:
+                data = read_regular(path, RECORDING_CAP)
+            except RefusedFile as exc:
+                corpus.skipped.append(Skipped(shown, exc.why))
+                continue
+            except OSError as exc:
+                corpus.skipped.append(Skipped(shown, f"cannot be read: {exc.strerror or exc}"))
+                continue
+            try:
+                events = _envelope_events(data) if path.name.endswith(".json") else None
+                run = recorded_run(data if events is None else _lines(events), vocab)
+            except (ValueError, UnicodeError) as exc:
+                corpus.skipped.append(Skipped(shown, str(exc)))
+                continue
+            stream = run.to_bytes()
+            if stream in seen:
+                continue  # the same run twice (a fixture and its copy)
+            seen.add(stream)
+            run.recording = path.name
+            corpus.recordings.append(run)
+    return corpus
+
+
+def _envelope_events(data: bytes) -> list[Any]:
+    """The events of a ``--output-format json`` envelope; ValueError when it has none."""
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError):
+        raise ValueError("not a JSON document (an envelope is one JSON object)") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("events"), list):
+        raise ValueError("an envelope without an events list")
+    return list(doc["events"])
+
+
+def _lines(events: Sequence[Any]) -> bytes:
+    try:
+        return b"".join(encode(e) + b"\n" for e in events)
+    except (TypeError, ValueError, RecursionError, UnicodeError):
+        raise ValueError("an event the kit cannot write as a line") from None
+
+
+def recorded_run(data: bytes, vocab: Vocabulary) -> Run:
+    """A recording as the kit's run, its events as recorded; ValueError where it does not fit.
+
+    A recording without a terminator fits (an older stella's, an interrupted run's):
+    what a correct client does with it and its mutants is the reference decoder's
+    reading, whatever it ends on.  One with no known event at all is not a stream.
+    """
+    decoded = decode_all(data, vocab)
+    events: list[Any] = []
+    for outcome in decoded.outcomes:
+        if outcome.kind not in (Kind.KNOWN, Kind.UNKNOWN) or not isinstance(outcome.raw, dict):
+            why = outcome.reason or outcome.kind.value
+            raise ValueError(f"not a valid run: line {outcome.line} is {why}")
+        if not outcome.terminated:
+            raise ValueError(f"not a valid run: line {outcome.line} has no final newline")
+        events.append(outcome.raw)
+        if len(events) > EVENTS_CAP:
+            raise ValueError(f"more than {EVENTS_CAP} events")
+    if decoded.summary.verdict != "accept":
+        raise ValueError("not a valid run: the reference decoder rejects it")
+    if not any(o.kind is Kind.KNOWN for o in decoded.outcomes):
+        raise ValueError("not a stella stream: no event of a known type")
+    lines = [line for line in data.split(b"\n") if line.strip()]
+    if len(lines) != len(events):
+        raise ValueError("not a valid run: blank lines")
+    for number, (event, line) in enumerate(zip(events, lines, strict=True), 1):
+        try:
+            same = _strict(encode(event)) == _strict(line)
+        except (ValueError, UnicodeError):
+            same = False
+        if not same:
+            # duplicate keys, a lone surrogate, a number beyond a double: the line the kit
+            # would write for the event is not the line that was recorded
+            raise ValueError(f"line {number} cannot be written back as recorded")
+    return Run(events, failed=decoded.summary.terminator == "error")
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise ValueError("duplicate keys")
+    return out
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError("beyond a double")
+    return value
+
+
+def _no_constant(text: str) -> Any:
+    raise ValueError(f"{text} is not JSON")
+
+
+def _strict(line: bytes) -> Any:
+    return json.loads(
+        line.decode("utf-8"),
+        object_pairs_hook=_no_duplicates,
+        parse_float=_finite,
+        parse_constant=_no_constant,
+    )
+
+
+def recorded_or_generated(vocab: Vocabulary, recordings: Sequence[Run]) -> st.SearchStrategy[Run]:
+    """A generated run, or one of the recordings (shrinking towards a generated one).
+
+    Each case copies the run's events before a mutation touches them (``Stream.of``),
+    so a recording is never changed.
+    """
+    if not recordings:
+        return runs(vocab)
+    return st.one_of(runs(vocab), st.sampled_from(list(recordings)))

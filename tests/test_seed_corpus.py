@@ -1,0 +1,122 @@
+"""`fuzz --seed-corpus`: real recordings as the runs cases start from; hostile files skipped.
+
+The client below chokes on an event type only a real recording carries (no generator
+writes it), so only a session seeded with that recording can find its bug.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ADAPTERS, kit
+
+from stella_conform.conformance.recordings import RECORDING_CAP, load, recorded_run
+from stella_conform.schemas.vocabulary import Vocabulary
+
+RECORDED_ONLY = "zz_recorded_only"
+CHOKES = f"""
+import os
+import sys
+
+sys.path.insert(0, {str(ADAPTERS / "python")!r})
+
+from stella_reader import Adapter, Reader, main
+
+
+class ChokingReader(Reader):
+    def on_unknown(self, line, event):
+        if event.get("type") == {RECORDED_ONLY!r}:
+            raise RuntimeError("cannot handle a recorded-only event")
+        return super().on_unknown(line, event)
+
+
+class Choking(Adapter):
+    reader_class = ChokingReader
+
+
+if __name__ == "__main__":
+    main(Choking)
+"""
+RECORDING = b"".join(
+    json.dumps(e, separators=(",", ":")).encode() + b"\n"
+    for e in (
+        {"type": "stage", "name": "execute", "scope": "turn"},
+        {"type": RECORDED_ONLY, "payload": {"spline": [1, 2, 3]}},
+        {"type": "text", "text": "recorded words"},
+        {"type": "turn_complete", "model": "m", "cost_usd": 0.01},
+        {"type": "run_complete", "model": "m", "cost_usd": 0.01},
+    )
+)
+
+
+def _hostile_folder(tmp_path: Path) -> Path:
+    seeds = tmp_path / "recorded"
+    seeds.mkdir()
+    (seeds / "session.jsonl").write_bytes(RECORDING)
+    (seeds / "copy-of-session.jsonl").write_bytes(RECORDING)  # read once
+    os.mkfifo(seeds / "fifo.jsonl")  # would block a plain open() for ever
+    (seeds / "zero.jsonl").symlink_to("/dev/zero")  # would never end
+    with (seeds / "huge.jsonl").open("wb") as fh:
+        fh.truncate(RECORDING_CAP + 1)
+    (seeds / "torn.jsonl").write_bytes(RECORDING[:-9])
+    (seeds / "bad.json").write_bytes(b'{"events": "not a list"}')
+    (seeds / "README.md").write_text("not a recording")
+    return seeds
+
+
+def test_recordings_that_fit_are_read_and_hostile_files_skipped(tmp_path: Path) -> None:
+    corpus = load([_hostile_folder(tmp_path)], Vocabulary.default())
+    assert [r.recording for r in corpus.recordings] == ["copy-of-session.jsonl"]
+    assert corpus.recordings[0].to_bytes() == RECORDING  # the real events, as recorded
+    why = {Path(s.path).name: s.why for s in corpus.skipped}
+    assert set(why) == {"fifo.jsonl", "zero.jsonl", "huge.jsonl", "torn.jsonl", "bad.json"}
+    assert "FIFO" in why["fifo.jsonl"] and "character device" in why["zero.jsonl"]
+    assert "larger than" in why["huge.jsonl"] and "not a valid run" in why["torn.jsonl"]
+    assert corpus.ignored == 1
+
+
+@pytest.mark.upstream
+def test_the_upstream_recording_fits(upstream_dir: Path) -> None:
+    data = (upstream_dir / "from_a_newer_stella.older.jsonl").read_bytes()
+    run = recorded_run(data, Vocabulary.default())
+    assert run.to_bytes() == data  # every real body kept (unknown types, legacy spelling)
+
+
+def test_duplicate_keys_do_not_fit() -> None:
+    with pytest.raises(ValueError, match="written back"):
+        recorded_run(RECORDING + b'{"type":"text","text":"a","text":"b"}\n', Vocabulary.default())
+
+
+@pytest.mark.slow
+def test_fuzz_finds_a_bug_only_a_recording_reaches_and_says_so(tmp_path: Path) -> None:
+    client = tmp_path / "chokes.py"
+    client.write_text(CHOKES)
+    seeds = _hostile_folder(tmp_path)
+    command = (sys.executable, str(client))
+    only = ("--only", "R1.valid-runs-accepted")
+    fuzz = ("fuzz", "--for", "10m", "--max-cases", "150", *only, "--stop-on-first")
+    blind = tmp_path / "blind"
+    blind.mkdir()
+    without = kit(*fuzz, "--json", "r.json", "--", *command, cwd=blind)
+    assert without.returncode == 0, without.stdout + without.stderr
+    seeded = tmp_path / "seeded"
+    seeded.mkdir()
+    out = kit(*fuzz, "--seed-corpus", str(seeds), "--json", "r.json", "--", *command, cwd=seeded)
+    assert out.returncode == 1, out.stdout + out.stderr
+    for name in ("fifo.jsonl", "zero.jsonl", "huge.jsonl", "torn.jsonl", "bad.json"):
+        assert f"warning: seed corpus: skipped {seeds / name}" in out.stderr
+    assert "seed corpus: 1 recording(s) read" in out.stderr
+    doc = json.loads((seeded / "r.json").read_text())
+    found = doc["fuzz"]["failures"][0]
+    assert found["recording"] == "copy-of-session.jsonl"
+    assert "on the recording copy-of-session.jsonl" in out.stdout
+    assert doc["fuzz"]["seed_corpus"] == {"recordings": 1}
+    # the run that replays it takes the same recordings: the very case is replayed
+    run = ("run", "--mode", "persistent", *only, "--examples", "1", "--max-shrinks", "0")
+    again = kit(*run, "--seed-corpus", str(seeds / "session.jsonl"), "--", *command, cwd=seeded)
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert "recording session.jsonl" in again.stdout

@@ -1,0 +1,367 @@
+"""Fuzz workers sharing one Redis database; recordings as seeds; losing the server.
+
+Against a real ``redis-server`` (Debian's, installed by ``.ci/run``), started here on a
+free loopback port and stopped by its pid: nothing is left running.  Every session is
+bounded by a number of cases (``--max-cases``), never by how fast this machine is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import ADAPTERS, KIT, PY_REFERENCE, kit
+
+redis = pytest.importorskip("redis")
+
+from hypothesis.database import choices_to_bytes  # noqa: E402
+
+from stella_conform.conformance.database import (  # noqa: E402
+    ENTRY_CAP,
+    KitDatabase,
+    RedisSource,
+    SafeDirectoryDatabase,
+    SharedDatabase,
+    example_database,
+)
+
+DEEP_R5 = (sys.executable, str(ADAPTERS / "deep" / "extra_fields_on_failed_tool.py"))
+BROKEN_TORN = (sys.executable, str(ADAPTERS / "broken" / "fails_on_torn_final_line.py"))
+R5 = ("--only", "R5.unknown-fields-ignored")
+
+pytestmark = pytest.mark.slow
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class RedisServer:
+    """One redis-server on a loopback port, nothing saved to disk."""
+
+    def __init__(self, workdir: Path) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            if os.environ.get("STELLA_CONFORM_REQUIRE_TOOLCHAINS"):
+                pytest.fail("redis-server is not installed (.ci/run installs it)")
+            pytest.skip("redis-server is not installed")
+        self.binary = binary
+        self.workdir = workdir
+        self.port = _free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [
+                self.binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.workdir),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        client = self.client()
+        for _ in range(200):  # up to 10 s for the server to listen
+            try:
+                client.ping()
+                return
+            except redis.exceptions.ConnectionError:
+                if self.proc.poll() is not None:
+                    pytest.fail("redis-server did not start")
+                time.sleep(0.05)
+        pytest.fail("redis-server did not answer")
+
+    def client(self) -> redis.Redis:
+        return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=5)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def wait_for_keys(self, pattern: str, proc: subprocess.Popen[str] | None = None) -> None:
+        """Until some key matches (a worker has shared something), or the worker ended."""
+        client = self.client()
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if list(client.scan_iter(match=pattern, count=1000)):
+                return
+            if proc is not None and proc.poll() is not None:
+                return
+            time.sleep(0.05)
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[RedisServer]:
+    srv = RedisServer(tmp_path)
+    srv.start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def _fuzz(cwd: Path, *args: str) -> subprocess.Popen[str]:
+    cwd.mkdir(exist_ok=True)
+    return subprocess.Popen(
+        [str(KIT), "fuzz", "--for", "10m", "--json", "report.json", *args],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _finish(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
+    try:
+        out, err = proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return proc.returncode, out, err
+
+
+def _report(cwd: Path) -> dict[str, object]:
+    doc: dict[str, object] = json.loads((cwd / "report.json").read_text())
+    return doc
+
+
+def test_a_failure_one_worker_found_is_replayed_by_a_run_in_a_third_folder(
+    tmp_path: Path, server: RedisServer
+) -> None:
+    """Two fuzz workers (own seeds, own folders) share one Redis; a run elsewhere, with
+    nothing local, replays what they found; the same run without the database does not."""
+    workers = [
+        _fuzz(
+            tmp_path / f"worker{seed}",
+            "--database",
+            server.url,
+            "--seed",
+            str(seed),
+            *R5,
+            "--stop-on-first",
+            "--max-cases",
+            "3000",
+            "--max-shrinks",
+            "0",
+            "--",
+            *DEEP_R5,
+        )
+        for seed in (1, 2)
+    ]
+    results = [_finish(w) for w in workers]
+    assert all(rc in (0, 1) for rc, _, _ in results), results
+    assert any(rc == 1 for rc, _, _ in results), "neither worker found the deep bug"
+    for seed in (1, 2):
+        shared = _report(tmp_path / f"worker{seed}")["fuzz"]["shared"]  # type: ignore[index]
+        assert shared["database"] == server.url and shared["lost"] is None
+    run_args = ("run", "--mode", "persistent", *R5, "--examples", "1", "--max-shrinks", "0")
+    elsewhere = tmp_path / "pull-request"
+    elsewhere.mkdir()
+    without = kit(*run_args, "--", *DEEP_R5, cwd=elsewhere)
+    assert without.returncode == 0, without.stdout + without.stderr
+    third = tmp_path / "third"
+    third.mkdir()
+    replayed = kit(*run_args, "--database", server.url, "--", *DEEP_R5, cwd=third)
+    assert replayed.returncode == 1, replayed.stdout + replayed.stderr
+    assert "reasoning lacks the fields of the failed call" in replayed.stdout
+
+
+def test_one_workers_corpus_is_where_the_other_starts(tmp_path: Path, server: RedisServer) -> None:
+    """Worker B, started once worker A has shared inputs, replays and mutates them
+    (inputs reused); a worker on an empty database number receives none."""
+    only = ("--only", "R6.*")
+    a = _fuzz(
+        tmp_path / "a",
+        "--database",
+        server.url,
+        "--seed",
+        "1",
+        *only,
+        "--max-cases",
+        "600",
+        "--",
+        *PY_REFERENCE,
+    )
+    server.wait_for_keys("*stella-fuzz.corpus", a)
+    b = _fuzz(
+        tmp_path / "b",
+        "--database",
+        server.url,
+        "--seed",
+        "2",
+        *only,
+        "--max-cases",
+        "300",
+        "--",
+        *PY_REFERENCE,
+    )
+    alone = _fuzz(
+        tmp_path / "alone",
+        "--database",
+        server.url.replace("/0", "/1"),
+        "--seed",
+        "2",
+        *only,
+        "--max-cases",
+        "300",
+        "--",
+        *PY_REFERENCE,
+    )
+    for proc in (a, b, alone):
+        rc, out, err = _finish(proc)
+        assert rc == 0, out + err
+    sent = _report(tmp_path / "a")["fuzz"]["shared"]["sent"]  # type: ignore[index]
+    shared = _report(tmp_path / "b")["fuzz"]["shared"]  # type: ignore[index]
+    assert sent > 0
+    assert shared["received"] > 0 and shared["adopted"] > 0
+    assert shared["reused"] > 0, shared  # cases mutated from A's inputs
+    nothing = _report(tmp_path / "alone")["fuzz"]["shared"]  # type: ignore[index]
+    assert nothing["received"] == 0 and nothing["reused"] == 0
+
+
+def test_losing_the_server_mid_fuzz_is_a_warning_and_nothing_is_lost(
+    tmp_path: Path, server: RedisServer
+) -> None:
+    only = ("--only", "R6.torn-final-line")
+    worker = tmp_path / "worker"
+    proc = _fuzz(worker, "--database", server.url, *only, "--max-cases", "400", "--", *BROKEN_TORN)
+    server.wait_for_keys("*stella-fuzz.corpus", proc)
+    server.stop()
+    rc, out, err = _finish(proc)
+    assert rc == 1, out + err  # the bug, found and reported: not a usage or set-up error
+    assert "does not answer" in err and "going on with the local database" in err
+    doc = _report(worker)
+    shared = doc["fuzz"]["shared"]  # type: ignore[index]
+    assert shared["lost"] is not None and not shared["lost"]["answered_again"]
+    assert shared["not_shared"].get("failures", 0) > 0, shared
+    assert "not shared (kept in the local database only)" in out
+    assert doc["fuzz"]["cases"] == 400  # type: ignore[index]
+    # nothing found is lost: the local database replays the failure
+    again = kit(
+        "run", "--mode", "persistent", *only, "--examples", "1", "--", *BROKEN_TORN, cwd=worker
+    )
+    assert again.returncode == 1, again.stdout + again.stderr
+
+
+# ---------------------------------------------------------------------- the database parts
+
+
+def test_entries_read_from_redis_are_checked_and_capped(server: RedisServer) -> None:
+    db = example_database(None, shared=RedisSource.parse(server.url))
+    assert isinstance(db, KitDatabase)
+    good = choices_to_bytes((1, "x", b"y"))
+    raw = server.client()
+    for value in (good, b"\xff not a choice sequence", b"A" + b"\x00" * (ENTRY_CAP + 1)):
+        raw.sadd(b"hypothesis-example:key", value)
+    assert list(db.fetch(b"key")) == [good]
+    assert db.refused == 2
+
+
+def test_redis_urls() -> None:
+    assert RedisSource.parse("redis://:secret@db.example:6380/3").shown == (
+        "redis://:***@db.example:6380/3"
+    )
+    for bad in (
+        "http://h:1/0",
+        "redis://:1/0",
+        "redis://h:x/0",
+        "redis://h:1/zero",
+        "redis://h/0?a=1",
+    ):
+        with pytest.raises(ValueError):
+            RedisSource.parse(bad)
+
+
+def test_a_malformed_database_url_is_a_usage_error(tmp_path: Path) -> None:
+    from conftest import kit_inline
+
+    out = kit_inline("run", "--database", "redis://h:x/0", "--", "true", cwd=tmp_path)
+    assert out.returncode == 2 and "--database" in out.stderr
+    both = kit_inline("fuzz", "--database", "d", "--no-database", "--", "true", cwd=tmp_path)
+    assert both.returncode == 2 and "contradict" in both.stderr
+
+
+def test_a_fifo_in_the_directory_database_is_skipped(tmp_path: Path) -> None:
+    db = SafeDirectoryDatabase(str(tmp_path / "db"))
+    good = choices_to_bytes((7,))
+    db.save(b"key", good)
+    folder = db._key_path(b"key")
+    os.mkfifo(folder / "planted")
+    (folder / "zero").symlink_to("/dev/zero")
+    assert list(db.fetch(b"key")) == [good]
+
+
+class Flaky:
+    """A stand-in for the Redis database whose server is up or down."""
+
+    def __init__(self) -> None:
+        self.up = True
+        self.values: dict[bytes, set[bytes]] = {}
+
+    def _check(self) -> None:
+        if not self.up:
+            raise ConnectionError("server gone")
+
+    def fetch(self, key: bytes) -> list[bytes]:
+        self._check()
+        return sorted(self.values.get(key, set()))
+
+    def save(self, key: bytes, value: bytes) -> None:
+        self._check()
+        self.values.setdefault(key, set()).add(value)
+
+    def delete(self, key: bytes, value: bytes) -> None:
+        self._check()
+        self.values.get(key, set()).discard(value)
+
+
+def test_writes_a_lost_server_missed_are_made_when_it_answers_again() -> None:
+    now = [0.0]
+    said: list[str] = []
+    inner = Flaky()
+    shared = SharedDatabase(
+        inner,  # type: ignore[arg-type]
+        "redis://test",
+        (ConnectionError,),
+        clock=lambda: now[0],
+        warn=said.append,
+    )
+    shared.save(b"k", b"one")
+    inner.up = False
+    shared.save(b"k", b"two")
+    assert list(shared.fetch(b"k")) == []  # lost: nothing read, no error
+    assert shared.unshared() == {b"k": 1} and len(said) == 1
+    inner.up = True
+    now[0] += 1.0
+    assert shared.unshared() == {b"k": 1}  # not retried before its time
+    now[0] += 60.0
+    assert list(shared.fetch(b"k")) == [b"one", b"two"]
+    assert shared.unshared() == {} and "answers again" in said[-1]

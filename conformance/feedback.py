@@ -25,11 +25,13 @@ import mmap
 import os
 import re
 import shutil
-import tempfile
 import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
+
+from stella_conform import stopping
+from stella_conform.safe_files import DOCUMENT_CAP, open_regular, read_regular
 
 Language = Literal["python", "node"]
 HOOKS = Path(__file__).resolve().parent / "coverage_hooks"
@@ -59,7 +61,7 @@ def client_language(argv: Sequence[str]) -> Language | None:
             return "node"
     program = shutil.which(argv[0]) or argv[0]
     try:
-        with open(program, "rb") as fh:
+        with open_regular(program) as fh:  # a FIFO named as the client is not waited on
             first = fh.readline(200)
     except OSError:
         return None
@@ -99,7 +101,7 @@ class PythonCoverage(Blind):
     kind = "python"
 
     def __init__(self) -> None:
-        self.directory = tempfile.mkdtemp(prefix="stella-conform-coverage-")
+        self.directory = stopping.temp_dir("stella-conform-coverage-")
         self.path = os.path.join(self.directory, "map")
         with open(self.path, "wb") as fh:
             fh.write(bytes(MAP_SIZE))
@@ -127,12 +129,29 @@ class PythonCoverage(Blind):
     def close(self) -> None:
         self._map.close()
         self._file.close()
-        shutil.rmtree(self.directory, ignore_errors=True)
+        stopping.remove_dir(self.directory)
 
     def describe(self) -> str:
         if not self.arrived:
             return "python (asked for, but no coverage arrived: blind)"
         return "python (line edges traced in the client process)"
+
+
+def _v8_features(doc: Any, hook_url: str) -> set[int]:
+    """The covered blocks of one V8 coverage file (``NODE_V8_COVERAGE``), as features."""
+    features: set[int] = set()
+    for script in doc.get("result", ()):
+        url = script.get("url", "")
+        if not url.startswith("file:") or url == hook_url:
+            continue
+        for function in script.get("functions", ()):
+            for block in function.get("ranges", ()):
+                count = block.get("count", 0)
+                if count > 0:
+                    ident = f"{url}:{block['startOffset']}:{block['endOffset']}"
+                    key = zlib.crc32(ident.encode())
+                    features.add(key * 8 + _bucket(min(count, 255)))
+    return features
 
 
 class NodeCoverage(Blind):
@@ -141,7 +160,7 @@ class NodeCoverage(Blind):
     kind = "node"
 
     def __init__(self) -> None:
-        self.directory = tempfile.mkdtemp(prefix="stella-conform-v8-")
+        self.directory = stopping.temp_dir("stella-conform-v8-")
         self.hook = HOOKS / "v8_take_coverage.js"
         self.arrived = False
 
@@ -170,27 +189,22 @@ class NodeCoverage(Blind):
         hook_url = self.hook.as_uri()
         for path in self._files():
             try:
-                with open(path, encoding="utf-8") as fh:
-                    doc = json.load(fh)
+                # the client's runtime wrote it, so the client could have put a FIFO or a
+                # link there: a regular file of at most a document's size, or nothing
+                data = read_regular(path, DOCUMENT_CAP, follow=False)
                 os.unlink(path)
-            except (OSError, ValueError):
+                doc = json.loads(data)
+            except (OSError, ValueError, RecursionError):
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
                 continue
-            for script in doc.get("result", ()):
-                url = script.get("url", "")
-                if not url.startswith("file:") or url == hook_url:
-                    continue
-                for function in script.get("functions", ()):
-                    for block in function.get("ranges", ()):
-                        count = block.get("count", 0)
-                        if count > 0:
-                            ident = f"{url}:{block['startOffset']}:{block['endOffset']}"
-                            key = zlib.crc32(ident.encode())
-                            features.add(key * 8 + _bucket(min(count, 255)))
+            with contextlib.suppress(AttributeError, TypeError, KeyError):  # not V8's shape
+                features |= _v8_features(doc, hook_url)
         self.arrived = self.arrived or bool(features)
         return frozenset(features)
 
     def close(self) -> None:
-        shutil.rmtree(self.directory, ignore_errors=True)
+        stopping.remove_dir(self.directory)
 
     def describe(self) -> str:
         if not self.arrived:

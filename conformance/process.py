@@ -96,6 +96,7 @@ class ClientProcess:
         self._stderr_eof = False
         self.stdin_broken = False
         self.started = time.monotonic()
+        stopping.supervise()  # in a kit command: stop handlers and the subreaper are on
         # Never a shell: argv goes to exec as is, whatever the stream or client holds.
         self.proc = subprocess.Popen(
             self.argv,

@@ -12,7 +12,6 @@ import contextlib
 import json
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -211,7 +210,7 @@ def _stream_file(client: Client, stream: bytes) -> Iterator[_Staged]:
         yield _Staged(list(client.argv), True)
         return
     # mode 0700; removed when the case ends, or by the stop handler if the kit is stopped
-    with stopping.tracked_dir(tempfile.mkdtemp(prefix="stella-conform-")) as directory:
+    with stopping.private_dir("stella-conform-") as directory:
         path = os.path.join(directory, "stream.jsonl")
         record = os.path.join(directory, "record.jsonl")
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -693,6 +692,13 @@ class PersistentSession:
         if self.proc is not None:
             _finish(obs, self.proc)
         return obs
+
+    def pause(self) -> None:
+        """Stop the process now, without its shutdown: it is started again (and sends its
+        hello again) for the next case.  For a caller that keeps few clients alive."""
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc = None
 
     def _discard(self) -> None:
         """Throw the process away: its state can no longer be trusted."""

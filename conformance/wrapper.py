@@ -28,7 +28,6 @@ import json
 import os
 import shlex
 import sys
-import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,7 +108,7 @@ def staged(
     scenario: Mapping[str, Any], stream: bytes, *, base_env: Mapping[str, str] | None = None
 ) -> Iterator[Stage]:
     """A private directory with the shim, the scenario and the stream; removed afterwards."""
-    with stopping.tracked_dir(tempfile.mkdtemp(prefix="stella-conform-wrapper-")) as name:
+    with stopping.private_dir("stella-conform-wrapper-") as name:
         directory = Path(name)
         install_shim(directory / "bin")
         (directory / "stream.jsonl").write_bytes(stream)

@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from stella_conform import stopping
+
 #: The most of a JSON document the kit reads (a report, an expectation, a matrix shard).
 DOCUMENT_CAP = 64 * 1024 * 1024
 #: The longest stream line ``decode``, ``validate`` and ``corpus check`` hold at once.
@@ -130,15 +132,18 @@ def write_atomic(path: Path, data: bytes | str) -> None:
     directory = path.parent if str(path.parent) else Path(".")
     temp = directory / f".{path.name}.{secrets.token_hex(6)}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(temp, flags | getattr(os, "O_CLOEXEC", 0), 0o666)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
+    # a stop signal waits until the file is in place or gone: a second Ctrl-C (which exits
+    # at once) cannot leave half a report or its temporary file behind
+    with stopping.signals_held():
+        fd = os.open(temp, flags | getattr(os, "O_CLOEXEC", 0), 0o666)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(payload)
+            os.replace(temp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+=@-]")

@@ -11,6 +11,13 @@ folders of *this* process — and does the cleaning.  On Linux the kit (and each
 also a *child subreaper*: a grandchild that left the client's process group with
 ``setsid`` is re-parented to the kit when the client dies, instead of to init, so the kit
 can find and kill it after each case.
+
+It is one mechanism for every command, not a step each command must remember: the CLI
+runs every command inside :func:`command`, and everything that starts a process (a
+client, an oracle, a worker pool) calls :func:`supervise` first, which sets up the
+handlers and the subreaper in the command's main process the first time.  When the
+command ends — by returning, by an error, or by a stop signal — :func:`command` kills
+whatever is still tracked and reaps whatever a client left behind.
 """
 
 from __future__ import annotations
@@ -20,8 +27,10 @@ import os
 import shutil
 import signal
 import sys
+import tempfile
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
@@ -35,6 +44,13 @@ _dirs: set[str] = set()
 _subreaper = False
 _main_pid: int | None = None
 _stopping = False
+#: The pid of the kit command running in this process (see :func:`command`), if any.
+_command_pid: int | None = None
+#: Whether the handlers are installed in this process (:func:`install`).
+_installed_pid: int | None = None
+#: Inside :func:`first_interrupt_asks`: a first Ctrl-C only asks to stop.
+_soft_interrupt = False
+_interrupt_asked = False
 
 
 class Stopped(BaseException):
@@ -78,6 +94,49 @@ def tracked_dir(path: str) -> Iterator[str]:
     finally:
         shutil.rmtree(path, ignore_errors=True)
         _dirs.discard(path)
+
+
+def temp_dir(prefix: str) -> str:
+    """A new private temporary folder (``mkdtemp``, mode 0700), removed by the stop handler
+    and when the command ends; :func:`remove_dir` removes it sooner.
+
+    Made with the stop signals held back, so a signal cannot fall between the folder's
+    creation and its tracking and leave it behind.
+    """
+    with signals_held():
+        path = tempfile.mkdtemp(prefix=prefix)
+        _dirs.add(path)
+    return path
+
+
+def remove_dir(path: str) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+    _dirs.discard(path)
+
+
+@contextlib.contextmanager
+def private_dir(prefix: str) -> Iterator[str]:
+    """:func:`temp_dir` for the length of a block."""
+    path = temp_dir(prefix)
+    try:
+        yield path
+    finally:
+        remove_dir(path)
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """Stop signals wait (pending, not lost) until the block ends: for the kit's own
+    bookkeeping only, never around starting a process (a child would inherit the mask)."""
+    main = threading.current_thread() is threading.main_thread()
+    if main and hasattr(signal, "pthread_sigmask"):
+        before = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        try:
+            yield
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)
+    else:
+        yield
 
 
 def clean_up() -> None:
@@ -146,7 +205,11 @@ def reap_orphans(keep: set[int] | None = None) -> list[int]:
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
-    global _stopping
+    global _stopping, _interrupt_asked
+    first_ctrl_c = signum == signal.SIGINT and _soft_interrupt and not _interrupt_asked
+    if first_ctrl_c and os.getpid() == _main_pid:
+        _interrupt_asked = True  # the command finishes what it is doing, then reports
+        return
     clean_up()
     if os.getpid() != _main_pid:  # a -j worker: its clients are dead; go, now
         os._exit(128 + signum)
@@ -157,13 +220,92 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
 
 
 def install() -> None:
-    """In the kit's main process: stop signals raise :class:`Stopped`; become a subreaper."""
-    global _main_pid, _stopping
+    """In the kit's main process: stop signals raise :class:`Stopped`; become a subreaper.
+
+    Once per process: a second call changes nothing (a stop already under way stays so).
+    """
+    global _main_pid, _stopping, _installed_pid
+    if _installed_pid == os.getpid():
+        return
     _main_pid = os.getpid()
+    _installed_pid = _main_pid
     _stopping = False
     become_subreaper()
     for signum in STOP_SIGNALS:
         signal.signal(signum, _on_signal)
+
+
+def supervise() -> None:
+    """Called before the kit starts any process (a client, an oracle, a worker pool).
+
+    In a kit command's main process (:func:`command`), on its main thread, the first call
+    installs the stop handlers and makes the process a subreaper; every later call, and
+    every call elsewhere (a ``-j`` worker, the pytest plugin inside someone's test
+    session, a library caller), changes nothing.
+    """
+    if (
+        _command_pid is not None
+        and _command_pid == os.getpid()
+        and threading.current_thread() is threading.main_thread()
+    ):
+        install()
+
+
+@contextlib.contextmanager
+def command() -> Iterator[None]:
+    """A kit command from start to end: whatever it started is gone when it ends.
+
+    A :class:`Stopped` the command did not handle itself (it had no partial report to
+    write) exits 128 + the signal here; any other ending kills every process group still
+    tracked and reaps every orphan a client left behind, then goes on as it was going.
+    """
+    global _command_pid
+    _command_pid = os.getpid()
+    try:
+        yield
+    except Stopped as stop:
+        leave(stop.exit_code)
+    finally:
+        if _command_pid == os.getpid():
+            clean_up()
+            _command_pid = None
+
+
+def installed() -> bool:
+    """Whether this process runs the kit's stop handlers (:func:`install`)."""
+    return _installed_pid == os.getpid()
+
+
+@contextlib.contextmanager
+def first_interrupt_asks() -> Iterator[Callable[[], bool]]:
+    """Within the block a first Ctrl-C only asks the command to finish (``fuzz``: stop
+    fuzzing and report); the function yielded says whether it was pressed.  A second
+    Ctrl-C, SIGTERM and SIGHUP stop the kit as anywhere else (:class:`Stopped`).
+
+    Where the kit's handlers are not installed (the fuzzer driven as a library) the
+    block installs a SIGINT handler of its own with the same two steps, and puts the
+    old one back.
+    """
+    global _soft_interrupt, _interrupt_asked
+    _soft_interrupt, _interrupt_asked = True, False
+    previous = None
+    own = not installed() and threading.current_thread() is threading.main_thread()
+    if own:
+
+        def on_sigint(signum: int, frame: FrameType | None) -> None:
+            global _interrupt_asked
+            if not _interrupt_asked:
+                _interrupt_asked = True
+                return
+            raise Stopped(signum)
+
+        previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield lambda: _interrupt_asked
+    finally:
+        _soft_interrupt = False
+        if own:
+            signal.signal(signal.SIGINT, previous)
 
 
 def worker_init() -> None:
@@ -215,8 +357,11 @@ def stop_pool(pool: Any) -> None:
 
 
 def leave(code: int) -> None:
-    """Exit now, output flushed: no atexit handler may wait on a stopped worker pool."""
-    reap_orphans()
+    """Exit now, output flushed: no atexit handler may wait on a stopped worker pool.
+
+    Whatever is still tracked is killed and removed first (:func:`clean_up`).
+    """
+    clean_up()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()

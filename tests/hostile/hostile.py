@@ -109,6 +109,18 @@ def main():
         subprocess.Popen(["setsid", "sleep", token], start_new_session=True)
         sys.stdin.buffer.read()
         sys.exit(0)
+    elif what == "slow":
+        # takes ARG seconds over every case, counting its runs in a log (argv[3])
+        with open(sys.argv[3], "a") as log:
+            log.write("run\n")
+        sys.stdin.buffer.read()
+        time.sleep(float(arg))
+        sys.exit(0)
+    elif what == "hang-counted":
+        # hangs on every case, counting its runs in a log (argv[2])
+        with open(arg, "a") as log:
+            log.write("run\n")
+        time.sleep(3600)
     elif what == "record-fifo":
         os.mkfifo(arg)  # the {record} file: a FIFO nobody writes
         sys.stdin.buffer.read()

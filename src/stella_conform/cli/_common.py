@@ -97,9 +97,13 @@ class KitGroup(click.Group):
     (never 1, which reads as a verdict), and keeps broken pipes quiet."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        from stella_conform import stopping
+
         _printable_streams()
         try:
-            return super().invoke(ctx)
+            # every process the command starts is supervised, and gone when it ends
+            with stopping.command():
+                return super().invoke(ctx)
         except SetupError as exc:
             fail_setup(str(exc))
         except BrokenPipeError:
@@ -244,6 +248,27 @@ def _default_jobs() -> int:
     import os
 
     return max(1, min(4, os.cpu_count() or 1))
+
+
+#: ``-j`` is at most this many workers per CPU: each worker runs a client, and more than a
+#: few per core only make every timeout likelier (64 workers on two cores did).
+JOBS_PER_CPU = 4
+
+
+def cap_jobs(jobs: int, what: str = "-j") -> int:
+    """``jobs``, or the cap of :data:`JOBS_PER_CPU` per CPU with a warning on stderr."""
+    import os
+
+    cpus = os.cpu_count() or 1
+    cap = JOBS_PER_CPU * cpus
+    if jobs <= cap:
+        return jobs
+    click.echo(
+        f"stella-conform: warning: {what} {jobs} is more than {JOBS_PER_CPU} per CPU "
+        f"({cpus} here); using {cap}",
+        err=True,
+    )
+    return cap
 
 
 # ---------------------------------------------------------------------- claims

@@ -41,9 +41,7 @@ import math
 import os
 import random
 import re
-import signal
 import struct
-import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Hashable, Sequence
@@ -56,6 +54,7 @@ from hypothesis.errors import Frozen, HypothesisException, StopTest, Unsatisfied
 from hypothesis.internal.conjecture.choice import choice_from_index
 from hypothesis.internal.conjecture.data import ConjectureData
 
+from stella_conform import stopping
 from stella_conform.conformance.checks import Check
 from stella_conform.conformance.database import KitDatabase, register_fixed_length
 from stella_conform.conformance.feedback import Blind, with_environment
@@ -77,6 +76,7 @@ from stella_conform.conformance.suite import (
     example_database,
     graded_case,
     run_check,
+    shared_sessions,
 )
 from stella_conform.corpus import bundled_fixtures_dir
 from stella_conform.schemas.vocabulary import Vocabulary
@@ -107,6 +107,10 @@ REWEIGH_EVERY = 25
 Choices = tuple[Any, ...]
 
 
+#: The most of the ``--for`` budget kept back for the final pass ("grade like ``run``").
+FINAL_PASS_SHARE_CAP = 0.5
+
+
 @dataclass(frozen=True)
 class FuzzConfig:
     suite: SuiteConfig
@@ -117,6 +121,9 @@ class FuzzConfig:
     #: fast machine and a loaded one.
     max_cases: int | None = None
     sync_seconds: float = SYNC_SECONDS
+    #: When the budget started, on the fuzzer's clock (the CLI: when the command started,
+    #: so ``--for`` bounds the whole command); ``None``: when :meth:`Fuzzer.run` starts.
+    started: float | None = None
 
 
 @dataclass
@@ -291,10 +298,13 @@ class FuzzOutcome:
     sharing: Sharing | None = None
     #: Recordings (``--seed-corpus``) the cases' runs could start from.
     recordings: int = 0
+    #: How the final pass went when it could not grade every check in full, else None.
+    final_pass: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "seconds": round(self.seconds, 2),
+            **({"final_pass": self.final_pass} if self.final_pass else {}),
             "cases": self.cases,
             "cases_per_second": round(self.cases / self.seconds, 1) if self.seconds else 0.0,
             "coverage_features": self.features,
@@ -358,7 +368,7 @@ class Fuzzer:
         traced = dataclasses.replace(client, env=with_environment(client.env, feedback))
         #: The arms' client: the same command, started so that it reports its coverage.
         self.traced = dataclasses.replace(self.suite, client=traced)
-        self.interrupted = False
+        self.asked: Callable[[], bool] = lambda: False  # a first Ctrl-C (stopping.py)
         self.progress = progress
         self.clock = clock
         self.random = random.Random(self.suite.seed)
@@ -377,6 +387,18 @@ class Fuzzer:
         self.arms: list[Arm] = []
         self.started = 0.0
         self.stopped = "time"
+        #: Seconds the client took for the cases so far, and how many: what the final
+        #: pass will cost per case, so fuzzing leaves it time within ``--for``.
+        self.case_seconds = 0.0
+        self.timed = 0
+        #: The one client session alive (the others are paused): at most one client.
+        self.live: Any = None
+        #: Checks the final pass has graded so far (a stop signal reports them).
+        self.graded: list[CheckResult] = []
+
+    @property
+    def interrupted(self) -> bool:
+        return self.asked()
 
     # ------------------------------------------------------------------ set-up
 
@@ -399,6 +421,7 @@ class Fuzzer:
         arm.key = database_key(check, self.suite)
         if check.judge == "quiet":
             fixtures = self.suite.fixtures_dir or bundled_fixtures_dir()
+            self._only_live(runner)
             baseline = runner.run(_fixture_case(check, "minimal_run", self.vocab, fixtures))
             arm.ctx.baseline_stderr_lines = baseline.stderr_lines
         return arm
@@ -514,47 +537,41 @@ class Fuzzer:
 
     # ------------------------------------------------------------------ the loop
 
-    def _on_interrupt(self, signum: int, frame: object) -> None:
-        """First Ctrl-C: finish the case in hand, then report. Second: stop at once."""
-        if self.interrupted:
-            raise KeyboardInterrupt
-        self.interrupted = True
-
     def run(self) -> FuzzOutcome:
-        self.started = self.clock()
+        """Fuzz until the budget (less the final pass's share), Ctrl-C or a stop condition;
+        then grade every check as ``run`` does, within what is left of the budget.
+
+        A first Ctrl-C while fuzzing ends the fuzzing; a second one, SIGTERM or SIGHUP
+        (:class:`stopping.Stopped`) ends the command: the outcome so far, with what the
+        final pass graded, travels in ``Stopped.partial`` for the report.
+        """
+        self.started = self.config.started if self.config.started is not None else self.clock()
         deadline = self.started + self.config.seconds
-        previous = None
-        if threading.current_thread() is threading.main_thread():
-            previous = signal.signal(signal.SIGINT, self._on_interrupt)
+        final_pass = None
         try:
-            self.arms = [self._arm(c) for c in self.checks if self._fuzzable(c)]
-            for arm in self.arms:
-                self._resume(arm, deadline)
-            self.next_sync = self.clock() + self.config.sync_seconds
-            last_report = self.clock()
-            window = (self.cases, self._features())
-            while self.arms and not self._done(deadline):
-                arm = self._choose()
-                self._one(arm, self._mutant(arm))
-                self._sync(deadline)
-                now = self.clock()
-                if self.progress is not None and now - last_report >= 1.0:
-                    self.progress(self._progress(now - last_report, window))
-                    last_report, window = now, (self.cases, self._features())
-        except KeyboardInterrupt:
-            self.stopped = "interrupted"
-        finally:
-            for arm in self.arms:
-                arm.runner.close()
-            if previous is not None:
-                signal.signal(signal.SIGINT, previous)
-        fuzz_seconds = self.clock() - self.started
-        self._sync(deadline, final=True)
-        results = self._final_results()
-        self._close_sharing()
+            with stopping.first_interrupt_asks() as asked, shared_sessions():
+                self.asked = asked
+                try:
+                    self._fuzz(deadline)
+                finally:
+                    for arm in self.arms:
+                        arm.runner.close()
+            fuzz_seconds = self.clock() - self.started
+            self._sync(deadline, final=True)
+            final_pass = self._final_pass(deadline)
+            self._close_sharing()
+        except stopping.Stopped as stop:
+            fuzz_seconds = self.clock() - self.started
+            stop.partial = [self._outcome(self._partial_results(), fuzz_seconds, None)]
+            raise
+        return self._outcome(self.graded, fuzz_seconds, final_pass)
+
+    def _outcome(
+        self, results: list[CheckResult], seconds: float, final_pass: str | None
+    ) -> FuzzOutcome:
         return FuzzOutcome(
             results=results,
-            seconds=fuzz_seconds,
+            seconds=seconds,
             cases=self.cases,
             features=self._features(),
             stopped=self.stopped,
@@ -563,13 +580,40 @@ class Fuzzer:
             arms=self.arms,
             sharing=self.sharing,
             recordings=len(self.suite.recordings),
+            final_pass=final_pass,
         )
+
+    def _fuzz(self, deadline: float) -> None:
+        self.arms = [self._arm(c) for c in self.checks if self._fuzzable(c)]
+        for arm in self.arms:
+            self._resume(arm, deadline)
+        self.next_sync = self.clock() + self.config.sync_seconds
+        last_report = self.clock()
+        window = (self.cases, self._features())
+        while self.arms and not self._done(deadline):
+            arm = self._choose()
+            self._one(arm, self._mutant(arm))
+            self._sync(deadline)
+            now = self.clock()
+            if self.progress is not None and now - last_report >= 1.0:
+                self.progress(self._progress(now - last_report, window))
+                last_report, window = now, (self.cases, self._features())
+
+    def _final_reserve(self) -> float:
+        """The part of the budget the final pass is likely to need: each check's fixtures,
+        a generated case and a database replay, a few shrinking runs per failure found,
+        at what a case has cost so far (with a margin); at most half the budget."""
+        if not self.timed or math.isinf(self.config.seconds):
+            return 0.0
+        per_case = self.case_seconds / self.timed
+        runs = sum(len(c.fixtures) + 2 for c in self.checks) + 10 * len(self.found)
+        return min(FINAL_PASS_SHARE_CAP * self.config.seconds, 1.5 * per_case * runs)
 
     def _done(self, deadline: float) -> bool:
         if self.interrupted:
             self.stopped = "interrupted"
             return True
-        if self.clock() >= deadline:
+        if self.clock() >= deadline - self._final_reserve():
             self.stopped = "time"
             return True
         if self.config.max_cases is not None and self.cases >= self.config.max_cases:
@@ -695,8 +739,12 @@ class Fuzzer:
         g = graded_case(case, self.vocab, self.suite.claims.reads)
         if not _claimed(g, self.suite.claims):
             return  # a shape the client does not read: not a case for it
+        self._only_live(arm.runner)
         self.feedback.start_case()
+        began = self.clock()
         obs = arm.runner.run(g)
+        self.case_seconds += self.clock() - began
+        self.timed += 1
         coverage = self.feedback.end_case()
         j = judge(arm.check, g, obs, arm.ctx)
         self.cases += 1
@@ -720,6 +768,15 @@ class Fuzzer:
         if j.verdict in ("fail", "error"):
             recording = getattr(getattr(case, "run", None), "recording", None)
             self._failed(arm, g, j, obs, data, from_shared, recording)
+
+    def _only_live(self, runner: CaseRunner) -> None:
+        """At most one client process alive: the checks share one persistent session
+        (:func:`shared_sessions`), and one with a session of its own (a quiet check,
+        which counts its client's stderr from its own start) pauses the other's."""
+        session = runner.session
+        if self.live is not None and self.live is not session:
+            self.live.pause()
+        self.live = session
 
     def _keep(
         self,
@@ -812,18 +869,52 @@ class Fuzzer:
 
     # ------------------------------------------------------------------ the report
 
-    def _final_results(self) -> list[CheckResult]:
-        """Every check graded as ``run`` grades it (fixtures, then the database, shrunk)."""
+    def _final_pass(self, deadline: float) -> str | None:
+        """Every check graded as ``run`` grades it (fixtures, then the database, shrunk),
+        within what is left of the budget; what it could not grade in full says so."""
         replay = dataclasses.replace(self.suite, examples=1)
+        if not math.isinf(self.config.seconds):
+            left = max(0.0, deadline - self.clock())
+            replay = dataclasses.replace(
+                replay,
+                deadline=time.monotonic() + left,
+                time_budget=self.config.seconds,
+                budget_option="--for",
+            )
         by_id = {arm.check.id: arm for arm in self.arms}
-        results = []
-        for check in self.checks:
-            result = run_check(check, replay)
-            arm = by_id.get(check.id)
-            if arm is not None:
-                _merge(result, arm, check)
+        with shared_sessions():
+            for check in self.checks:
+                result = run_check(check, replay)
+                arm = by_id.get(check.id)
+                if arm is not None:
+                    _merge(result, arm, check)
+                self.graded.append(result)
+        cut = sum(1 for r in self.graded if r.cut_short)
+        if not cut:
+            return None
+        return (
+            f"cut short by --for: {cut} of {len(self.checks)} check(s) not graded in full "
+            "(give fuzz more time to grade them)"
+        )
+
+    def _partial_results(self) -> list[CheckResult]:
+        """What a stopped command reports: the checks the final pass graded, and every
+        other check that failed while fuzzing (its failures are saved and replayable)."""
+        results = list(self.graded)
+        done = {r.id for r in results}
+        for arm in self.arms:
+            if arm.check.id in done or not arm.failures:
+                continue
+            found = sorted(arm.failures.values(), key=lambda f: f.seconds)
+            check = arm.check
+            result = CheckResult(
+                check.id, check.name, check.rule, check.tier, check.failing_outcome,
+                f"failed while fuzzing (not replayed: the kit was stopped): {found[0].message}",
+                cases=arm.cases, failures=[f.failure for f in found],
+            )  # fmt: skip
             results.append(result)
-        return results
+        order = {c.id: i for i, c in enumerate(self.checks)}
+        return sorted(results, key=lambda r: order.get(r.id, len(order)))
 
 
 def _weight(arm: Arm, entry: Entry) -> float:
@@ -877,6 +968,11 @@ def _merge(result: CheckResult, arm: Arm, check: Check) -> None:
             f"failed while fuzzing but not when replayed (the client may depend on earlier "
             f"cases or on time): {found[0].message}"
         )
+    elif result.cut_short and result.outcome == "error" and not result.failures:
+        # not graded in full in the final pass, but fuzzing found a failure: that is its
+        # outcome (the case is saved and replays), with the budget's words after it
+        result.outcome = check.failing_outcome
+        result.message = f"{found[0].message} (failed while fuzzing; {result.message})"
     shown = {f.saved for f in result.failures}
     for f in found:
         if f.failure.saved not in shown and len(result.failures) < FAILURES_PER_CHECK + 1:
@@ -924,6 +1020,8 @@ class FuzzReport(Report):
             f"fuzzed {f.cases:,} case(s) in {f.seconds:.0f} s ({rate:.0f}/s), stopped: {f.stopped}",
             f"feedback: {f.feedback}; coverage features: {f.features:,}",
         ]
+        if f.final_pass:
+            lines.append(f"final pass: {f.final_pass}")
         for found in f.failures:
             where = []
             if found.recording is not None:

@@ -127,6 +127,9 @@ class CheckResult:
     #: ``point=A`` / ``point=B``: the registered readings the client took in cases it
     #: passed (docs/contract-readings.md), with how many cases each. Information only.
     readings: dict[str, int] = field(default_factory=dict)
+    #: The time budget ran out before the check was graded in full (not in the JSON: the
+    #: message says so).
+    cut_short: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -165,6 +168,8 @@ class SuiteConfig:
     deadline: float | None = None
     #: The budget in seconds, as the user gave it (for messages).
     time_budget: float | None = None
+    #: The option that set the budget, as messages name it (``fuzz`` sets ``--for``).
+    budget_option: str = "--time-budget"
     #: What the client claims to know, read and compute (see ``claims.py``).
     claims: Claims = field(default_factory=Claims)
     #: Grade each check on at most its first N fixtures (the catalogue lists the most
@@ -240,7 +245,8 @@ class _SharedSession:
     of a run take turns on one client process; it is restarted only after a crash or a
     timeout, as within a check.  ``R3.no-loud-warning`` still gets a process of its own:
     it counts the client's stderr lines from its own baseline, and the stderr kept for a
-    process is capped.
+    process is capped; the shared process is stopped meanwhile (and restarted after), so
+    a worker never has more than one client alive.
     """
 
     on = False
@@ -249,7 +255,11 @@ class _SharedSession:
     @classmethod
     def for_check(cls, client: Client, check: Check) -> PersistentSession | None:
         """The shared session for this client, or None when this check needs its own."""
-        if not cls.on or check.judge == "quiet":
+        if not cls.on:
+            return None
+        if check.judge == "quiet":
+            if cls.session is not None:
+                cls.session.pause()  # one client alive per worker: the shared one restarts
             return None
         if cls.session is not None and cls.session.client != client:
             cls.close()
@@ -300,7 +310,9 @@ class CaseRunner:
         fail-fast stops the check at its first timeout, see :class:`_Pace`.)
         """
         obs = self._run(case)
-        if obs.status == "timeout" and self.answered:
+        deadline = self.config.deadline
+        over = deadline is not None and time.monotonic() > deadline
+        if obs.status == "timeout" and self.answered and not over:
             obs = self._run(case)
             if obs.status == "timeout":
                 obs.detail += " (twice: the case was run again in case the machine was busy)"
@@ -493,14 +505,18 @@ class _Pace:
     #: Why the check stopped early, once it has.
     reason: str | None = None
 
+    #: The time budget ran out before the check was graded in full.
+    ran_out: bool = False
+
     def out_of_time(self) -> bool:
         deadline = self.config.deadline
         return deadline is not None and time.monotonic() > deadline
 
     def budget_message(self) -> str:
+        self.ran_out = True
         self.reason = (
-            f"not graded in full: the --time-budget of {self.config.time_budget:g} s ran out "
-            f"after {self.cases} case(s)"
+            f"not graded in full: the {self.config.budget_option} of "
+            f"{self.config.time_budget:g} s ran out after {self.cases} case(s)"
         )
         return self.reason
 
@@ -575,8 +591,10 @@ def _run_check(check: Check, config: SuiteConfig) -> CheckResult:
     pace = _Pace(config)
     if pace.out_of_time():
         result.outcome = "error"
+        result.cut_short = True
         result.message = (
-            f"not graded: the --time-budget of {config.time_budget:g} s ran out before it started"
+            f"not graded: the {config.budget_option} of {config.time_budget:g} s ran out "
+            "before it started"
         )
         return result
     runner = CaseRunner(config, check)
@@ -633,6 +651,7 @@ def _run_check(check: Check, config: SuiteConfig) -> CheckResult:
     elif result.outcome in ("fail", "warn", "error") and result.failures:
         result.message = result.failures[0].message  # the shrunk case, shown first
     result.seconds = time.monotonic() - started
+    result.cut_short = pace.ran_out
     return result
 
 
@@ -1034,6 +1053,7 @@ def worker_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
     """
     import multiprocessing
 
+    stopping.supervise()  # a stop signal stops the workers (each its own clients)
     _before_fork()
     ctx = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init)

@@ -131,6 +131,9 @@ def fuzz(
     the inputs that reached new code in the client, then reports like run. Exit 0
     when no check failed, 1 when one did, 2 for usage and set-up errors.
     """
+    import time
+
+    from stella_conform import stopping
     from stella_conform.conformance.checks import select, unmatched_globs
     from stella_conform.conformance.claims import resolve_profiles
     from stella_conform.conformance.database import warm
@@ -154,6 +157,8 @@ def fuzz(
     check_writable([json_path, junit_path, markdown_path])
     database = build_database(databases, github_artifact, no_database=no_database)
     client = make_client(command, mode, timeout, line_timeout)
+    stopping.install()  # SIGTERM, SIGHUP, a second Ctrl-C: clients killed, partial report
+    started = time.monotonic()  # --for bounds the whole command, from here
     hello = ensure_mode_supported(client)
     vocab = load_vocabulary(wire_schema)
     claims = build_claims(vocab, hello, knows, reads, computes, summary_only)
@@ -181,6 +186,7 @@ def fuzz(
         stop_on_first=stop_on_first,
         max_failures=max_failures,
         max_cases=max_cases,
+        started=started,
     )
     feedback = feedback_for(client.argv, wanted=not no_feedback)
     tty = sys.stderr.isatty()
@@ -208,23 +214,39 @@ def fuzz(
         f"feedback: {feedback.kind if feedback.kind != 'none' else 'none (blind)'}",
         err=True,
     )
+    out_color = use_color(color, sys.stdout)
     try:
         outcome = Fuzzer(checks, config, feedback, progress=progress).run()
+    except stopping.Stopped as stop:
+        feedback.close()
+        partial: Any = stop.partial[0] if stop.partial else None
+        if partial is not None:
+            why = (
+                f"stopped by {stop.name} after {partial.cases:,} fuzzed case(s); "
+                f"{len(partial.results)} of {len(checks)} check(s) reported"
+            )
+            report = _report(suite, partial, vocab, known, incomplete=why)
+            _write(report, json_path, junit_path, markdown_path)
+            click.echo(report.terminal(verbose, color=out_color), color=out_color)
+        stopping.leave(stop.exit_code)
     finally:
         feedback.close()
     if tty:
         click.echo("", err=True)
     report = _report(suite, outcome, vocab, known)
     _write(report, json_path, junit_path, markdown_path)
-    out_color = use_color(color, sys.stdout)
     click.echo(report.terminal(verbose, color=out_color), color=out_color)
     sys.exit(report.exit_code)
 
 
-def _report(suite: Any, outcome: Any, vocab: Any, known: dict[str, str]) -> Any:
+def _report(
+    suite: Any, outcome: Any, vocab: Any, known: dict[str, str], incomplete: str | None = None
+) -> Any:
     from stella_conform.conformance.fuzz import FuzzReport
 
-    return FuzzReport(suite, outcome.results, vocab.ident, known, fuzz=outcome)
+    return FuzzReport(
+        suite, outcome.results, vocab.ident, known, fuzz=outcome, incomplete=incomplete
+    )
 
 
 def _write(report: Any, json_path: Path | None, junit: Path | None, md: Path | None) -> None:

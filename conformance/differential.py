@@ -17,11 +17,13 @@ command fail.  Disagreements are grouped by class with the smallest example.
 from __future__ import annotations
 
 import json
-import subprocess
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from stella_conform import stopping
+from stella_conform.conformance.process import ClientProcess
 from stella_conform.readings import Readings, read_stream
 from stella_conform.schemas.vocabulary import Vocabulary
 
@@ -63,23 +65,44 @@ class CorpusResult:
         return len(self.classes.get(UNEXPLAINED, []))
 
 
+#: The most of an oracle's stdout the kit keeps: an answer is one small JSON object.
+ANSWER_CAP = 1024 * 1024
+
+
 def ask(command: Sequence[str], stream: bytes, timeout: float) -> OracleAnswer:
-    """Run the external decoder on one stream and read its answer."""
+    """Run the external decoder on one stream and read its answer.
+
+    The oracle is supervised like any client (:class:`ClientProcess`): its own process
+    group, killed with everything it started when the answer is in; a deadline; stdout
+    kept up to :data:`ANSWER_CAP` and stderr bounded, the rest counted and dropped.
+    """
     try:
-        done = subprocess.run(
-            list(command), input=stream, capture_output=True, timeout=timeout, check=False
-        )
-    except subprocess.TimeoutExpired:
-        return OracleAnswer(None, problem=f"no answer within {timeout:g} s")
+        proc = ClientProcess(command, keep_stdout=ANSWER_CAP, collect_lines=False)
     except OSError as exc:
         return OracleAnswer(None, problem=f"cannot run the oracle: {exc.strerror or exc}")
-    out = done.stdout.strip()
-    if not out:
-        if done.returncode in (0, 1):
-            return OracleAnswer("accept" if done.returncode == 0 else "reject")
-        return OracleAnswer(None, problem=f"exit status {done.returncode} and no answer")
     try:
-        doc = json.loads(out.splitlines()[-1])
+        proc.send(stream, then_close=True)
+        ended = proc.wait(time.monotonic() + timeout)
+    finally:
+        proc.kill()
+    if ended.timed_out:
+        return OracleAnswer(None, problem=f"no answer within {timeout:g} s")
+    if proc.stdout.total > ANSWER_CAP:
+        return OracleAnswer(
+            None,
+            problem=f"an answer of {proc.stdout.total} bytes (the kit reads at most "
+            f"{ANSWER_CAP}: one JSON object)",
+        )
+    out = bytes(proc.stdout.kept).strip()
+    if not out:
+        if ended.signal is None and ended.returncode in (0, 1):
+            return OracleAnswer("accept" if ended.returncode == 0 else "reject")
+        return OracleAnswer(None, problem=f"{ended.describe()} and no answer")
+    last = out.splitlines()[-1]
+    try:
+        doc = json.loads(last)
+    except RecursionError:
+        return OracleAnswer(None, problem=f"not a JSON answer (nested too deeply): {out[:80]!r}")
     except (ValueError, UnicodeDecodeError):
         return OracleAnswer(None, problem=f"not a JSON answer: {out[:80]!r}")
     if not isinstance(doc, dict) or doc.get("verdict") not in ("accept", "reject"):
@@ -120,28 +143,39 @@ def diff_corpus(
     timeout: float,
 ) -> CorpusResult:
     result = CorpusResult(name)
-    for case in cases:
-        result.cases += 1
-        readings = read_stream(case.stream, vocab)
-        answer = ask(command, case.stream, timeout)
-        found = classify(readings, answer)
-        if found is None:
-            result.agreed += 1
-            continue
-        default = readings.default.summary
-        kit = _says(default.verdict, default.rejected_line)
-        if readings.alternatives:
-            kit += (
-                " (or "
-                + ", ".join(
-                    f"{_says(a.summary.verdict, a.summary.rejected_line)} by {a.reading}"
-                    for a in readings.alternatives
-                )
-                + ")"
-            )
-        said = answer.problem or _says(str(answer.verdict), answer.rejected_line)
-        result.classes.setdefault(found, []).append(Disagreement(case, kit, said))
+    try:
+        for case in cases:
+            _compare(result, case, command, vocab, timeout)
+    except stopping.Stopped as stop:
+        stop.partial.append(result)  # what was compared: the command reports it
+        raise
     return result
+
+
+def _compare(
+    result: CorpusResult, case: DiffCase, command: Sequence[str], vocab: Vocabulary, timeout: float
+) -> None:
+    """One case: the oracle's answer against the readings, tallied into ``result``."""
+    readings = read_stream(case.stream, vocab)
+    answer = ask(command, case.stream, timeout)
+    result.cases += 1
+    found = classify(readings, answer)
+    if found is None:
+        result.agreed += 1
+        return
+    default = readings.default.summary
+    kit = _says(default.verdict, default.rejected_line)
+    if readings.alternatives:
+        kit += (
+            " (or "
+            + ", ".join(
+                f"{_says(a.summary.verdict, a.summary.rejected_line)} by {a.reading}"
+                for a in readings.alternatives
+            )
+            + ")"
+        )
+    said = answer.problem or _says(str(answer.verdict), answer.rejected_line)
+    result.classes.setdefault(found, []).append(Disagreement(case, kit, said))
 
 
 def render(results: Sequence[CorpusResult]) -> str:

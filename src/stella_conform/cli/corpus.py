@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -106,17 +107,60 @@ def corpus_diff(
     disagreement grouped by class: the registered reading that explains it, or
     "unexplained". Exit 0 when every disagreement is explained, 1 when one is not.
     """
-    import json
     import shlex
 
-    from stella_conform.conformance.differential import DiffCase, diff_corpus, render, to_json
+    from stella_conform import stopping
+    from stella_conform.conformance.differential import render, to_json
     from stella_conform.conformance.runner import resolve_client
+
+    try:
+        words = shlex.split(oracle)
+    except ValueError as exc:  # an unbalanced quote
+        raise SetupError(f"--oracle: {exc}") from None
+    command = resolve_client(words)  # a missing program is exit 2, not 0 % agreement
+    vocab = load_vocabulary(wire_schema)
+    results: list[Any] = []
+    stopping.install()  # SIGTERM, SIGHUP, SIGINT: oracles killed, what was compared shown
+    try:
+        _diff_all(results, directories, command, vocab, generated, seed, timeout)
+    except stopping.Stopped as stop:
+        results += stop.partial
+        why = f"stopped by {stop.name} after {sum(r.cases for r in results)} case(s)"
+        click.echo(render(results))
+        click.echo(f"INCOMPLETE: {why}")
+        _write_diff(json_path, {**to_json(results), "incomplete": why})
+        stopping.leave(stop.exit_code)
+    click.echo(render(results))
+    _write_diff(json_path, to_json(results))
+    sys.exit(1 if any(r.unexplained for r in results) else 0)
+
+
+def _write_diff(json_path: Path | None, doc: dict[str, Any]) -> None:
+    import json
+
+    from stella_conform.safe_files import write_atomic
+
+    if json_path is not None:
+        try:
+            write_atomic(json_path, json.dumps(doc, indent=2) + "\n")
+        except OSError as exc:
+            raise SetupError(f"cannot write {json_path}: {exc.strerror or exc}") from None
+
+
+def _diff_all(
+    results: list[Any],
+    directories: tuple[Path, ...],
+    command: tuple[str, ...],
+    vocab: Any,
+    generated: int,
+    seed: int,
+    timeout: float,
+) -> None:
+    """Each corpus against the oracle, its result appended as it is done."""
+    from stella_conform.conformance.differential import DiffCase, diff_corpus
     from stella_conform.corpus import bundled_fixtures_dir, iter_fixtures
     from stella_conform.generators.export import draw_cases
 
-    command = resolve_client(shlex.split(oracle))  # a missing program is exit 2, not 0 % agreement
-    vocab = load_vocabulary(wire_schema)
-    results = []
     for directory in directories or (bundled_fixtures_dir(),):
         fixtures = [
             DiffCase(str(directory), f.name, f.stream_path.read_bytes())
@@ -135,7 +179,3 @@ def corpus_diff(
             for i, case in enumerate(draw_cases(generated, seed, vocab))
         ]
         results.append(diff_corpus(label, drawn, command, vocab, timeout))
-    click.echo(render(results))
-    if json_path is not None:
-        json_path.write_text(json.dumps(to_json(results), indent=2) + "\n", encoding="utf-8")
-    sys.exit(1 if any(r.unexplained for r in results) else 0)

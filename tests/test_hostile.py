@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -1083,3 +1084,178 @@ def test_no_timeout_misfires_with_a_cpu_hog_beside_the_kit(tmp_path: Path) -> No
             hog.kill()
             hog.wait()
     assert [c["outcome"] for c in doc["checks"]] == ["pass"], doc["checks"]
+
+
+# ------------------------------------- one supervisor for every command (issue 27, item 1)
+
+#: Every command that starts processes, as (arguments before the client, how the client is
+#: given). Each grades a client that puts a grandchild in a session of its own per run.
+SUPERVISED = ("run", "fuzz", "replay", "smoke", "corpus-diff", "matrix")
+
+
+def _command(name: str, client: list[str], tmp_path: Path, timeout: str) -> list[str]:
+    """The command line of ``name`` grading ``client`` in exit mode, reports in tmp_path."""
+    case = str(bundled_fixtures_dir() / "minimal_run.jsonl")
+    reports = ["--json", "r.json", "--markdown", "r.md", "--junit-xml", "r.xml"]
+    if name == "run":
+        return [
+            "run", "--examples", "1", "--no-database", "--timeout", timeout, "-j", "1",
+            "--only", "R1.*", *reports, "--", *client,
+        ]  # fmt: skip
+    if name == "fuzz":
+        return [
+            "fuzz", "--mode", "exit", "--for", "3s", "--no-database", "--timeout", timeout,
+            "--only", "R1.valid-runs-accepted", "--max-shrinks", "0", *reports, "--", *client,
+        ]  # fmt: skip
+    if name == "replay":
+        return ["replay", case, "--timeout", timeout, "--", *client]
+    if name == "smoke":
+        return ["smoke", "--timeout", timeout, "--", *client]
+    if name == "corpus-diff":
+        return [
+            "corpus", "diff", "--oracle", shlex.join(client), "--generated", "2",
+            "--timeout", timeout, "--json", "r.json",
+        ]  # fmt: skip
+    (tmp_path / "m.toml").write_text(
+        f'[matrix]\nexamples = 1\njobs = 1\n\n[[client]]\nname = "c"\n'
+        f'command = {json.dumps(client)}\nmode = "exit"\ntimeout = {timeout}\n'
+    )
+    return ["matrix", "m.toml", "--out", "out", "--examples", "1"]
+
+
+def _escaped(token: str) -> list[str]:
+    """Processes of this test still running: its clients and their setsid grandchildren."""
+    return [line for line in _ps().splitlines() if token in line or str(HOSTILE) in line]
+
+
+def _settled(token: str) -> list[str]:
+    """What is left once the kit is gone (a killed process takes a moment to go)."""
+    deadline = time.monotonic() + 3
+    while (left := _escaped(token)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+@pytest.mark.parametrize("name", SUPERVISED)
+def test_no_grandchild_outlives_a_command_that_finished(tmp_path: Path, name: str) -> None:
+    """Every run of the client starts a grandchild in a session of its own and exits; when
+    the command is done, none is left (fuzz left 300 of 300, replay and smoke all)."""
+    token = f"{SLEEP}{SUPERVISED.index(name)}"
+    client = [sys.executable, str(HOSTILE), "setsid-exit", token]
+    done = subprocess.run(
+        [str(KIT), *_command(name, client, tmp_path, "10")], cwd=tmp_path,
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), (done.returncode, done.stderr[-2000:])
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert not _settled(token), _escaped(token)
+
+
+def _stopped(tmp_path: Path, name: str, signals: tuple[int, ...]) -> tuple[int, str, str]:
+    """Start ``name`` on a client that hangs with a setsid grandchild, send ``signals``."""
+    token = f"{SLEEP}{SUPERVISED.index(name)}{signals[0]}{len(signals)}"
+    first = tmp_path / "first"
+    if name not in ("run", "fuzz"):  # no probe run before the case: hang on the first one
+        first.touch()
+    client = [sys.executable, str(HOSTILE), "setsid-hang", token, str(first)]
+    proc = subprocess.Popen(
+        [str(KIT), *_command(name, client, tmp_path, "60")], cwd=tmp_path,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while _grandchildren(token) < 1:  # a client is running, its grandchild escaped
+            assert time.monotonic() < deadline and proc.poll() is None, "no client started"
+            time.sleep(0.1)
+        for signum in signals:
+            proc.send_signal(signum)
+            time.sleep(0.3)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:  # the test failed: leave nothing running
+            proc.kill()
+            proc.wait()
+    assert not _settled(token), _escaped(token)
+    return proc.returncode, out, err
+
+
+STOPS = {
+    "SIGTERM": (signal.SIGTERM,),
+    "SIGHUP": (signal.SIGHUP,),
+    "two Ctrl-Cs": (signal.SIGINT, signal.SIGINT),
+}
+
+
+@pytest.mark.parametrize("stop", list(STOPS))
+@pytest.mark.parametrize("name", SUPERVISED)
+def test_every_command_stops_on_a_signal_leaving_nothing(
+    tmp_path: Path, name: str, stop: str
+) -> None:
+    """SIGTERM, SIGHUP or two Ctrl-Cs while a client hangs with an escaped grandchild: the
+    command exits 128 + N at once, nothing is left running, reports say incomplete."""
+    signals = STOPS[stop]
+    code, out, err = _stopped(tmp_path, name, signals)
+    assert code == 128 + signals[0], (code, err[-2000:])
+    assert "Traceback" not in err, err[-2000:]
+    assert not list(tmp_path.glob(".*.tmp"))
+    report = tmp_path / ("out/matrix.json" if name == "matrix" else "r.json")
+    if name in ("run", "fuzz", "corpus-diff", "matrix") and report.exists():
+        assert json.loads(report.read_text())["incomplete"].startswith("stopped by"), out
+    if name == "fuzz" or (name in ("run", "corpus-diff", "matrix") and len(signals) == 1):
+        assert report.exists(), (out, err[-2000:])  # a partial report, written whole
+
+
+def test_jobs_are_capped_at_a_few_per_cpu(tmp_path: Path) -> None:
+    """-j 64 on this machine: a warning, and at most 4 workers per CPU (64 forked 64)."""
+    cap = 4 * (os.cpu_count() or 1)
+    out = kit(
+        "run", "-j", str(cap * 8), "--only", "R1.valid-runs-accepted", "--examples", "0",
+        "--no-database", "--", *PY_REFERENCE, cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert f"-j {cap * 8} is more than 4 per CPU ({os.cpu_count()} here); using {cap}" in out.stderr
+    assert f"with {cap} worker(s)" in out.stderr
+    from stella_conform.cli._common import cap_jobs
+
+    assert cap_jobs(cap) == cap and cap_jobs(1) == 1
+
+
+# ----------------------------------------------------- fuzz within its bounds (item 3)
+
+
+@pytest.mark.parametrize(("behaviour", "timeout"), [("slow", "5"), ("hang-counted", "1")])
+def test_fuzz_for_bounds_the_whole_command(tmp_path: Path, behaviour: str, timeout: str) -> None:
+    """Every case costs the client at least a second (it sleeps, or hangs into a 1 s
+    timeout): within --for 5s at most 5 cases can start, and one more in flight. Before,
+    the final "grade like run" pass ignored the budget (--for 10s took 298 s)."""
+    log = tmp_path / "runs.log"
+    args = ("1", str(log)) if behaviour == "slow" else (str(log),)
+    out = kit(
+        "fuzz", "--mode", "exit", "--for", "5s", "--timeout", timeout, "--no-database",
+        "--only", "R1.*", "--json", "r.json", "--", sys.executable, str(HOSTILE), behaviour,
+        *args, cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode in (0, 1), out.stderr[-2000:]
+    runs = log.read_text().count("run")
+    assert 1 <= runs <= 6, (runs, out.stdout[-3000:])
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["fuzz"]["final_pass"].startswith("cut short by --for"), doc["fuzz"]
+    assert any("the --for of 5 s ran out" in c["message"] for c in doc["checks"]), doc["checks"]
+
+
+def test_fuzz_keeps_one_client_alive_at_a_time(tmp_path: Path) -> None:
+    """Persistent mode, every reader check (one of them with a session of its own): each
+    client that starts finds no other alive (fuzz kept 28 alive at once, 429 MiB)."""
+    alive = tmp_path / "alive"
+    alive.mkdir()
+    counter = Path(__file__).parent / "hostile" / "count_alive.py"
+    out = kit(
+        "fuzz", "--for", "6s", "--no-database", "--no-feedback", "--max-shrinks", "0",
+        "--json", "r.json", "--", sys.executable, str(counter), str(alive), *PY_REFERENCE,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode in (0, 1), out.stderr[-2000:]
+    peaks = [int(n) for n in (alive / "peaks").read_text().split()]
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert len(doc["fuzz"]["checks"]) > 10 and len(peaks) > 1, (peaks, doc["fuzz"]["checks"])
+    assert max(peaks) == 0, peaks

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from stella_conform.cli._common import parse_shard
+from stella_conform.cli._common import cap_jobs, parse_shard
 from stella_conform.cli.report import _write_matrix
 from stella_conform.errors import SetupError
 
@@ -45,6 +45,7 @@ def matrix(
     config = load_config(config_path)
     if jobs is not None:
         config.jobs = jobs
+    config.jobs = cap_jobs(config.jobs, "-j" if jobs is not None else "[matrix] jobs =")
     if examples is not None:
         config.examples = examples
     if seed is not None:

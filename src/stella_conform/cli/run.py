@@ -15,6 +15,7 @@ from stella_conform.cli._common import (
     artifact_option,
     build_claims,
     build_database,
+    cap_jobs,
     claim_options,
     client_options,
     color_option,
@@ -154,6 +155,7 @@ def run(
         )
     if shard is not None:
         parse_shard(shard)  # a malformed --shard is a usage error before the client starts
+    jobs = cap_jobs(jobs)
     known = load_known_failures(known_failures) if known_failures else {}
     check_writable([json_path, junit_path, markdown_path])
     database = build_database(databases, github_artifact, no_database=no_database)

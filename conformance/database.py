@@ -31,10 +31,12 @@ import contextlib
 import os
 import re
 import socket
+import stat
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -48,7 +50,7 @@ from hypothesis.database import (
     choices_from_bytes,
 )
 
-from stella_conform.safe_files import RefusedFile, read_regular
+from stella_conform.safe_files import RefusedFile, open_regular, read_regular
 
 #: The artifact name the documented CI workflow uploads.
 DEFAULT_ARTIFACT = "stella-conform-db"
@@ -105,11 +107,179 @@ class ArtifactSource:
         return cls(owner, repo, name or DEFAULT_ARTIFACT)
 
     def database(self, cache: Path = ARTIFACT_CACHE) -> ExampleDatabase:
-        """The artifact as a read-only database (downloaded on first read, then cached)."""
-        artifact = GitHubArtifactDatabase(
+        """The artifact as a read-only database (downloaded on first read, then cached),
+        its cache and its members checked before use (:class:`CheckedArtifactDatabase`)."""
+        artifact = CheckedArtifactDatabase(
             self.owner, self.repo, artifact_name=self.name, path=cache / self.name
         )
         return ReadOnlyDatabase(artifact)
+
+
+#: The largest artifact zip the kit opens.
+ARTIFACT_ZIP_CAP = 128 * 1024 * 1024
+#: The most members, and the most bytes they may unpack to altogether.
+ARTIFACT_MEMBERS_CAP = 200_000
+ARTIFACT_UNPACKED_CAP = 512 * 1024 * 1024
+#: The most a member may unpack to per byte it takes in the zip (deflate reaches ~1000
+#: on zeros; a database entry does not compress a tenth as well).
+ARTIFACT_RATIO_CAP = 100
+#: A member's name: a key folder, and an entry in it (Hypothesis names both by hashes).
+_MEMBER = re.compile(r"[A-Za-z0-9_.-]{1,128}(/[A-Za-z0-9_.-]{1,128})?/?")
+
+
+def artifact_problem(path: Path) -> str | None:
+    """Why the zip at ``path`` is not an example-database artifact the kit will read, or
+    ``None``: it must be a regular file (no link) of at most :data:`ARTIFACT_ZIP_CAP`
+    bytes whose members are stored or deflated, named as a database's files are, each at
+    most :data:`ENTRY_CAP` bytes unpacked, :data:`ARTIFACT_RATIO_CAP` times their packed
+    size at most, :data:`ARTIFACT_UNPACKED_CAP` bytes in all.  Only the zip's directory
+    is read: nothing is unpacked to decide (a 13 MB zip bomb took the kit to 3.1 GiB)."""
+    import zipfile
+
+    try:
+        with open_regular(path, follow=False) as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > ARTIFACT_ZIP_CAP:
+                return f"it is {size} bytes, over the cap of {ARTIFACT_ZIP_CAP}"
+            with zipfile.ZipFile(fh) as zf:
+                members = zf.infolist()
+    except RefusedFile as exc:
+        return exc.why
+    except (OSError, zipfile.BadZipFile, ValueError, EOFError) as exc:
+        return f"it is not a readable zip ({type(exc).__name__}: {exc})"
+    if len(members) > ARTIFACT_MEMBERS_CAP:
+        return f"it has {len(members)} members, over the cap of {ARTIFACT_MEMBERS_CAP}"
+    total = 0
+    for member in members:
+        name = member.filename
+        if not _MEMBER.fullmatch(name) or ".." in name.split("/"):
+            return f"a member is named {name[:200]!r}, not as a database's files are"
+        if member.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            return f"{name} is packed with method {member.compress_type} (only stored and deflated)"
+        if member.file_size > ENTRY_CAP:
+            return f"{name} unpacks to {member.file_size} bytes, over the cap of {ENTRY_CAP}"
+        if member.file_size > 1024 and member.file_size > ARTIFACT_RATIO_CAP * max(
+            member.compress_size, 1
+        ):
+            return (
+                f"{name} unpacks to {member.file_size} bytes from {member.compress_size}, over "
+                f"{ARTIFACT_RATIO_CAP} times its size"
+            )
+        total += member.file_size
+    if total > ARTIFACT_UNPACKED_CAP:
+        return f"it unpacks to {total} bytes, over the cap of {ARTIFACT_UNPACKED_CAP}"
+    return None
+
+
+class CheckedArtifactDatabase(GitHubArtifactDatabase):
+    """Hypothesis's GitHub-artifact database, with its cache and its zip checked first.
+
+    The cache is a folder in the working tree, so anything can be there: Hypothesis used
+    a zip stamped 9999-12-31 for ever, crashed (exit 3) on a badly named zip, a folder
+    or a FIFO named like one (a FIFO hung it, a link to ``/dev/zero`` filled the memory),
+    and unpacked whatever the zip held.  Here only regular files (no link) named by a
+    download's time stamp, not in the future, are cached artifacts; anything else there
+    is ignored with a warning and left alone.  The latest one younger than a day is
+    used if :func:`artifact_problem` finds nothing wrong with it; otherwise the artifact
+    is downloaded again (and checked the same way), and if that fails an older cached
+    one is used with a warning, as Hypothesis does, or none.
+    """
+
+    #: Where warnings go (stderr; a test may collect them).
+    warn: Callable[[str], None] = staticmethod(
+        lambda text: print(f"stella-conform: warning: {text}", file=sys.stderr)
+    )
+
+    def _initialize_db(self) -> None:
+        self._initialized = True
+        self._disabled = True  # until an artifact passes
+        folder = self.path
+        try:
+            kind = folder.lstat().st_mode
+        except FileNotFoundError:
+            kind = None
+        except OSError as exc:
+            self.warn(f"the artifact cache {folder} cannot be read ({exc}): no artifact read")
+            return
+        if kind is not None and not stat.S_ISDIR(kind):
+            self.warn(
+                f"the artifact cache {folder} is not a folder (a link, a file or a FIFO): "
+                "no artifact read"
+            )
+            return
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            names = sorted(os.listdir(folder))
+        except OSError as exc:
+            self.warn(f"the artifact cache {folder} cannot be used ({exc}): no artifact read")
+            return
+        now = datetime.now(UTC)
+        cached: list[tuple[datetime, Path]] = []
+        for name in names:
+            path = folder / name
+            stamp, why = _cached_stamp(path, now)
+            if stamp is None:
+                self.warn(f"ignored {path} in the artifact cache: {why}")
+            else:
+                cached.append((stamp, path))
+        cached.sort()
+        for _, old in cached[:-1]:  # as Hypothesis does: only the latest is kept
+            with contextlib.suppress(OSError):
+                old.unlink()
+        latest = cached[-1] if cached else None
+        if latest is not None and now - latest[0] < self.cache_timeout:
+            problem = artifact_problem(latest[1])
+            if problem is None:
+                self._use(latest[1])
+                return
+            self.warn(f"the cached artifact {latest[1]} is not used: {problem}; fetching it again")
+            with contextlib.suppress(OSError):
+                latest[1].unlink()
+            latest = None
+        fetched = self._fetch_artifact()
+        if fetched is not None:
+            problem = artifact_problem(fetched)
+            if problem is None:
+                if latest is not None:
+                    with contextlib.suppress(OSError):
+                        latest[1].unlink()
+                self._use(fetched)
+                return
+            self.warn(f"the downloaded artifact is not used: {problem}")
+            with contextlib.suppress(OSError):
+                fetched.unlink()
+        if latest is not None and artifact_problem(latest[1]) is None:
+            self.warn(f"using an expired artifact: {latest[1]}")
+            self._use(latest[1])
+            return
+        self.warn(f"no usable artifact {self.artifact_name!r}: the run reads none")
+
+    def _use(self, path: Path) -> None:
+        self._artifact = path
+        self._disabled = False
+        self._initialized = False  # Hypothesis's own preparation (its index of the zip)
+        self._prepare_for_io()
+
+
+def _cached_stamp(path: Path, now: datetime) -> tuple[datetime | None, str]:
+    """A cached artifact's download time, or ``(None, why it is not one)``."""
+    if not path.name.endswith(".zip"):
+        return None, "not a .zip"
+    try:
+        mode = path.lstat().st_mode
+    except OSError as exc:
+        return None, f"cannot be read ({exc})"
+    if not stat.S_ISREG(mode):
+        return None, "not a regular file (a link, a folder, a FIFO or a device)"
+    try:
+        stamp = datetime.fromisoformat(path.name[: -len(".zip")].replace("_", ":"))
+    except ValueError:
+        return None, "not named by a download's time stamp"
+    if stamp.tzinfo is None:
+        return None, "its time stamp has no time zone"
+    if stamp > now:
+        return None, f"dated {stamp.isoformat()}, in the future"
+    return stamp, ""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,79 @@
+"""Memory is flat: nothing a run keeps grows with the cases it has graded.
+
+A run used to keep about 105 KiB per case to its end (1.06 GiB on runs of about 1,200
+lines): every generated case of a check stayed alive until the check ended, and each
+check's garbage outlived it.  These tests count objects, not bytes or time, so they
+hold on a loaded machine; the peak-RSS figures are benchmarks/bench_memory.py's.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+import weakref
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+from stella_conform.conformance import suite
+from stella_conform.conformance.checks import select
+from stella_conform.conformance.grader import GradedCase
+from stella_conform.conformance.runner import Client
+from stella_conform.conformance.suite import SuiteConfig, run_check
+
+CLIENT = (sys.executable, str(REPO / "adapters" / "python" / "reference_client.py"))
+
+
+def _config(tmp_path: Path, examples: int) -> SuiteConfig:
+    return SuiteConfig(
+        client=Client(CLIENT, mode="persistent"),
+        examples=examples,
+        failures_dir=tmp_path / "failures",
+        database_dir=None,
+    )
+
+
+def _check(check_id: str):  # type: ignore[no-untyped-def]
+    (check,) = [c for c in select(("reader",)) if c.id == check_id]
+    return check
+
+
+def test_a_check_holds_one_generated_case_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While a check grades its generated cases, the cases it has finished are gone
+    (only a matrix, which shares them with the next client, keeps them)."""
+    made_so_far: list[weakref.ref[GradedCase]] = []
+    most = [0]
+    made = suite.graded_case
+
+    def tracked(*args, **kwargs):  # type: ignore[no-untyped-def]
+        case = made(*args, **kwargs)
+        gc.collect()  # what is only garbage does not count as kept
+        most[0] = max(most[0], sum(1 for ref in made_so_far if ref() is not None))
+        made_so_far.append(weakref.ref(case))
+        return case
+
+    monkeypatch.setattr(suite, "graded_case", tracked)
+    result = run_check(_check("R3.unknown-type-inert"), _config(tmp_path, 30))
+    assert result.outcome == "pass", result.message
+    assert result.cases >= 30
+    assert most[0] <= 2, f"{most[0]} earlier generated cases still alive during the check"
+
+
+def test_a_run_keeps_no_garbage_of_the_checks_it_graded(tmp_path: Path) -> None:
+    """After each check the objects the process tracks are back where they were: the
+    check's garbage (Hypothesis's examples and their cycles) is collected with the
+    check, not left to the collector's rare full passes over the whole heap."""
+    config = _config(tmp_path, 15)
+    check = _check("R3.unknown-type-inert")
+    with suite.shared_sessions():
+        run_check(check, config)  # warm-up: caches, strategies, the client process
+        run_check(check, config)
+        counts = []
+        for _ in range(4):
+            run_check(check, config)
+            counts.append(len(gc.get_objects()))
+    grown = counts[-1] - counts[0]
+    assert grown < 300, f"{grown} more objects after three more checks: {counts}"

@@ -219,16 +219,18 @@ function main(ReaderClass = Reader) {
     const src = process.argv[2] ? fs.createReadStream(process.argv[2]) : process.stdin;
     const reader = new ReaderClass();
     const splitter = new LineSplitter((n, line) => { reader.push(n, line); return !reader.rejected; });
+    let finished = false;
     const done = () => {
+      if (finished) return;
+      finished = true;
       reader.finish();
       if (reader.rejected) {
         process.stderr.write(`stella-reader-node: line ${reader.rejected[0]}: ${reader.rejected[1]}\n`);
-        process.exit(1);
       }
-      process.exit(0);
+      end(src, reader.rejected ? 1 : 0);
     };
-    src.on("data", (c) => { if (!splitter.feed(c)) done(); });
-    src.on("end", () => { splitter.end(); done(); });
+    src.on("data", (c) => { if (!finished && !splitter.feed(c)) done(); });
+    src.on("end", () => { if (!finished) { splitter.end(); done(); } });
     return;
   }
   if (mode === "report") {
@@ -250,17 +252,27 @@ function main(ReaderClass = Reader) {
   }
   // persistent: one JSON message per stdin line
   hello();
+  let stopped = false;
   const frames = new LineSplitter((n, line) => {
     const msg = JSON.parse(line.toString("utf-8"));
-    if (msg.kind === "shutdown") process.exit(0);
+    if (msg.kind === "shutdown") { stopped = true; end(process.stdin, 0); return false; }
     if (msg.kind !== "case") return true;
     const reader = readAll(
       Buffer.from(msg.stream, "base64"), (m) => emit({ ...m, id: msg.id }), ReaderClass);
     emit({ ...reader.summary(), id: msg.id });
     return true;
   });
-  process.stdin.on("data", (c) => frames.feed(c));
-  process.stdin.on("end", () => process.exit(0));
+  process.stdin.on("data", (c) => { if (!stopped) frames.feed(c); });
+  process.stdin.on("end", () => end(process.stdin, 0));
+}
+
+// Ends the process once everything written has reached the kit. A pipe is written
+// asynchronously on POSIX: answers that do not fit in it wait inside this process, and
+// process.exit() would drop them (a shutdown right after queued cases lost most of their
+// answers). Stop reading, set the status, and let Node.js exit when stdout has drained.
+function end(input, code) {
+  process.exitCode = code;
+  input.destroy();
 }
 
 if (require.main === module) {

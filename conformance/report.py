@@ -119,7 +119,11 @@ class Report:
             "seed": self.config.seed,
             "examples": self.config.examples,
             "date": self.date,
-            "client": {"command": list(client.argv), "mode": client.mode},
+            "client": {
+                "command": list(client.argv),
+                "mode": client.mode,
+                **({"mode_chosen": self.config.mode_reason} if self.config.mode_reason else {}),
+            },
             "claims": self.config.claims.to_json(self._stella(), self._checks()),
             "summary": self.counts(),
             "exit_code": self.exit_code,
@@ -142,6 +146,20 @@ class Report:
     def _checks(self) -> list[Any]:
         return [BY_ID[r.id] for r in self.results if r.id in BY_ID]
 
+    def mode_chosen(self) -> str | None:
+        """How ``--mode auto`` chose the mode, when it did (and the way out of exit mode)."""
+        reason = self.config.mode_reason
+        if not reason:
+            return None
+        from stella_conform.conformance.automode import EXIT_HINT
+
+        hint = f"; {EXIT_HINT}" if self.config.client.mode == "exit" else ""
+        return f"--mode auto: {reason}{hint}"
+
+    def mode_line(self) -> str | None:
+        chosen = self.mode_chosen()
+        return f"mode {self.config.client.mode} ({chosen})" if chosen else None
+
     def claim_lines(self) -> list[str]:
         """What the client claims and what that leaves ungraded; empty without claims."""
         return self.config.claims.describe(self._stella(), self._checks())
@@ -156,6 +174,9 @@ class Report:
     def _terminal(self, verbose: bool) -> str:
         width = max(len(r.id) for r in self.results) if self.results else 10
         lines = [f"claims {line}" for line in self.claim_lines()]
+        chosen = self.mode_line()
+        if chosen:
+            lines.insert(0, chosen)
         if lines:
             lines.append("")
         for r in self.results:
@@ -186,7 +207,9 @@ class Report:
             "## stella-conform",
             *(["", f"**⚠️ incomplete: {self.incomplete}**"] if self.incomplete else []),
             "",
-            f"{markdown_code(' '.join(client.argv))} ({client.mode} mode), "
+            f"{markdown_code(' '.join(client.argv))} ({client.mode} mode"
+            + (f", {_markdown_text(self.mode_chosen() or '')}" if self.config.mode_reason else "")
+            + "), "
             f"vocabulary {markdown_code(self.vocabulary)}, "
             f"corpus `{corpus_version()}`, seed {self.config.seed}, "
             f"stella-conform {__version__}, {self.date}",

@@ -464,6 +464,13 @@ def check_mode(hello: Mapping[str, Any], mode: str) -> None:
     )
 
 
+#: What a missing hello tells the user: which mode grades a client without the protocol.
+NO_HELLO = (
+    " (a client that does not speak the adapter protocol is graded with --mode exit, "
+    "or --mode auto, which chooses by its hello)"
+)
+
+
 def _expect_hello(reader: _Reader, deadline: float, mode: str | None = None) -> dict[str, Any]:
     try:
         raw = reader.proc.next_line(deadline)
@@ -471,8 +478,8 @@ def _expect_hello(reader: _Reader, deadline: float, mode: str | None = None) -> 
         raise ProtocolError(str(exc)) from None
     if raw is None:
         if reader.proc.stdout_closed:
-            raise ProtocolError("no hello: the client closed stdout without writing one")
-        raise ProtocolError("no hello within the timeout")
+            raise ProtocolError(f"no hello: the client closed stdout without writing one{NO_HELLO}")
+        raise ProtocolError(f"no hello within the timeout{NO_HELLO}")
     hello = parse_message(raw, expect=("hello",))
     if mode is not None:
         check_mode(hello, mode)

@@ -180,6 +180,8 @@ class SuiteConfig:
     #: (``--seed-corpus``, :mod:`recordings`): the same in ``fuzz`` and in the ``run``
     #: that replays what it found.
     recordings: tuple[Any, ...] = ()
+    #: Why the client runs in its mode, when ``--mode auto`` chose it (reports say so).
+    mode_reason: str | None = None
 
     def stella_vocabulary(self) -> Vocabulary:
         """What the stella under test writes."""

@@ -896,7 +896,8 @@ def test_a_stop_signal_stops_clients_workers_and_grandchildren(
     token = f"{SLEEP}{signum}{jobs}"  # the leak check looks for SLEEP
     kit_proc = subprocess.Popen(
         [
-            str(KIT), "run", "--examples", "2", "--timeout", "60", "-j", jobs, "--no-database",
+            str(KIT), "run", "--mode", "exit", "--examples", "2", "--timeout", "60", "-j", jobs,
+            "--no-database",
             "--json", "r.json", "--markdown", "r.md", "--junit-xml", "r.xml",
             "--", sys.executable, str(HOSTILE), "setsid-hang", token, str(tmp_path / "first"),
         ],
@@ -944,7 +945,8 @@ def test_a_killed_kit_leaves_no_worker_client_or_grandchild(tmp_path: Path) -> N
     token = f"{SLEEP}9"
     kit_proc = subprocess.Popen(
         [
-            str(KIT), "run", "--examples", "2", "--timeout", "60", "-j", "2", "--no-database",
+            str(KIT), "run", "--mode", "exit", "--examples", "2", "--timeout", "60", "-j", "2",
+            "--no-database",
             "--", sys.executable, str(HOSTILE), "setsid-hang", token, str(tmp_path / "first"),
         ],
         cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -1099,7 +1101,8 @@ def _command(name: str, client: list[str], tmp_path: Path, timeout: str) -> list
     reports = ["--json", "r.json", "--markdown", "r.md", "--junit-xml", "r.xml"]
     if name == "run":
         return [
-            "run", "--examples", "1", "--no-database", "--timeout", timeout, "-j", "1",
+            "run", "--mode", "exit", "--examples", "1", "--no-database", "--timeout", timeout,
+            "-j", "1",
             "--only", "R1.*", *reports, "--", *client,
         ]  # fmt: skip
     if name == "fuzz":
@@ -1289,3 +1292,37 @@ def test_a_stopped_10000_cell_matrix_is_written_in_linear_time(tmp_path: Path) -
         len(c["report"]["checks"]) for c in doc["cells"]
     ) == len(results)
     assert all(written) and cpu < 5, f"{cpu:.1f} CPU-s"
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "args"),
+    [
+        ("hang-no-read", ()),  # never reads, never writes: the wait, then exit mode
+        ("trickle", ()),  # one byte a second, never a line
+        ("report-huge-line", ()),  # a hello, then a 100 MiB line: the hello decides
+        ("grandchild", ()),  # a grandchild holding the pipes
+    ],
+)
+def test_the_auto_mode_probe_is_bounded_and_leaves_nothing(
+    behaviour: str, args: tuple[str, ...]
+) -> None:
+    """``--mode auto`` starts every client once before grading: whatever it does then, the
+    probe ends within its wait and takes the client's processes with it."""
+    from stella_conform.conformance.automode import choose_mode
+
+    args = args or (SLEEP,) if behaviour == "grandchild" else args
+    started = time.monotonic()
+    choice = choose_mode(hostile(behaviour, *args, timeout=60.0), wait=3.0)
+    assert time.monotonic() - started < 3.0 + 5.0  # the wait, and the kill's own grace
+    assert choice.mode == ("report" if behaviour == "report-huge-line" else "exit")
+
+
+def test_the_auto_mode_probe_reaps_a_grandchild_that_left_the_session(tmp_path: Path) -> None:
+    """``run`` (a subreaper) probes a client that starts a grandchild in a session of its
+    own: the probe's grandchild is killed with the probe, as every case's is."""
+    out = kit(
+        "run", "--examples", "0", "--only", "R1.valid-runs-accepted", "--no-database",
+        "--", sys.executable, str(HOSTILE), "setsid-exit", SLEEP, cwd=tmp_path,
+    )  # fmt: skip
+    assert "in exit mode (auto: no hello, it waited for input" in out.stderr, out.stderr
+    assert out.returncode == 0, out.stdout

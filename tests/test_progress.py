@@ -87,7 +87,8 @@ sys.exit(3)
 def test_without_a_tty_each_check_is_printed_the_moment_it_finishes(tmp_path: Path) -> None:
     (tmp_path / "held.py").write_text(HELD)
     proc = subprocess.Popen(
-        [str(KIT), "run", "--timeout", "60", "-j", "1", "--only", "R1.*", "--no-database",
+        [str(KIT), "run", "--mode", "exit", "--timeout", "60", "-j", "1", "--only", "R1.*",
+         "--no-database",
          "--", sys.executable, "held.py"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
     )  # fmt: skip

@@ -30,7 +30,11 @@ import pytest
 
 STELLA_OPTIONS = (
     ("client", None, "command of the client to grade (enables the stella-conform items)"),
-    ("mode", "exit", "adapter protocol mode: exit, report or persistent"),
+    (
+        "mode",
+        "auto",
+        "adapter protocol mode: auto (the client's hello decides), exit, report or persistent",
+    ),
     ("profile", None, "check profile(s), comma separated (default: the hello's, else reader)"),
     ("examples", None, "generated cases per check (default 25, or the Hypothesis profile's)"),
     ("seed", None, "seed for generated cases (default: --hypothesis-seed, else 0)"),
@@ -127,6 +131,7 @@ def build_config(config: pytest.Config, client: Any) -> Any:
         database_dir=None,
         database=_database(config),
         wire_schema=str(wire) if wire else None,
+        mode_reason=config.stash.get(_MODE_REASON_KEY, None),
     )
     return suite.with_claims(config.stash.get(_CLAIMS_KEY, Claims()))
 
@@ -260,35 +265,63 @@ _CLIENT_KEY = pytest.StashKey[Any]()
 _CHECKS_KEY = pytest.StashKey[list[Any]]()
 _KNOWN_KEY = pytest.StashKey[dict[str, str]]()
 _CLAIMS_KEY = pytest.StashKey[Any]()
+_MODE_REASON_KEY = pytest.StashKey[str | None]()
+#: The key under which an xdist controller hands its workers the chosen mode and why.
+_WORKER_MODE = "stella_conform_mode"
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "stella: a stella-conform conformance check")
     if not _active(config):
         return
-    from stella_conform.conformance.runner import Client, ensure_mode_supported, resolve_client
+    from stella_conform.conformance.automode import settle_mode
+    from stella_conform.conformance.runner import Client, resolve_client
     from stella_conform.errors import SetupError
 
     try:
         argv = resolve_client(shlex.split(str(_option(config, "client"))))
     except SetupError as exc:
         raise pytest.UsageError(f"--stella-client: {exc}") from None
-    mode = str(_option(config, "mode") or "exit")
-    if mode not in ("exit", "report", "persistent"):
+    mode = str(_option(config, "mode") or "auto")
+    if mode not in ("auto", "exit", "report", "persistent"):
         raise pytest.UsageError(f"--stella-mode: unknown mode {mode!r}")
+    # an xdist worker grades in the mode the controller chose: every worker the same
+    chosen = getattr(config, "workerinput", {}).get(_WORKER_MODE)
+    if chosen is not None:
+        mode, config.stash[_MODE_REASON_KEY] = chosen
     client = Client(
         argv=argv,
-        mode=mode,  # type: ignore[arg-type]
+        mode="report" if mode == "auto" else mode,  # type: ignore[arg-type]
         timeout=float(_option(config, "timeout") or 10),
     )
     try:
-        hello = ensure_mode_supported(client)
+        client, hello, reason = settle_mode(client, mode)
     except SetupError as exc:
         raise pytest.UsageError(f"--stella-mode: {exc}") from None
+    if reason is not None:
+        config.stash[_MODE_REASON_KEY] = reason
     config.stash[_CLAIMS_KEY] = _claims(config, hello)
     config.stash[_CLIENT_KEY] = client
     config.stash[_CHECKS_KEY] = _checks(config, hello)
     config.stash[_KNOWN_KEY] = _known(config)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist: each worker grades in the mode this process chose (auto decides once)."""
+    config = node.config
+    if _active(config) and _CLIENT_KEY in config.stash:
+        reason = config.stash.get(_MODE_REASON_KEY, None)
+        node.workerinput[_WORKER_MODE] = (config.stash[_CLIENT_KEY].mode, reason)
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """The mode the checks are graded in, and why when ``auto`` chose it."""
+    if not _active(config) or _CLIENT_KEY not in config.stash:
+        return []
+    mode = config.stash[_CLIENT_KEY].mode
+    reason = config.stash.get(_MODE_REASON_KEY, None)
+    return [f"stella-conform: {mode} mode" + (f" (auto: {reason})" if reason else "")]
 
 
 @pytest.hookimpl(tryfirst=True)

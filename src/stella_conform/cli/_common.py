@@ -126,6 +126,22 @@ class KitGroup(click.Group):
 # ---------------------------------------------------------------------- grading
 
 MODE_CHOICE = click.Choice(["exit", "report", "persistent"])
+#: ``run`` and ``fuzz`` (and the pytest plugin) also take ``auto``, their default.
+AUTO_MODE_CHOICE = click.Choice(["auto", "exit", "report", "persistent"])
+AUTO_MODE_HELP = (
+    "auto: the client's hello within a short wait decides (persistent or report per its "
+    "modes; no hello: exit); exit: exit status only (any client); report/persistent: the "
+    "adapter protocol (docs/adapter-protocol.md)."
+)
+
+
+def auto_mode_default(command: click.Command) -> None:
+    """Give a grading command ``--mode auto``, as its default (see conformance/automode.py)."""
+    for param in command.params:
+        if param.name == "mode":
+            param.type = AUTO_MODE_CHOICE
+            param.default = "auto"
+            param.help = AUTO_MODE_HELP
 
 
 def client_options(func: F) -> F:
@@ -195,7 +211,8 @@ def make_client(command: tuple[str, ...], mode: str, timeout: float, line_timeou
     meta = click.get_current_context().meta
     return Client(
         argv=argv,
-        mode=mode,  # type: ignore[arg-type]
+        # auto: started as an adapter is until its hello decides (automode.settle_mode)
+        mode="report" if mode == "auto" else mode,  # type: ignore[arg-type]
         timeout=timeout,
         line_timeout=line_timeout,
         reject_exit_codes=parse_exit_codes(meta.get("stella_conform.reject_exit_codes")),

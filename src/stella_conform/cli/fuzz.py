@@ -11,6 +11,7 @@ import click
 
 from stella_conform.cli._common import (
     artifact_option,
+    auto_mode_default,
     build_claims,
     build_database,
     claim_options,
@@ -134,13 +135,13 @@ def fuzz(
     import time
 
     from stella_conform import stopping
+    from stella_conform.conformance.automode import settle_mode
     from stella_conform.conformance.checks import select, unmatched_globs
     from stella_conform.conformance.claims import resolve_profiles
     from stella_conform.conformance.database import warm
     from stella_conform.conformance.feedback import feedback_for
     from stella_conform.conformance.fuzz import FuzzConfig, Fuzzer, Progress, parse_duration
     from stella_conform.conformance.report import check_writable, load_known_failures
-    from stella_conform.conformance.runner import ensure_mode_supported
     from stella_conform.conformance.suite import SuiteConfig, preflight
 
     resolve_profiles(profiles, None)  # an unknown --profile is a usage error before any run
@@ -159,7 +160,8 @@ def fuzz(
     client = make_client(command, mode, timeout, line_timeout)
     stopping.install()  # SIGTERM, SIGHUP, a second Ctrl-C: clients killed, partial report
     started = time.monotonic()  # --for bounds the whole command, from here
-    hello = ensure_mode_supported(client)
+    client, hello, mode_reason = settle_mode(client, mode)
+    mode = client.mode
     vocab = load_vocabulary(wire_schema)
     claims = build_claims(vocab, hello, knows, reads, computes, summary_only)
     checks = select(resolve_profiles(profiles, hello), only, skip)
@@ -174,6 +176,7 @@ def fuzz(
         database=database,
         wire_schema=str(wire_schema) if wire_schema else None,
         shrink_budget=max_shrinks,
+        mode_reason=mode_reason,
     ).with_claims(claims)
     suite = dataclasses.replace(suite, recordings=load_seed_corpus(seed_corpus, suite.vocabulary()))
     probe = preflight(checks, suite)
@@ -209,8 +212,9 @@ def fuzz(
             click.echo(line, err=True)
 
     until = "until Ctrl-C" if duration is None else f"for {duration}"
+    how = f" (auto: {mode_reason})" if mode_reason else ""
     click.echo(
-        f"fuzzing {len(checks)} check(s) in {mode} mode {until}; "
+        f"fuzzing {len(checks)} check(s) in {mode} mode{how} {until}; "
         f"feedback: {feedback.kind if feedback.kind != 'none' else 'none (blind)'}",
         err=True,
     )
@@ -255,6 +259,4 @@ def _write(report: Any, json_path: Path | None, junit: Path | None, md: Path | N
     write_outputs(report, json_path=json_path, junit_path=junit, markdown_path=md)
 
 
-for _param in fuzz.params:
-    if _param.name == "mode":
-        _param.default = "persistent"  # one process for many cases: what fuzzing needs
+auto_mode_default(fuzz)  # persistent for an adapter that speaks it: what fuzzing needs

@@ -13,6 +13,7 @@ import click
 from stella_conform.cli._common import (
     _default_jobs,
     artifact_option,
+    auto_mode_default,
     build_claims,
     build_database,
     cap_jobs,
@@ -133,6 +134,7 @@ def run(
     fails or errors, 2 for usage and set-up errors.
     """
     from stella_conform import stopping
+    from stella_conform.conformance.automode import settle_mode
     from stella_conform.conformance.checks import select, unmatched_globs
     from stella_conform.conformance.claims import resolve_profiles
     from stella_conform.conformance.database import warm
@@ -143,7 +145,6 @@ def run(
         progress_line,
         write_outputs,
     )
-    from stella_conform.conformance.runner import ensure_mode_supported
     from stella_conform.conformance.suite import CheckResult, SuiteConfig, preflight, run_suite
     from stella_conform.safe_text import for_terminal
 
@@ -165,9 +166,10 @@ def run(
     client = make_client(command, mode, timeout, line_timeout)
     stopping.install()  # SIGTERM, SIGHUP, SIGINT: clients killed, partial report, 128 + N
     try:
-        hello = ensure_mode_supported(client)
+        client, hello, mode_reason = settle_mode(client, mode)
     except stopping.Stopped as stop:
         stopping.leave(stop.exit_code)
+    mode = client.mode
     claims = build_claims(vocab, hello, knows, reads, computes, summary_only)
     checks = select(resolve_profiles(profiles, hello), only, skip)
     if shard is not None:
@@ -187,10 +189,14 @@ def run(
         shrink_budget=max_shrinks,
         deadline=None if time_budget is None else started + time_budget,
         time_budget=time_budget,
+        mode_reason=mode_reason,
     ).with_claims(claims)
     # the same recordings as the fuzz session: what it found on them replays as found
     config = replace(config, recordings=load_seed_corpus(seed_corpus, config.vocabulary()))
-    click.echo(f"grading {len(checks)} check(s) in {mode} mode with {jobs} worker(s)...", err=True)
+    how = f" (auto: {mode_reason})" if mode_reason else ""
+    click.echo(
+        f"grading {len(checks)} check(s) in {mode} mode{how} with {jobs} worker(s)...", err=True
+    )
     try:
         probe = preflight(checks, config)
     except stopping.Stopped as stop:  # nothing graded yet: the clients are already gone
@@ -227,3 +233,6 @@ def run(
     out_color = use_color(color, sys.stdout)
     click.echo(report.terminal(verbose, color=out_color), color=out_color)
     sys.exit(report.exit_code)
+
+
+auto_mode_default(run)

@@ -19,7 +19,7 @@ from stella_conform.errors import SetupError, read_json_file
 from stella_conform.safe_text import clip
 from stella_conform.schemas.vocabulary import load_schema
 
-BAD = ("fail", "error", "warn")
+BAD = ("fail", "crash", "error", "warn")
 #: Keys that must agree for shards to be parts of one run.
 SAME_RUN = (
     "kit", "corpus_version", "vocabulary", "seed", "examples", "fixtures_per_check", "client",
@@ -85,7 +85,7 @@ def merge(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
     blocking = [
         c
         for c in merged["checks"]
-        if c["outcome"] in ("fail", "error") and not c.get("known_failure")
+        if c["outcome"] in ("fail", "crash", "error") and not c.get("known_failure")
     ]
     merged["exit_code"] = 1 if blocking else 0
     merged["merged_from"] = [d.get("shard", "?") for d in docs]

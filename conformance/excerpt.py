@@ -18,8 +18,9 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 from stella_conform.conformance.grader import GradedCase, expected_text, json_equal
-from stella_conform.conformance.runner import Observation, split_lines
+from stella_conform.conformance.runner import REASON_SHOWN, Observation, split_lines
 from stella_conform.decoder import Kind, LineOutcome
+from stella_conform.safe_text import clip
 
 #: A deciding line is shown whole up to this many characters (then its start and end).
 DECISIVE_WIDTH = 4000
@@ -44,6 +45,8 @@ def decisive_lines(case: GradedCase, obs: Observation, message: str = "") -> tup
         found.add(obs.rejected_line)
     if obs.stalled_at is not None:
         found.add(obs.stalled_at)
+    if obs.detail:  # the client's own words ("line 1 column 2") name no line of the stream
+        message = message.replace(clip(obs.detail, REASON_SHOWN), "").replace(obs.detail, "")
     found.update(int(m.group(1)) for m in _LINE_NAMED.finditer(message))
     count = len(split_lines(case.stream))
     return tuple(sorted(n for n in found if 1 <= n <= count))

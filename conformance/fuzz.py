@@ -171,6 +171,8 @@ class Found:
     recording: str | None = None
     #: Found by mutating an input another worker shared.
     from_shared: bool = False
+    #: The failing case itself, to replay when no example database holds it.
+    case: GradedCase | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -765,7 +767,7 @@ class Fuzzer:
             self._keep(arm, data, len(new), reached, origin, from_shared)
             if self.sharing is not None and origin == "here" and from_shared:
                 self.sharing.built_on += 1
-        if j.verdict in ("fail", "error"):
+        if j.verdict in ("fail", "crash", "error"):
             recording = getattr(getattr(case, "run", None), "recording", None)
             self._failed(arm, g, j, obs, data, from_shared, recording)
 
@@ -859,6 +861,7 @@ class Fuzzer:
             failure,
             recording=recording,
             from_shared=from_shared,
+            case=g,
         )
         arm.failures[signature] = found
         self.found.append(found)
@@ -887,7 +890,8 @@ class Fuzzer:
                 result = run_check(check, replay)
                 arm = by_id.get(check.id)
                 if arm is not None:
-                    _merge(result, arm, check)
+                    again = self._replayed(arm) if result.outcome in ("pass", "skip") else None
+                    _merge(result, arm, check, again)
                 self.graded.append(result)
         cut = sum(1 for r in self.graded if r.cut_short)
         if not cut:
@@ -910,11 +914,33 @@ class Fuzzer:
             result = CheckResult(
                 check.id, check.name, check.rule, check.tier, check.failing_outcome,
                 f"failed while fuzzing (not replayed: the kit was stopped): {found[0].message}",
-                cases=arm.cases, failures=[f.failure for f in found],
+                cases=arm.cases, failures=[f.failure for f in found], failed_cases=len(found),
             )  # fmt: skip
             results.append(result)
         order = {c.id: i for i, c in enumerate(self.checks)}
         return sorted(results, key=lambda r: order.get(r.id, len(order)))
+
+    def _replayed(self, arm: Arm) -> Found | None:
+        """The first fuzzed failure that fails again when run once more on its own.
+
+        ``run_check`` replays a session's failures from the example database; without one
+        (``--no-database``) it never sees them, so each is run again here: a deterministic
+        client fails them again, and only a failure that does not come back is one that
+        depended on earlier cases or on time.
+        """
+        if self.database is not None:
+            return None
+        for found in sorted(arm.failures.values(), key=lambda f: f.seconds):
+            if found.case is None:
+                continue
+            runner = CaseRunner(self.suite, arm.check)
+            try:
+                obs = runner.run(found.case)
+            finally:
+                runner.close()
+            if judge(arm.check, found.case, obs, arm.ctx).verdict in ("fail", "crash", "error"):
+                return found
+        return None
 
 
 def _weight(arm: Arm, entry: Entry) -> float:
@@ -954,8 +980,12 @@ def _parts(data: ConjectureData) -> tuple[tuple[int, ...], tuple[tuple[int, int]
     return tuple(sorted({c.start for c in later})), pieces
 
 
-def _merge(result: CheckResult, arm: Arm, check: Check) -> None:
-    """Fold what fuzzing did for one check into its graded result."""
+def _merge(result: CheckResult, arm: Arm, check: Check, replayed: Found | None = None) -> None:
+    """Fold what fuzzing did for one check into its graded result.
+
+    ``replayed``: a fuzzed failure that failed again on its own (the session had no example
+    database for the final grading to replay it from).
+    """
     result.cases += arm.cases
     found = sorted(arm.failures.values(), key=lambda f: f.seconds)
     if not found:
@@ -963,11 +993,17 @@ def _merge(result: CheckResult, arm: Arm, check: Check) -> None:
             result.message = f"{result.cases} case(s), {arm.cases} of them fuzzed"
         return
     if result.outcome in ("pass", "skip"):
-        result.outcome = check.failing_outcome
-        result.message = (
-            f"failed while fuzzing but not when replayed (the client may depend on earlier "
-            f"cases or on time): {found[0].message}"
-        )
+        first = replayed or found[0]
+        verdict = first.failure.verdict  # a crash is the client's crash, an error an error
+        result.outcome = verdict if verdict in ("crash", "error") else check.failing_outcome
+        if replayed is not None:
+            result.message = f"found while fuzzing, and again when replayed: {replayed.message}"
+            found = [replayed, *(f for f in found if f is not replayed)]
+        else:
+            result.message = (
+                f"failed while fuzzing but not when replayed (the client may depend on "
+                f"earlier cases or on time): {found[0].message}"
+            )
     elif result.cut_short and result.outcome == "error" and not result.failures:
         # not graded in full in the final pass, but fuzzing found a failure: that is its
         # outcome (the case is saved and replays), with the budget's words after it
@@ -977,6 +1013,7 @@ def _merge(result: CheckResult, arm: Arm, check: Check) -> None:
     for f in found:
         if f.failure.saved not in shown and len(result.failures) < FAILURES_PER_CHECK + 1:
             result.failures.append(f.failure)
+            result.failed_cases += 1
 
 
 def _fuzz_target() -> None:

@@ -4,8 +4,10 @@ The expected side is always the reference decoder's reading of the case's
 bytes (or a fixture's expectation file, which the decoder is tested to agree
 with).  A judge answers ``pass``, ``fail`` with what differed, ``n/a`` (this
 case says nothing about the check, usually because another check already
-failed it), or ``error`` (the client crashed, hung or broke the protocol:
-not a verdict on any rule).
+failed it), ``crash`` (the client died on the case: an uncaught exception, a
+panic, a signal; the client's own failure, as a rejected valid stream is), or
+``error`` (the case could not be judged: the client hung or broke the adapter
+protocol, or the kit ran out of time).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from stella_conform.journal import Journal, read_journal
 from stella_conform.readings import Alternative, Readings, read_envelope_readings, read_stream
 from stella_conform.schemas.vocabulary import Vocabulary
 
-Verdict = Literal["pass", "fail", "n/a", "error"]
+Verdict = Literal["pass", "fail", "n/a", "crash", "error"]
 
 
 @dataclass
@@ -179,7 +181,7 @@ def judge(check: Check, case: GradedCase, obs: Observation, ctx: Context) -> Jud
     reading), else the default's.
     """
     if not obs.ok and check.judge != "lockstep":
-        return Judgment("error", f"client {obs.describe()}")
+        return unanswered(obs)
     if obs.summary is not None and case.kind == "stream":
         summaries = [case.expected, *(a.summary for a in case.alternatives)]
         obs.summary = expand_digests(obs.summary, summaries)
@@ -189,7 +191,7 @@ def judge(check: Check, case: GradedCase, obs: Observation, ctx: Context) -> Jud
     fn = JUDGES[check.judge]
     first = fn(case, obs, ctx)
     alternatives = case.alternatives
-    if first.verdict == "error" or not alternatives:
+    if first.verdict in ("crash", "error") or not alternatives:
         return first
     results = [(None, first)] + [(a, fn(case.under(a), obs, ctx)) for a in alternatives]
     passing = [a for a, j in results if j.verdict == "pass"]
@@ -217,6 +219,16 @@ def _agreed(
         if len(taken) == 1:
             out[point] = taken.pop()
     return out
+
+
+def unanswered(obs: Observation) -> Judgment:
+    """A case the client gave no verdict on: ``crash`` when it died (its own failure, on any
+    rule: a crash on an unknown type breaks rule 3 as surely as a rejection does), else
+    ``error`` (a hang, a protocol error: nothing to judge)."""
+    if obs.status == "crash":
+        detail = obs.detail.removeprefix("crashed: ")
+        return Judgment("crash", f"client crash: {detail}")
+    return Judgment("error", f"client {obs.describe()}")
 
 
 def _summary_key(name: str) -> str:
@@ -292,7 +304,7 @@ def _lockstep(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
             "written: the client reads ahead or buffers the whole stream",
         )
     if not obs.ok:
-        return Judgment("error", f"client {obs.describe()}")
+        return unanswered(obs)
     return Judgment("pass")
 
 
@@ -831,10 +843,13 @@ JUDGES: dict[str, Callable[[GradedCase, Observation, Context], Judgment]] = {
 def combine(check: Check, judgments: Sequence[Judgment]) -> tuple[str, str]:
     """One outcome for a check from its per-case judgments."""
     fails = [j for j in judgments if j.verdict == "fail"]
+    crashes = [j for j in judgments if j.verdict == "crash"]
     errors = [j for j in judgments if j.verdict == "error"]
     graded = [j for j in judgments if j.verdict in ("pass", "fail")]
     if fails:
         return check.failing_outcome, fails[0].message
+    if crashes:
+        return "crash", crashes[0].message
     if errors:
         return "error", errors[0].message
     if not graded:

@@ -35,7 +35,13 @@ from stella_conform.conformance.claims import (
 )
 from stella_conform.conformance.compare import check_shape
 from stella_conform.conformance.compare import merge as merge_reports
-from stella_conform.conformance.report import OUTCOMES, Report, load_known_failures
+from stella_conform.conformance.report import (
+    FAILING,
+    OUTCOME_ICONS,
+    OUTCOMES,
+    Report,
+    load_known_failures,
+)
 from stella_conform.conformance.runner import MODES, Client, ensure_mode_supported, resolve_client
 from stella_conform.conformance.suite import (
     SHRINK_BUDGET,
@@ -521,7 +527,7 @@ def merge_matrices(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 # ------------------------------------------------------------------ rendering
 
-ICONS = {"pass": "✅", "fail": "❌", "warn": "⚠️", "error": "💥", "skip": "⏭️"}
+ICONS = OUTCOME_ICONS
 
 
 Cells = dict[tuple[str, str], dict[str, Any]]
@@ -539,15 +545,18 @@ def cell_text(report: dict[str, Any], *, icons: bool = True) -> str:
     The HTML page leaves the icons out (its cells are coloured, and a machine without an
     emoji font would show empty boxes).
     """
-    s = report["summary"]
-    graded = s["pass"] + s["fail"] + s["warn"] + s["error"]
+    s = {o: report["summary"].get(o, 0) for o in OUTCOMES}  # a report before crash had none
+    graded = s["pass"] + s["fail"] + s["crash"] + s["warn"] + s["error"]
     if report["exit_code"] == 0:
         known = sum(1 for c in report["checks"] if c.get("known_failure"))
         suffix = f" ({known} known)" if known else ""
         text = f"{s['pass']}/{graded} pass{suffix}"
         return f"{ICONS['pass']} {text}" if icons else text
-    text = ", ".join(f"{s[o]} {o}" for o in ("fail", "error", "warn", "pass") if s[o])
-    mark = ICONS["error"] if s["error"] and not s["fail"] else ICONS["fail"]
+    text = ", ".join(f"{s[o]} {o}" for o in ("fail", "crash", "error", "warn", "pass") if s[o])
+    if s["fail"]:
+        mark = ICONS["fail"]
+    else:
+        mark = ICONS["crash"] if s["crash"] else ICONS["error"] if s["error"] else ICONS["fail"]
     return f"{mark} {text}" if icons else text
 
 
@@ -587,11 +596,14 @@ def _outcome_text(check: dict[str, Any]) -> str:
 
 
 def _overview_status(report: dict[str, Any]) -> str:
-    """``pass``, ``fail``, or ``error`` when nothing fails but something could not be graded."""
+    """``pass``, ``fail`` (or ``crash``: the client's failures), or ``error`` when nothing
+    fails but something could not be graded."""
     if report["exit_code"] == 0:
         return "pass"
-    blocking = [c for c in report["checks"] if not c.get("known_failure")]
-    return "fail" if any(_outcome(c) == "fail" for c in blocking) else "error"
+    blocking = [_outcome(c) for c in report["checks"] if not c.get("known_failure")]
+    if "fail" in blocking:
+        return "fail"
+    return "crash" if "crash" in blocking else "error"
 
 
 #: What each outcome means, for the legends of both renderings.
@@ -599,8 +611,10 @@ LEGEND = (
     ("pass", "the client reads every case of the check right"),
     ("fail", "the client breaks the rule: the message says how, the replay command re-runs "
      "the smallest case that shows it"),
-    ("error", "the rule could not be judged: the client crashed, timed out or broke the "
-     "adapter protocol (its stderr is shown)"),
+    ("crash", "the client died on a case of the rule (an uncaught exception, a panic, a "
+     "signal): its own failure, with its stderr"),
+    ("error", "the rule could not be judged: the client timed out or broke the adapter "
+     "protocol, or the kit ran out of time (its stderr is shown)"),
     ("warn", "the client breaks a SHOULD rule"),
     ("skip", "not graded in this client's mode or profiles"),
 )  # fmt: skip
@@ -612,7 +626,7 @@ def _failures(doc: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
         (cell["client"], cell["vocabulary"], check)
         for cell in doc["cells"]
         for check in cell["report"]["checks"]
-        if _outcome(check) in ("fail", "error", "warn")
+        if _outcome(check) in FAILING
     ]
 
 
@@ -679,7 +693,7 @@ def to_markdown(doc: dict[str, Any]) -> str:
             out.append(f"| {markdown_code(check_id)} | " + " | ".join(marks) + " |")
     failing = _failures(doc)
     if failing:
-        out += ["", "### failures and errors", ""]
+        out += ["", "### failures, crashes and errors", ""]
         for client, vocab, check in failing:
             failure = _first_failure(check)
             line = (
@@ -700,11 +714,12 @@ th, td { border: 1px solid #ccc; padding: 4px 8px; text-align: left; vertical-al
 th { background: #f4f4f4; }
 .pass { background: #e6f6e6; }
 .fail { background: #fbe3e3; }
+.crash { background: #fbe3e3; outline: 2px solid #a11; outline-offset: -3px; }
 .error { background: #e9e3f8; outline: 2px dashed #7a5cc4; outline-offset: -3px; }
 .warn { background: #fff5d6; }
 .skip { color: #888; }
 .outcome { font-weight: 600; }
-.fail .outcome { color: #a11; }
+.fail .outcome, .crash .outcome { color: #a11; }
 .error .outcome { color: #4b2a9e; }
 td details { max-width: 40em; margin-top: 2px; }
 td summary { cursor: pointer; }
@@ -727,7 +742,7 @@ def _html_check_cell(check: dict[str, Any] | None) -> str:
         return '<td class="skip">—</td>'
     outcome = _outcome(check)
     head = f'<span class="outcome">{esc(_outcome_text(check))}</span>'
-    if outcome not in ("fail", "error", "warn"):
+    if outcome not in FAILING:
         return f'<td class="{esc(outcome)}">{head}</td>'
     failure = _first_failure(check)
     message = clip(no_surrogates(str(check.get("message") or "")), HTML_MESSAGE)

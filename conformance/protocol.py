@@ -28,7 +28,15 @@ CLIENT_KINDS = ("hello", "line", "pending", "summary")
 
 
 class ProtocolError(Exception):
-    """The client broke the adapter protocol; the message says how."""
+    """The client broke the adapter protocol; the message says how.
+
+    ``cause`` is the mistake without the output it quotes: the same in every case that
+    shows it, so a report can say it once.
+    """
+
+    def __init__(self, message: str, cause: str | None = None) -> None:
+        super().__init__(message)
+        self.cause = cause or message
 
 
 def excerpt(raw: bytes, limit: int = 120) -> str:
@@ -72,6 +80,48 @@ def _loads(text: str) -> Any:
     return value
 
 
+@cache
+def _enums() -> dict[str, dict[str, list[Any]]]:
+    """Per message kind, the fields that take one of a list of values, and the values."""
+    defs = load_schema("protocol.schema.json")["$defs"]
+    return {
+        kind: {
+            name: list(spec["enum"])
+            for name, spec in defs[definition]["properties"].items()
+            if isinstance(spec, dict) and "enum" in spec
+        }
+        for kind, definition in _DEFS.items()
+    }
+
+
+def allowed_values(values: list[Any]) -> str:
+    """``"run_complete", "error" or null``: values as a client writes them, in JSON."""
+    spelled = [json.dumps(v) for v in values]
+    return spelled[0] if len(spelled) == 1 else f"{', '.join(spelled[:-1])} or {spelled[-1]}"
+
+
+def _allowed_values(kind: str, message: dict[str, Any]) -> str | None:
+    """A field outside its list of values, said with every allowed value in JSON spelling
+    (``turn_complete`` is not a terminator: the summary's are ``run_complete``, ``error``
+    and null), or None when that is not what is wrong."""
+    for name, values in _enums()[kind].items():
+        if name in message and not any(_same(message[name], v) for v in values):
+            got = json.dumps(message[name], ensure_ascii=False)
+            return (
+                f"{name!r} is {clip_text(got)}; the allowed values are {allowed_values(values)}"
+                " (docs/adapter-protocol.md)"
+            )
+    return None
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def clip_text(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def parse_message(raw: bytes, *, expect: tuple[str, ...] = CLIENT_KINDS) -> dict[str, Any]:
     """One client message, validated; raises :class:`ProtocolError`."""
     try:
@@ -91,7 +141,9 @@ def parse_message(raw: bytes, *, expect: tuple[str, ...] = CLIENT_KINDS) -> dict
         raise ProtocolError(f"expected {' or '.join(expect)}, got {kind}: {excerpt(raw)}")
     problem = None if _fits()[kind](message) else _checks()[kind](message, "")
     if problem is not None:
-        raise ProtocolError(f"malformed {kind} message ({problem}): {excerpt(raw)}")
+        problem = _allowed_values(kind, message) or problem
+        cause = f"malformed {kind} message ({problem})"
+        raise ProtocolError(f"{cause}: {excerpt(raw)}", cause)
     if kind == "hello" and message["protocol"] != PROTOCOL_VERSION:
         raise ProtocolError(
             f"client speaks protocol {message['protocol']}, this kit speaks {PROTOCOL_VERSION}"

@@ -27,7 +27,12 @@ from stella_conform.safe_text import (
     xml_safe,
 )
 
-OUTCOMES = ("pass", "fail", "warn", "error", "skip")
+#: ``crash``: the client died on a case (its own failure, like ``fail``); ``error``: a case
+#: could not be judged (a hang, a protocol error, the time budget): the kit's word, not a
+#: verdict on the client.
+OUTCOMES = ("pass", "fail", "crash", "warn", "error", "skip")
+#: The outcomes a check shows its failing cases for.
+FAILING = ("fail", "crash", "warn", "error")
 REPORT_FORMAT = "stella-conform/report/1"
 #: GitHub refuses a step summary over 1 MiB; the Markdown report stays well under it.
 MARKDOWN_CAP = 512 * 1024
@@ -68,7 +73,7 @@ class Report:
     def __post_init__(self) -> None:
         for result in self.results:
             reason = self.known_failures.get(result.id)
-            if reason is not None and result.outcome in ("fail", "warn", "error"):
+            if reason is not None and result.outcome in FAILING:
                 result.known_failure = reason
 
     @property
@@ -98,7 +103,9 @@ class Report:
     @property
     def blocking(self) -> list[CheckResult]:
         return [
-            r for r in self.results if r.outcome in ("fail", "error") and r.known_failure is None
+            r
+            for r in self.results
+            if r.outcome in ("fail", "crash", "error") and r.known_failure is None
         ]
 
     @property
@@ -179,21 +186,38 @@ class Report:
             lines.insert(0, chosen)
         if lines:
             lines.append("")
+        said: dict[str, list[str]] = {}  # a protocol error -> the checks it stopped
         for r in self.results:
             mark = r.outcome.upper()
             if r.known_failure:
                 mark += " (known)"
             taken = readings_text(r.readings)
+            cause = protocol_cause(r)
+            if cause is not None and cause in said:
+                # the same mistake of the adapter: said once, in full, under its first check
+                first = said[cause][0]
+                said[cause].append(r.id)
+                lines.append(f"{mark:<13} {r.id:<{width}}  the protocol error shown under {first}")
+                continue
+            if cause is not None:
+                said[cause] = [r.id]
             message = terminal_line(r.message) + (f"; {taken}" if taken else "")
             lines.append(f"{mark:<13} {r.id:<{width}}  {message}")
-            if r.outcome in ("fail", "warn", "error") and (verbose or not r.known_failure):
+            if r.outcome in FAILING and (verbose or not r.known_failure):
                 for failure in r.failures[:1]:
                     lines.extend(_failure_lines(failure))
+                lines.extend(more_failures(r))
         counts = self.counts()
         lines.append("")
         if self.incomplete:
             lines.append(f"INCOMPLETE: {self.incomplete}")
         lines.append(", ".join(f"{n} {o}" for o, n in counts.items() if n) or "no checks")
+        for cause, checks in said.items():
+            if len(checks) > 1:
+                lines.append(
+                    f"one protocol error left {len(checks)} checks ungraded: {terminal_line(cause)}"
+                    "; mend the adapter, then run again"
+                )
         for check_id in self.now_passing:
             lines.append(f"known failure now passes, remove it from the list: {check_id}")
         sampled = self._sampled_note()
@@ -219,13 +243,7 @@ class Report:
             "| check | outcome | details |",
             "| --- | --- | --- |",
         ]
-        icons = {
-            "pass": "✅ pass",
-            "fail": "❌ fail",
-            "warn": "⚠️ warn",
-            "error": "💥 error",
-            "skip": "⏭️ skip",
-        }
+        icons = {o: f"{OUTCOME_ICONS[o]} {o}" for o in OUTCOMES}
         size = sum(len(line) + 1 for line in out)
         for index, r in enumerate(self.results):
             outcome = icons[r.outcome] + (" (known)" if r.known_failure else "")
@@ -235,6 +253,10 @@ class Report:
                 detail += f"<br>{readings_text(r.readings)}"
             if r.failures and r.failures[0].replay:
                 detail += f"<br>replay: {markdown_code(r.failures[0].replay, 1000)}"
+            more = max(r.failed_cases, len(r.failures)) - 1
+            if r.outcome in FAILING and more > 0:
+                names = ", ".join(markdown_code(f.case, 200) for f in r.failures[1 : LISTED + 1])
+                detail += f"<br>{more} more failing case{'s' if more != 1 else ''}: {names}"
             tail = stderr_tail(r.failures[0]) if r.failures else ""
             if tail:
                 shown = "<br>".join(_markdown_text(line) for line in tail_lines(tail, 5))
@@ -266,7 +288,7 @@ class Report:
             "testsuite",
             name="stella-conform",
             tests=str(len(self.results)),
-            failures=str(counts["fail"] + counts["warn"]),
+            failures=str(counts["fail"] + counts["crash"] + counts["warn"]),
             errors=str(counts["error"]),
             skipped=str(counts["skip"]),
             timestamp=self.date,
@@ -289,14 +311,16 @@ class Report:
                 for label, count in sorted(r.readings.items()):
                     prop = {"name": xml_safe(f"reading:{label}"), "value": str(count)}
                     ET.SubElement(props, "property", prop)
-            body = xml_safe("\n".join(line for f in r.failures[:3] for line in _failure_lines(f)))
+            shown = [*(line for f in r.failures[:1] for line in _failure_lines(f))]
+            body = xml_safe("\n".join([*shown, *more_failures(r)]))
             message = xml_safe(clip(no_surrogates(r.message)))
-            if r.outcome in ("fail", "warn"):
+            if r.outcome in ("fail", "crash", "warn"):
+                kind = "crash" if r.outcome == "crash" else r.tier  # the client's own failure
                 el = ET.SubElement(
                     case,
                     "failure",
                     message=message,
-                    type="known-failure" if r.known_failure else r.tier,
+                    type="known-failure" if r.known_failure else kind,
                 )
                 el.text = body
             elif r.outcome == "error":
@@ -305,7 +329,7 @@ class Report:
             elif r.outcome == "skip":
                 ET.SubElement(case, "skipped", message=message)
             tails = [stderr_tail(f) for f in r.failures[:3]]
-            if r.outcome in ("fail", "warn", "error") and any(tails):
+            if r.outcome in FAILING and any(tails):
                 err = ET.SubElement(case, "system-err")
                 err.text = xml_safe(
                     "\n".join(
@@ -332,6 +356,43 @@ def readings_text(readings: dict[str, int]) -> str:
         point, _, reading = label.partition("=")
         parts.append(f"{point} {reading} ({count} case{'s' if count != 1 else ''})")
     return "readings: " + ", ".join(parts)
+
+
+#: Failing cases listed one line each under the first (shown in full).
+LISTED = 10
+
+
+def more_failures(result: CheckResult) -> list[str]:
+    """Every other distinct failing case of a check, one line each, smallest first, with a
+    count; the first (smallest) is shown in full above them."""
+    rest = result.failures[1:]
+    more = max(result.failed_cases, len(result.failures)) - 1
+    if more <= 0:
+        return []
+    out = [f"    {more} more failing case{'s' if more != 1 else ''}, smallest first:"]
+    out += [f"      {failure_line(f)}" for f in rest[:LISTED]]
+    hidden = more - min(len(rest), LISTED)
+    if hidden > 0:
+        out.append(f"      … and {hidden} more (the JSON report has {len(result.failures)})")
+    return out
+
+
+def failure_line(failure: Any) -> str:
+    """One failing case on one line: where it is, what went wrong."""
+    how = failure.source + (
+        f", mutations: {', '.join(failure.mutations)}" if failure.mutations else ""
+    )
+    where = failure.saved if failure.source != "fixture" and failure.saved else failure.case
+    said = f"client protocol-error: {failure.cause}" if failure.cause else failure.message
+    return f"{where} ({how}): {clip(terminal_line(said), 300)}"
+
+
+def protocol_cause(result: CheckResult) -> str | None:
+    """The protocol error a check could not be graded for, if that is why it errs."""
+    if result.outcome != "error" or not result.failures:
+        return None
+    cause = getattr(result.failures[0], "cause", None)
+    return cause if isinstance(cause, str) and cause else None
 
 
 def _failure_lines(failure: Any) -> list[str]:
@@ -440,10 +501,21 @@ def report_json_text(doc: Any) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
+#: The Markdown reports' outcome icons; a crash is the client's failure, an error the kit's.
+OUTCOME_ICONS = {
+    "pass": "✅",
+    "fail": "❌",
+    "crash": "💥",
+    "warn": "⚠️",
+    "error": "⚙️",
+    "skip": "⏭️",
+}
+
 #: ANSI colours of the outcome words; an error is not a failure, so not the same red.
 OUTCOME_COLOURS = {
     "PASS": "32",  # green
     "FAIL": "1;31",  # bold red
+    "CRASH": "1;31",  # bold red: the client's own failure
     "WARN": "33",  # yellow
     "ERROR": "1;35",  # bold magenta
     "SKIP": "2",  # dim

@@ -32,6 +32,7 @@ from stella_conform.conformance.protocol import (
 )
 from stella_conform.errors import SetupError
 from stella_conform.safe_files import RefusedFile, read_regular
+from stella_conform.safe_text import clip
 
 Mode = Literal["exit", "report", "persistent"]
 MODES: tuple[Mode, ...] = ("exit", "report", "persistent")
@@ -42,6 +43,8 @@ Status = Literal["ok", "timeout", "crash", "protocol-error"]
 RECORDING_CAP = 64 * 1024 * 1024
 #: The end of the client's stderr that travels with every result (bytes, whole lines).
 STDERR_TAIL = 2000
+#: The most of a rejecting client's own reason shown beside its verdict.
+REASON_SHOWN = 300
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,8 @@ class Observation:
     #: Checks that compare a client with itself: what it did with the paired stream (the
     #: same events with the final newline added, or with the torn last line left off).
     paired: Observation | None = None
+    #: A protocol error's words without the output they quote (the same in every case).
+    cause: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -153,14 +158,32 @@ class Observation:
         return min(rejects) if rejects else None
 
     def describe(self) -> str:
+        """``reject at line 3 ("unknown type text_v2")``: the verdict, in the client's own
+        words when it gave a reason."""
         if self.status != "ok":
             return f"{self.status}: {self.detail}"
-        text = f"{self.verdict}"
-        if self.verdict == "reject" and self.rejected_line is not None:
-            text += f" at line {self.rejected_line}"
+        text = self.verdict_text()
+        if self.verdict == "reject" and self.detail:
+            text += f" ({clip(self.detail, REASON_SHOWN)})"
         if self.stalled_at is not None:
             text += f" (stalled on line {self.stalled_at})"
         return text
+
+    def verdict_text(self) -> str:
+        """``accept``, ``reject at line 3``: the verdict alone, as a correct one is written."""
+        text = f"{self.verdict}"
+        if self.verdict == "reject" and self.rejected_line is not None:
+            text += f" at line {self.rejected_line}"
+        return text
+
+    def take_reason(self) -> None:
+        """A rejecting adapter's ``reason`` (on its ``reject`` line) as the detail shown."""
+        if self.verdict != "reject" or self.detail:
+            return
+        line = self.rejected_line
+        reason = self.lines.get(line, {}).get("reason") if line is not None else None
+        if isinstance(reason, str) and reason.strip():
+            self.detail = reason.strip()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -442,6 +465,7 @@ class _Reader:
                 raise ProtocolError(f"summary before any observation: {excerpt(raw)}")
             self.obs.summary = message
             self.obs.verdict = message["verdict"]
+            self.obs.take_reason()
 
 
 class UnsupportedMode(SetupError):
@@ -536,12 +560,13 @@ def _reporting(
             # floods lines while the kit waits for its exit would otherwise fill memory)
             proc.discard_stdout()
         except ProtocolError as exc:
-            obs.status, obs.detail = "protocol-error", str(exc)
+            obs.status, obs.detail, obs.cause = "protocol-error", str(exc), exc.cause
             if proc.stdout_closed:  # the client is going away: say why, if it says
                 proc.drain(time.monotonic() + 0.2)
                 crash = _crashed(client, proc)
                 if crash is not None:
                     obs.status, obs.detail = "crash", f"crashed: {crash} ({exc})"
+                    obs.cause = None
             proc.kill()
             return _finish(obs, proc)
         ended = proc.wait(deadline)
@@ -621,10 +646,11 @@ def _settle_report(obs: Observation, ended: Exit, client: Client, proc: ClientPr
         return
     if obs.summary is None:
         obs.status = "protocol-error"
-        obs.detail = f"no summary before {ended.describe()}"
+        obs.detail = obs.cause = f"no summary before {ended.describe()}"
     elif obs.verdict != exit_verdict:
         obs.status = "protocol-error"
         obs.detail = f"summary says {obs.verdict} but the client exited with {ended.describe()}"
+        obs.cause = obs.detail
 
 
 def _case_message(case_id: str, stream: bytes, env: Mapping[str, str] | None) -> bytes:
@@ -694,7 +720,7 @@ class PersistentSession:
                     )
                 self._discard()
         except ProtocolError as exc:
-            obs.status, obs.detail = "protocol-error", str(exc)
+            obs.status, obs.detail, obs.cause = "protocol-error", str(exc), exc.cause
             self._discard()
         if self.proc is not None:
             _finish(obs, self.proc)

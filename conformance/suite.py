@@ -52,6 +52,12 @@ from stella_conform.conformance.runner import (
     PersistentSession,
     run_once,
 )
+from stella_conform.conformance.travel import (
+    fixture_name,
+    kit_command,
+    portable_path,
+    program_inside,
+)
 from stella_conform.conformance.wrapper import staged
 from stella_conform.corpus import (
     SCENARIO_SUFFIX,
@@ -88,6 +94,10 @@ STREAM_KEPT = 1024 * 1024
 #: Client runs a shrink may spend after the first failure of a check.
 SHRINK_BUDGET = 150
 
+#: The failing cases a check keeps in full (every fixture of the largest check, and more);
+#: more are counted, not kept.
+FAILURES_KEPT = 20
+
 
 @dataclass
 class CaseFailure:
@@ -104,6 +114,13 @@ class CaseFailure:
     stream: bytes | None = None
     #: The stream lines that decide the judgment (always shown in an excerpt).
     decisive: tuple[int, ...] = ()
+    #: The case's judgment: ``fail``, ``crash`` (the client died) or ``error``.
+    verdict: str = "fail"
+    #: The case's size in bytes (failures are listed smallest first).
+    size: int = 0
+    #: A protocol error's words without the output they quote: the same mistake in every
+    #: case and every check (one report of it, not one per check).
+    cause: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out = {k: v for k, v in self.__dict__.items() if k not in ("stream", "decisive")}
@@ -130,6 +147,9 @@ class CheckResult:
     #: The time budget ran out before the check was graded in full (not in the JSON: the
     #: message says so).
     cut_short: bool = False
+    #: How many distinct cases failed (crashed, errored); ``failures`` keeps at most
+    #: :data:`FAILURES_KEPT` of them, the smallest first.
+    failed_cases: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -143,6 +163,7 @@ class CheckResult:
             "known_failure": self.known_failure,
             "seconds": round(self.seconds, 3),
             "readings": dict(sorted(self.readings.items())),
+            "failed_cases": self.failed_cases,
             "failures": [f.to_json() for f in self.failures],
         }
 
@@ -211,22 +232,27 @@ def replay_command(
     exception types that mean reject; one that cannot be imported again (a lambda,
     a function defined inside a test) has no replay command.
     """
-    parts = ["stella-conform", "replay", path]
+    # a line that works where it is pasted (conformance/travel.py): fixture:NAME, paths
+    # relative to the working folder, the kit as it can be started here
+    parts = [*kit_command(), "replay", portable_path(path)]
     if check is not None and check.profile != "reader":
         parts += ["--check", check.id]
     if config is not None:  # the same oracle: the same vocabulary, the same claims
         if config.wire_schema is not None:
-            parts += ["--wire-schema", config.wire_schema]
+            schema = config.wire_schema
+            parts += ["--wire-schema", portable_path(schema) if os.sep in schema else schema]
         parts += config.claims.as_options()
     if client.function is None:
+        argv = list(client.argv)
         if client.cwd is not None:  # the command's relative paths are relative to it
-            parts += ["--cwd", client.cwd]
+            parts += ["--cwd", portable_path(client.cwd)]
+            argv[0] = program_inside(argv[0], client.cwd)
         parts += ["--mode", client.mode]
         if client.reject_exit_codes != frozenset({1}):
             parts += ["--reject-exit-codes", ",".join(map(str, sorted(client.reject_exit_codes)))]
         if not client.detect_crashes:
             parts.append("--no-crash-detection")
-        return shlex.join([*parts, "--", *client.argv])
+        return shlex.join([*parts, "--", *argv])
     from stella_conform.conformance.inprocess import replay_args
 
     found = replay_args(client.function)
@@ -454,6 +480,7 @@ def _save(config: SuiteConfig, check: Check, case: GradedCase) -> tuple[str, str
         )
         write_fixture(directory, name, case.stream, expect)
         path = str(directory / f"{name}.jsonl")
+    path = portable_path(path)  # relative to the working folder when inside it
     return path, replay_command(path, config.client, check, config)
 
 
@@ -469,7 +496,29 @@ def _failure(case: GradedCase, j: Judgment, obs: Observation) -> CaseFailure:
         mutations=case.mutations,
         stream=case.stream if len(case.stream) <= STREAM_KEPT else None,
         decisive=decisive_lines(case, obs, j.message),
+        verdict=j.verdict,
+        size=len(case.stream),
+        cause=clip(no_surrogates(obs.cause), MESSAGE_CAP) if obs.cause else None,
     )
+
+
+def _stopped(obs: Observation, reason: str) -> Judgment:
+    """The judgment that ends a check the client never answered: its own crash, or an error."""
+    return Judgment("crash" if obs.status == "crash" else "error", reason)
+
+
+def smallest_first(failures: list[CaseFailure], outcome: str) -> list[CaseFailure]:
+    """Each distinct failing case once, those of the check's outcome first, smallest first
+    (the first is shown in full; the others one line each)."""
+    seen: set[tuple[Any, ...]] = set()
+    distinct = []
+    for f in failures:
+        key = (f.size, f.stream) if f.stream is not None else (f.size, f.case, f.saved)
+        if key not in seen:
+            seen.add(key)
+            distinct.append(f)
+    wanted = "fail" if outcome in ("fail", "warn") else outcome
+    return sorted(distinct, key=lambda f: (f.verdict != wanted, f.size))
 
 
 #: Crashes (or protocol errors) in a row, before any answer, that stop a check.
@@ -575,6 +624,14 @@ def _heap_frozen() -> Iterator[None]:
         gc.unfreeze()
 
 
+#: Why an in-process parser read as ``read(lines)`` skips the checks of line observations
+#: (it has no mode to change: its signature decides).
+IN_PROCESS_SKIP = (
+    "needs line observations: the in-process parser takes no report argument "
+    "(read(lines, report) reports each line; docs/pytest-plugin.md)"
+)
+
+
 def run_check(check: Check, config: SuiteConfig) -> CheckResult:
     """Grade one check (called in a worker process, or inline for ``-j 1``)."""
     with _heap_frozen():
@@ -586,7 +643,11 @@ def _run_check(check: Check, config: SuiteConfig) -> CheckResult:
     vocab = config.vocabulary()
     result = CheckResult(check.id, check.name, check.rule, check.tier, "skip", "")
     if not check.grades_in(config.client.mode):
-        result.message = check.skip_reason(config.client.mode)
+        result.message = (
+            IN_PROCESS_SKIP
+            if config.client.function is not None
+            else check.skip_reason(config.client.mode)
+        )
         return result
     not_claimed = config.claims.skip_reason(check, vocab)
     if not_claimed is not None:
@@ -616,7 +677,7 @@ def _run_check(check: Check, config: SuiteConfig) -> CheckResult:
             ctx.baseline_stderr_lines = baseline.stderr_lines
             stop = pace.stop_message(baseline)
             if stop is not None:
-                judgments.append(Judgment("error", stop))
+                judgments.append(_stopped(baseline, stop))
                 stopped = True
         for name in () if stopped else check.fixtures:
             if config.fixtures_per_check is not None and result.cases >= config.fixtures_per_check:
@@ -632,12 +693,17 @@ def _run_check(check: Check, config: SuiteConfig) -> CheckResult:
             j = judge(check, case, obs, ctx)
             stop = pace.stop_message(obs)
             if stop is not None:
-                j = Judgment("error", stop)
+                j = _stopped(obs, stop)
             judgments.append(j)
             result.cases += 1
-            if j.verdict in ("fail", "error") and (len(result.failures) < 5 or stop):
+            if j.verdict in ("fail", "crash", "error"):
+                result.failed_cases += 1
+            if j.verdict in ("fail", "crash", "error") and (
+                len(result.failures) < FAILURES_KEPT or stop
+            ):
                 failure = _failure(case, j, obs)
-                failure.saved = str(fixture_path(check, name, fixtures_dir))
+                path = fixture_path(check, name, fixtures_dir)
+                failure.saved = fixture_name(path) or str(path)  # fixture:NAME, where bundled
                 failure.replay = replay_command(failure.saved, config.client, check, config)
                 result.failures.insert(0 if stop else len(result.failures), failure)
             if stop is not None:
@@ -653,10 +719,13 @@ def _run_check(check: Check, config: SuiteConfig) -> CheckResult:
             label = f"{point}={reading}"
             result.readings[label] = result.readings.get(label, 0) + 1
     result.message = clip(no_surrogates(result.message), MESSAGE_CAP)
-    if result.outcome == "error" and pace.reason is not None:
+    kept = len(result.failures)
+    result.failures = smallest_first(result.failures, result.outcome)
+    result.failed_cases -= kept - len(result.failures)  # the same case twice is one
+    if result.outcome in ("crash", "error") and pace.reason is not None:
         result.message = clip(no_surrogates(pace.reason), MESSAGE_CAP)
-    elif result.outcome in ("fail", "warn", "error") and result.failures:
-        result.message = result.failures[0].message  # the shrunk case, shown first
+    elif result.outcome in ("fail", "warn", "crash", "error") and result.failures:
+        result.message = result.failures[0].message  # the smallest case, shown first
     result.seconds = time.monotonic() - started
     result.cut_short = pace.ran_out
     return result
@@ -859,9 +928,9 @@ def _generated(
         j = judge(check, g, obs, ctx)
         stop = pace.stop_message(obs)
         if stop is not None:
-            stopped.append((g, Judgment("error", stop), obs))
+            stopped.append((g, _stopped(obs, stop), obs))
             raise _StopCheck
-        if j.verdict in ("fail", "error"):
+        if j.verdict in ("fail", "crash", "error"):
             if obs.status == "timeout":
                 budget["limit"] = 0  # a timeout is not shrunk: each try costs a --timeout
             return g, j, obs
@@ -903,6 +972,7 @@ def _generated(
             failure = _failure(case, j, obs)
             failure.saved, failure.replay = _save(config, check, case)
             result.failures.insert(0, failure)
+            result.failed_cases += 1
             result.cases += ran["cases"]
             return [*judgments, j]
         if last_failure:  # out of time while shrinking: report the smallest failure so far
@@ -910,6 +980,7 @@ def _generated(
             failure = _failure(case, j, obs)
             failure.saved, failure.replay = _save(config, check, case)
             result.failures.insert(0, failure)
+            result.failed_cases += 1
             judgments.append(j)
         result.cases += ran["cases"]
         return [*judgments, Judgment("error", pace.budget_message())]
@@ -926,6 +997,7 @@ def _generated(
         failure = _failure(case, j, obs)
         failure.saved, failure.replay = _save(config, check, case)
         result.failures.insert(0, failure)
+        result.failed_cases += 1
     return judgments
 
 

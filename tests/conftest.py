@@ -120,6 +120,15 @@ def kit(
     )
 
 
+def replay_args(line: str) -> list[str]:
+    """A report's replay line as ``kit()`` arguments: what starts the kit (``stella-conform``,
+    or ``python3 -m stella_conform`` where no script is on PATH) left off."""
+    import shlex
+
+    argv = shlex.split(line)
+    return argv[argv.index("replay") :]
+
+
 def kit_inline(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """``kit(ARGS)`` in this process, for a command that stops at a usage error or only
     reads and writes files (``report merge``, ``report diff``).

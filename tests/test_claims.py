@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import ADAPTERS, PY_REFERENCE, kit, kit_inline
+from conftest import ADAPTERS, PY_REFERENCE, kit, kit_inline, replay_args
 
 from stella_conform.conformance.checks import BY_ID
 from stella_conform.conformance.claims import (
@@ -98,9 +98,7 @@ def test_a_client_claiming_less_still_fails_what_it_claims(tmp_path: Path) -> No
     entry = next(c for c in doc["checks"] if c["id"] == "R4.bad-body-rejected")
     replay = entry["failures"][0]["replay"]
     assert "--knows run_complete,text" in replay
-    import shlex
-
-    again = kit(*shlex.split(replay)[1:], cwd=tmp_path)
+    again = kit(*replay_args(replay), cwd=tmp_path)
     assert again.returncode == 1 and "expected: reject" in again.stdout, again.stdout
 
 

@@ -186,7 +186,8 @@ def test_report_mode_adapter_dying_before_its_summary_names_the_exception(tmp_pa
     assert obs.status == "crash" and "KeyError: 'type'" in obs.detail
 
 
-def test_a_crash_is_graded_error_with_the_exception_in_every_report(tmp_path: Path) -> None:
+def test_a_crash_is_graded_crash_with_the_exception_in_every_report(tmp_path: Path) -> None:
+    """A client's crash is its own failure (CRASH), never the kit's ERROR, in every format."""
     paths = {name: tmp_path / name for name in ("r.json", "r.xml", "r.md")}
     out = kit(
         "run",
@@ -205,17 +206,26 @@ def test_a_crash_is_graded_error_with_the_exception_in_every_report(tmp_path: Pa
         cwd=tmp_path,
     )
     assert out.returncode == 1, out.stdout + out.stderr
-    assert "ERROR" in out.stdout and "crashed: KeyError: 'type'" in out.stdout
+    assert "CRASH" in out.stdout and "ERROR" not in out.stdout
+    assert "client crash: KeyError: 'type'" in out.stdout and "\n1 crash\n" in out.stdout
     assert "client stderr" in out.stdout and "Traceback (most recent call last):" in out.stdout
-    check = json.loads(paths["r.json"].read_text())["checks"][0]
-    assert check["outcome"] == "error" and "crashed: KeyError: 'type'" in check["message"]
+    doc = json.loads(paths["r.json"].read_text())
+    check = doc["checks"][0]
+    assert check["outcome"] == "crash" and "KeyError: 'type'" in check["message"]
+    assert doc["summary"]["crash"] == 1 and doc["summary"]["error"] == 0
     assert "Traceback" in check["failures"][0]["observed"]["stderr_tail"]
-    case = ET.parse(paths["r.xml"]).getroot().find("testcase")
-    assert case is not None and case.find("error") is not None
+    assert check["failures"][0]["verdict"] == "crash"
+    suite = ET.parse(paths["r.xml"]).getroot()
+    assert suite.get("failures") == "1" and suite.get("errors") == "0"
+    case = suite.find("testcase")
+    assert case is not None and case.find("error") is None
+    failure = case.find("failure")
+    assert failure is not None and failure.get("type") == "crash"
     system_err = case.find("system-err")
     assert system_err is not None and "KeyError: 'type'" in (system_err.text or "")
     md = paths["r.md"].read_text()
-    assert "💥 error" in md and "client stderr" in md and "KeyError: &#39;type&#39;" not in md
+    assert "💥 crash" in md and "error" not in md.split("| --- |")[-1]
+    assert "client stderr" in md and "KeyError: &#39;type&#39;" not in md
     assert "KeyError: 'type'" in md
 
 
@@ -226,7 +236,7 @@ def test_a_node_crash_is_graded_error_and_detection_can_be_turned_off(tmp_path: 
     out = kit(*args, "--json", str(tmp_path / "r.json"), "--", *NAIVE_JS, cwd=tmp_path)
     assert out.returncode == 1, out.stdout + out.stderr
     check = json.loads((tmp_path / "r.json").read_text())["checks"][0]
-    assert check["outcome"] == "error" and "crashed: TypeError" in check["message"]
+    assert check["outcome"] == "crash" and "client crash: TypeError" in check["message"]
     assert "Node.js v" in check["failures"][0]["observed"]["stderr_tail"]
     assert "--no-crash-detection" not in check["failures"][0]["replay"]
     # with detection off the exit status is the verdict: the crash counts as a rejection of
@@ -304,7 +314,7 @@ def test_client_text_in_reports_cannot_break_the_markdown_or_the_terminal() -> N
 @pytest.mark.slow
 def test_the_stderr_tail_reaches_the_matrix_json(tmp_path: Path) -> None:
     """The matrix embeds each cell's report: the crash and its stderr are in the cell."""
-    from stella_conform.conformance.matrix import load_config, run_matrix
+    from stella_conform.conformance.matrix import load_config, run_matrix, to_html, to_markdown
 
     config_path = tmp_path / "matrix.toml"
     config_path.write_text(
@@ -316,8 +326,16 @@ def test_the_stderr_tail_reaches_the_matrix_json(tmp_path: Path) -> None:
     only = ids.index("R3.missing-or-non-string-type") + 1  # a shard of one task: cheap
     doc = run_matrix(config, shard=(only, len(ids)))
     (check,) = doc["cells"][0]["report"]["checks"]
-    assert check["outcome"] == "error" and "crashed: KeyError: 'type'" in check["message"]
+    assert check["outcome"] == "crash" and "client crash: KeyError: 'type'" in check["message"]
     assert "Traceback" in check["failures"][0]["observed"]["stderr_tail"]
+    # the matrix's renderings read it as the client's failure, apart from the kit's errors
+    md, page = to_markdown(doc), to_html(doc)
+    assert (
+        "💥 1 crash" in md
+        and "💥 crash" in md
+        and "error" not in md.split("### checks")[1].split("### failures")[0]
+    )
+    assert '<td class="crash"><span class="outcome">crash</span>' in page
 
 
 @pytest.mark.slow

@@ -71,7 +71,7 @@ def test_a_check_stops_at_its_first_timeout_when_nothing_answered(tmp_path: Path
 def test_a_check_stops_after_three_crashes_naming_the_client_s_last_words(tmp_path: Path) -> None:
     result = run_check(VALID_RUNS, config(counting_client(tmp_path, 0, "crash"), tmp_path))
     assert runs(tmp_path) == FAIL_FAST_CRASHES == 3
-    assert result.outcome == "error"
+    assert result.outcome == "crash"  # the client's own failure, not the kit's error
     assert result.message == (
         "stopped after 3 cases without an answer: client crash: exit status 3 (only 0 = accept "
         "and 1 = reject are verdicts); client stderr: fatal: cannot open the cache"
@@ -79,11 +79,11 @@ def test_a_check_stops_after_three_crashes_naming_the_client_s_last_words(tmp_pa
     assert result.failures[0].observed["stderr_tail"] == "fatal: cannot open the cache\n"
 
 
-def test_once_the_client_answered_crashes_are_ordinary_errors(tmp_path: Path) -> None:
+def test_once_the_client_answered_crashes_are_ordinary_crashes(tmp_path: Path) -> None:
     check = dataclasses.replace(VALID_RUNS, fixtures=VALID_RUNS.fixtures[:6])
     result = run_check(check, config(counting_client(tmp_path, 1, "crash"), tmp_path, examples=0))
     assert runs(tmp_path) == 6  # every case ran
-    assert result.outcome == "error" and not result.message.startswith("stopped")
+    assert result.outcome == "crash" and not result.message.startswith("stopped")
 
 
 def test_a_timeout_is_not_shrunk(tmp_path: Path) -> None:
@@ -128,7 +128,7 @@ def test_a_client_that_cannot_start_is_reported_once_with_its_own_words(tmp_path
         )
         assert "[1/" not in out.stderr  # no check ran
         assert "can't open file" in out.stderr and "nonexistent.py" in out.stderr
-        assert "replay: stella-conform replay " in out.stderr
+        assert " replay fixture:minimal_run --mode " in out.stderr
         assert "Traceback" not in out.stderr
 
 

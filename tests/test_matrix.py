@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import shutil
 import subprocess
 import sys
@@ -17,7 +16,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import ADAPTERS, KIT, kit, kit_inline
+from conftest import ADAPTERS, KIT, kit, kit_inline, replay_args
 
 from stella_conform.conformance.matrix import cell_text
 from stella_conform.schemas.vocabulary import Vocabulary
@@ -231,25 +230,27 @@ def test_html_is_self_contained_and_a_browser_reads_back_the_table(graded: Path)
         cell = outcome["D.text-replaces-preview"]
         assert cell.startswith("fail") and check["message"][:60] in cell
         assert check["failures"][0]["replay"] in cell
-    assert dom.legend == ["pass", "fail", "error", "warn", "skip", "(known)"]
+    assert dom.legend == ["pass", "fail", "crash", "error", "warn", "skip", "(known)"]
 
 
-def test_failures_are_saved_under_out_and_replay_from_anywhere(
+def test_failures_are_saved_under_out_and_replay_from_the_matrix_s_folder(
     graded: Path, tmp_path: Path
 ) -> None:
     doc = json.loads((graded / "out" / "matrix.json").read_text())
     assert not (graded / "matrix-failures").exists()  # not beside the config
     cell = next(c for c in doc["cells"] if c["client"] == "appends-text")
     check = next(c for c in cell["report"]["checks"] if c["id"] == "D.text-replaces-preview")
-    failure = check["failures"][0]
+    failure = next(f for f in check["failures"] if f["source"] == "generated")
     saved = Path(failure["saved"])
-    assert saved.is_file() and (graded / "out" / "failures") in saved.parents
+    assert not saved.is_absolute() and (graded / saved).is_file()
+    assert (graded / "out" / "failures") in (graded / saved).parents
     # the client's command has a path relative to the config's folder; the replay command
-    # says where to start it, so it works from another directory
-    argv = shlex.split(failure["replay"])
-    assert argv[argv.index("--cwd") + 1] == str(graded)
+    # says where to start it, relative to the folder the matrix ran in (a copy of it
+    # elsewhere works as well: tests/test_failures.py)
+    argv = replay_args(failure["replay"])
+    assert argv[argv.index("--cwd") + 1] == "."
     done = subprocess.run(
-        [str(KIT), *argv[1:]], cwd=tmp_path, capture_output=True, text=True, timeout=120
+        [str(KIT), *argv], cwd=graded, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "judgment: fail" in done.stdout
@@ -277,7 +278,7 @@ def test_errors_look_different_from_failures_in_html_and_markdown(graded: Path) 
     doc = json.loads((graded / "out" / "matrix.json").read_text())
     cell = next(c for c in doc["cells"] if c["client"] == "reference")
     crashed = cell["report"]["checks"][0]
-    crashed.update(outcome="error", message="client crash: KeyError: 'type'")
+    crashed.update(outcome="error", message="client timeout: no exit within the timeout")
     crashed["failures"] = [{"observed": {"stderr_tail": "Traceback\nKeyError: 'type'"}}]
     cell["report"]["exit_code"] = 1
     page = to_html(doc)
@@ -286,7 +287,7 @@ def test_errors_look_different_from_failures_in_html_and_markdown(graded: Path) 
     assert '<td class="error">' in page.split('id="matrix"')[1].split("</table>")[0]
     assert ".error {" in page and ".fail {" in page
     text = to_markdown(doc)
-    assert "💥 error" in text and "### failures and errors" in text
+    assert "⚙️ error" in text and "### failures, crashes and errors" in text
 
 
 def test_shards_merge_into_the_unsharded_matrix(tmp_path: Path) -> None:

@@ -337,7 +337,7 @@ test_lambda = conformance_tests(
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=2)
     text = result.stdout.str()
-    assert "ERROR" in text and "KeyError: 'type' (a crash, not a rejection" in text
+    assert "CRASH" in text and "KeyError: 'type' (a crash, not a rejection" in text
     # nothing of the plugin's own code: the report, and the parser's frames of its traceback
     for internal in ("pytest_plugin.py", "suite.py", "inprocess.py", "def test_stella_conformance"):
         assert internal not in text

@@ -195,13 +195,12 @@ def explain(result: Any, seed: int, rerun: str | None = None) -> str:
 
     ``rerun`` (a pytest command) stands in for a replay command a case cannot have.
     """
-    from stella_conform.conformance.report import _failure_lines
+    from stella_conform.conformance.report import _failure_lines, more_failures
 
     lines = [f"{result.id} ({result.name}): {result.outcome.upper()}", result.message, ""]
-    for failure in result.failures[:2]:
-        lines.extend(
-            line[4:] if line.startswith("    ") else line for line in _failure_lines(failure)
-        )
+    for failure in result.failures[:1]:  # the smallest in full, every other one a line
+        shown = [*_failure_lines(failure), *more_failures(result)]
+        lines.extend(line[4:] if line.startswith("    ") else line for line in shown)
         if failure.replay is None and rerun is not None:
             lines.append(f"re-run:   {rerun}")
         lines.append("")
@@ -224,7 +223,7 @@ def run_as_test(
     if result.outcome == "skip":
         pytest.skip(result.message)
     if reason is not None:
-        if result.outcome in ("fail", "warn", "error"):
+        if result.outcome in ("fail", "crash", "warn", "error"):
             pytest.xfail(f"known failure: {reason}")
         pytest.fail(
             f"{check.id} is listed as a known failure ({reason}) but now passes: "
@@ -234,7 +233,7 @@ def run_as_test(
     if result.outcome == "warn":
         warnings.warn(f"{check.id} (SHOULD): {result.message}", UserWarning, stacklevel=1)
         return
-    if result.outcome in ("fail", "error"):
+    if result.outcome in ("fail", "crash", "error"):
         pytest.fail(explain(result, suite_config.seed, rerun), pytrace=False)
 
 
@@ -469,7 +468,9 @@ def fuzz_targets(
         case = graded_case(data.draw(strategy, label="case"), vocab)
         obs = run_inprocess(reader, case.stream)
         verdict = judge(stella_check, case, obs, Context())
-        assert verdict.verdict not in ("fail", "error"), f"{stella_check.id}: {verdict.message}"
+        assert verdict.verdict not in ("fail", "crash", "error"), (
+            f"{stella_check.id}: {verdict.message}"
+        )
 
     test: Callable[..., None] = test_stella_fuzz
     return test

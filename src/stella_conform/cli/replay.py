@@ -63,7 +63,7 @@ def _echo(text: object = "", **kwargs: Any) -> None:
     "config's folder, which its commands' relative paths are relative to).",
 )
 @claim_options
-@click.argument("case", type=click.Path(path_type=Path))
+@click.argument("case", metavar="CASE|fixture:NAME", type=click.Path(path_type=Path))
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def replay(
     case: Path,
@@ -83,13 +83,17 @@ def replay(
 ) -> None:
     """Re-run one saved case: stella-conform replay CASE -- CMD [ARGS...]
 
+    CASE is a saved case file, or fixture:NAME for one of the kit's bundled fixtures.
+
     Shows what the client did against what a correct client does. Exit 0 when the
     client's verdict is right, 1 when not.
     """
     from stella_conform.conformance.excerpt import decisive_lines, show_stream
     from stella_conform.conformance.grader import GradedCase
     from stella_conform.conformance.runner import run_once
+    from stella_conform.conformance.travel import case_argument
 
+    case = case_argument(str(case))  # fixture:NAME is the bundled corpus's
     if not case.is_file():
         raise SetupError(f"no such case file: {case}")
     if parser_spec is not None:
@@ -119,7 +123,7 @@ def replay(
     graded = GradedCase(case.name, case.read_bytes(), "saved", vocab=vocab)
     obs = run_once(client, graded.stream)
     keep = decisive_lines(graded, obs)
-    _safe_echo(f"stream ({len(graded.stream)} bytes; ▶ marks the lines that decide it):")
+    _safe_echo(_stream_header("stream", len(graded.stream), keep, "it"))
     _safe_echo(show_stream(graded.stream, keep=keep))
     _echo("")
     _echo(f"{'line':>5}  {'correct client':<28} client")
@@ -188,6 +192,7 @@ def _replay_as_check(
     )
     from stella_conform.conformance.grader import Context, judge
     from stella_conform.conformance.suite import CaseRunner, SuiteConfig, load_case
+    from stella_conform.conformance.travel import portable_path
 
     if check_id is None:
         raise SetupError(f"{case.name}: say which check judges it with --check ID")
@@ -210,23 +215,39 @@ def _replay_as_check(
     keep = decisive_lines(graded, obs, verdict.message)
     echo = _safe_echo
     echo(f"{check.id}: {check.name}")
-    echo(f"case:     {case}")
-    echo(f"stream ({len(graded.stream)} bytes; ▶ marks the lines that decide the check):")
+    echo(f"case:     {portable_path(case)}")
+    what = "document" if graded.kind == "envelope" else "stream"
+    echo(_stream_header(what, len(graded.stream), keep, "the check"))
     echo(show_stream(graded.stream, keep=keep))
     echo(f"client:   {obs.describe()}")
     if obs.ok:
         echo("reading, field by field (expected against the client's):")
-        told = obs.summary if obs.summary is not None else _exit_reading(obs)
-        names = compared_fields(graded, check.fields)
+        if obs.summary is not None:
+            told, names = obs.summary, compared_fields(graded, check.fields)
+        else:  # exit mode: the exit status is the whole answer
+            told, names = _exit_reading(obs), ["verdict"]
         for line in field_differences(graded.reading(), told, names):
             echo(line)
+        if obs.summary is None:
+            echo(
+                f"  (in {client.mode} mode the exit status tells the verdict only; "
+                "--mode report shows the rest of its reading)"
+            )
         if obs.summary is not None:
             echo(f"summary:  {clip(json_.dumps(obs.summary, ensure_ascii=False), 2000)}")
     if obs.invocations:
         echo(f"invoked:  {json_.dumps([i.get('argv') for i in obs.invocations])}")
     _echo_stderr(obs)
     echo(f"judgment: {verdict.verdict}" + (f": {verdict.message}" if verdict.message else ""))
-    sys.exit(1 if verdict.verdict in ("fail", "error") else 0)
+    sys.exit(1 if verdict.verdict in ("fail", "crash", "error") else 0)
+
+
+def _stream_header(what: str, size: int, keep: Any, decides: str) -> str:
+    """``stream (216 bytes; ▶ marks the lines that decide it):``, the marks promised only
+    when some line is marked (a document decided as a whole has none)."""
+    if keep:
+        return f"{what} ({size} bytes; ▶ marks the lines that decide {decides}):"
+    return f"{what} ({size} bytes):"
 
 
 def _exit_reading(obs: Any) -> dict[str, Any]:

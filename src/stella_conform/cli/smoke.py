@@ -152,7 +152,7 @@ def smoke(command: tuple[str, ...], mode: str, timeout: float, line_timeout: flo
             continue
         right = obs.verdict == case.expected.verdict
         detail = obs.describe()
-        if not right or (obs.rejected_line is not None and detail != want):
+        if not right or (obs.rejected_line is not None and obs.verdict_text() != want):
             detail += f" (a correct client: {want})"
         reading.append(Step(label, right, detail))
 

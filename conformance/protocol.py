@@ -107,9 +107,10 @@ def _allowed_values(kind: str, message: dict[str, Any]) -> str | None:
     for name, values in _enums()[kind].items():
         if name in message and not any(_same(message[name], v) for v in values):
             got = json.dumps(message[name], ensure_ascii=False)
+            where = "#the-summary-field-by-field" if kind == "summary" else ""
             return (
                 f"{name!r} is {clip_text(got)}; the allowed values are {allowed_values(values)}"
-                " (docs/adapter-protocol.md)"
+                f" (docs/adapter-protocol.md{where})"
             )
     return None
 

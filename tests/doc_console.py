@@ -14,9 +14,16 @@ is written back, so they never count as drift.
 An HTML comment on the line before the fence adjusts a block:
 ``<!-- console: cwd=tests/crashing -->`` runs it from that folder;
 ``<!-- console: setup=COMMAND -->`` runs a hidden command first, from the top of the
-scratch folder (``;`` separates settings); ``<!-- console: not run: REASON -->`` exempts
+scratch folder (``;`` separates settings); ``<!-- console: needs=go,cargo -->`` names the
+toolchains it needs (a program on PATH, or ``typescript``: the compiler ``.ci/run`` puts in
+``.ci/.toolchains/ts``; ``serde``: Debian's Rust crates), and a block whose toolchains are
+missing is skipped (failed under ``.ci/run``); ``<!-- console: not run: REASON -->`` exempts
 it, and the reason is shown where the block is.  A block of commands without output
 shows nothing to check.
+
+A code block of any other kind preceded by ``<!-- console: file=NAME -->`` is a file: the
+console blocks after it in the same document run with it written, as ``NAME``, in the
+folder they run in (so a program the docs show in full is the program they run).
 
 Per-check progress lines (``[3/17] PASS ...``, printed without a terminal) are left out,
 as a terminal rewrites them in place; ``progress=keep`` shows them, sorted, their
@@ -71,6 +78,8 @@ class Block:
     end: int  # 1-based line of the closing fence
     commands: list[Command]
     settings: dict[str, str]
+    #: The files shown before it in the same document (``file=NAME`` blocks), by name.
+    files: dict[str, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -91,7 +100,7 @@ def _settings(text: str) -> dict[str, str]:
     out: dict[str, str] = {}
     if text.startswith("not run:"):
         return {"not run": text.removeprefix("not run:").strip()}
-    for part in re.split(r";\s*(?=(?:cwd|setup|progress)=)", text):  # a setup may hold ;
+    for part in re.split(r";\s*(?=(?:cwd|setup|progress|needs|file)=)", text):  # setup may hold ;
         key, _, value = part.strip().partition("=")
         if key:
             out[key.strip()] = value.strip()
@@ -101,6 +110,7 @@ def _settings(text: str) -> dict[str, str]:
 def blocks(path: Path) -> list[Block]:
     lines = path.read_text(encoding="utf-8").splitlines()
     found: list[Block] = []
+    files: dict[str, str] = {}
     index = 0
     while index < len(lines):
         opening = FENCE.match(lines[index])
@@ -111,10 +121,13 @@ def blocks(path: Path) -> list[Block]:
         while close < len(lines) and not lines[close].startswith("```"):
             close += 1
         body = lines[index + 1 : close]
-        if opening.group(1) in ("", "console") and any(b.startswith("$ ") for b in body):
-            before = DIRECTIVE.match(lines[index - 1]) if index > 0 else None
-            settings = _settings(before.group(1)) if before else {}
-            found.append(Block(path, index + 1, close + 1, _commands(body), settings))
+        before = DIRECTIVE.match(lines[index - 1]) if index > 0 else None
+        settings = _settings(before.group(1)) if before else {}
+        if "file" in settings:
+            files[settings["file"]] = "\n".join(body) + "\n"
+        elif opening.group(1) in ("", "console") and any(b.startswith("$ ") for b in body):
+            block = Block(path, index + 1, close + 1, _commands(body), settings, dict(files))
+            found.append(block)
         index = close + 1
     return found
 
@@ -136,6 +149,21 @@ def _commands(body: list[str]) -> list[Command]:
 
 def all_blocks() -> list[Block]:
     return [b for path in doc_files() for b in blocks(path)]
+
+
+#: ``needs=`` names that are not programs on PATH: what says they are installed.
+TOOLCHAINS = {
+    "typescript": lambda: (
+        REPO / ".ci" / ".toolchains" / "ts" / "node_modules" / "typescript"
+    ).is_dir(),
+    "serde": lambda: any(Path("/usr/share/cargo/registry").glob("serde_json-*")),
+}
+
+
+def missing_toolchains(block: Block) -> list[str]:
+    """The toolchains a block needs (``needs=``) that this machine lacks."""
+    wanted = [n.strip() for n in block.settings.get("needs", "").split(",") if n.strip()]
+    return [n for n in wanted if not (TOOLCHAINS[n]() if n in TOOLCHAINS else shutil.which(n))]
 
 
 # ---------------------------------------------------------------------- running
@@ -196,6 +224,8 @@ def run_block(block: Block) -> list[list[str]]:
                 capture_output=True, timeout=TIMEOUT,
             )  # fmt: skip
         cwd = _unlinked(scratch, block.settings.get("cwd", "."))
+        for name, text in block.files.items():  # the programs the docs show, as shown
+            (cwd / name).write_text(text, encoding="utf-8")
         for command in block.commands:  # a `cd` inside the block: the same, relative to cwd
             for folder in re.findall(r"(?:^|&&|;)\s*cd\s+([\w./-]+)", command.text):
                 _unlinked(cwd, folder)
@@ -312,6 +342,10 @@ def main(argv: list[str]) -> int:
         # bottom-up, so rewriting a block does not move the ones above it
         for block in reversed(blocks(path)):
             if not block.shows_output or "not run" in block.settings:
+                continue
+            lacking = missing_toolchains(block)
+            if lacking:
+                print(f"skipped  {block.name}: no {', '.join(lacking)} here")
                 continue
             outputs = run_block(block)
             problems = drift(block, outputs)

@@ -8,7 +8,8 @@ drifts, ``scripts/regen-docs`` rewrites it.
 from __future__ import annotations
 
 import pytest
-from doc_console import Block, all_blocks, drift, run_block
+from doc_console import Block, all_blocks, drift, missing_toolchains, run_block
+from toolchains import missing
 
 BLOCKS = [b for b in all_blocks() if b.shows_output]
 
@@ -26,6 +27,9 @@ def test_every_block_is_found_and_an_exempt_one_says_why() -> None:
 def test_console_output_shown_in_the_docs_is_what_the_commands_print(block: Block) -> None:
     if "not run" in block.settings:
         pytest.skip(block.settings["not run"])
+    lacking = missing_toolchains(block)
+    if lacking:
+        missing(f"no {', '.join(lacking)} for {block.name}")
     problems = drift(block, run_block(block))
     assert not problems, "\n\n".join(problems) + "\n\n(scripts/regen-docs rewrites them)"
 

@@ -15,12 +15,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
+from functools import cache
 from typing import Any
 
 from stella_conform.conformance.grader import GradedCase, expected_text, json_equal
 from stella_conform.conformance.runner import REASON_SHOWN, Observation, split_lines
 from stella_conform.decoder import Kind, LineOutcome
 from stella_conform.safe_text import clip
+from stella_conform.schemas.vocabulary import load_schema
 
 #: A deciding line is shown whole up to this many characters (then its start and end).
 DECISIVE_WIDTH = 4000
@@ -178,10 +180,26 @@ def _comparable(name: str, value: Any) -> Any:
 
 
 def compared_fields(case: GradedCase, fields: Sequence[str]) -> list[str]:
-    """The fields worth comparing for a case: the oracle's usual ones, then the check's."""
+    """The fields worth comparing for a case: the oracle's usual ones, then the check's.
+
+    Only fields a summary can have: the oracle's own notes on a document (why it rejects
+    it, which shape it is) are no field a client is asked for, so never "not reported".
+    """
     names = ["verdict", *expected_text(case)]
     names += ["texts" if f == "texts-unordered" else f for f in fields]
-    return list(dict.fromkeys(names))
+    notes = ENVELOPE_NOTES if case.kind == "envelope" else frozenset()
+    return [n for n in dict.fromkeys(names) if n in summary_fields() and n not in notes]
+
+
+#: What the oracle says of a document beside its reading: why it rejects it (a wrapper's
+#: ``reason`` is another thing), which shape it is.
+ENVELOPE_NOTES = frozenset({"reason", "shape"})
+
+
+@cache
+def summary_fields() -> frozenset[str]:
+    """The fields of the protocol's summary message (schemas/protocol.schema.json)."""
+    return frozenset(load_schema("protocol.schema.json")["$defs"]["Summary"]["properties"])
 
 
 def field_differences(

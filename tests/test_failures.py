@@ -247,7 +247,7 @@ def test_an_in_process_parser_without_report_is_told_why_a_check_skips() -> None
     assert "exit mode" not in result.message and "report argument" in result.message
 
 
-def test_an_envelope_replay_promises_no_marks(tmp_path: Path) -> None:
+def test_an_envelope_replay_promises_no_marks_and_lists_only_summary_fields(tmp_path: Path) -> None:
     out = kit(
         "replay", "fixture:envelopes/raw_unknown_keys", "--check", "E.unknown-keys-ignored",
         "--mode", "report", "--", PY, str(ADAPTERS / "python" / "envelope_client.py"),
@@ -255,6 +255,9 @@ def test_an_envelope_replay_promises_no_marks(tmp_path: Path) -> None:
     )  # fmt: skip
     assert out.returncode == 0, out.stdout + out.stderr
     assert "▶" not in out.stdout and re.search(r"\ndocument \(\d+ bytes\):\n", out.stdout)
+    # the oracle's own notes (why it would reject, which shape) are no summary field
+    assert "\n  reason:" not in out.stdout and "\n  shape:" not in out.stdout
+    assert "\n  status:        \"completed\" (both)\n" in out.stdout
 
 
 def test_an_exit_mode_replay_compares_the_verdict_alone(tmp_path: Path) -> None:

@@ -257,7 +257,7 @@ def test_an_envelope_replay_promises_no_marks_and_lists_only_summary_fields(tmp_
     assert "▶" not in out.stdout and re.search(r"\ndocument \(\d+ bytes\):\n", out.stdout)
     # the oracle's own notes (why it would reject, which shape) are no summary field
     assert "\n  reason:" not in out.stdout and "\n  shape:" not in out.stdout
-    assert "\n  status:        \"completed\" (both)\n" in out.stdout
+    assert '\n  status:        "completed" (both)\n' in out.stdout
 
 
 def test_an_exit_mode_replay_compares_the_verdict_alone(tmp_path: Path) -> None:

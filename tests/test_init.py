@@ -92,29 +92,29 @@ def test_every_template_passes_smoke_and_the_reader_profile(language: str, tmp_p
     assert "the adapter speaks the protocol, and the client reads both streams right" in (
         smoke.stdout
     )
-    report = tmp_path / "report.json"
     # every fixture of every reader check and one generated case each: the template is
     # proven to read the streams right as written (a template is the protocol around an
     # author's parser; a power run of its parser is the author's own `run`).  A process
     # per case: a Node.js start is 0.1 CPU-s here, so each generated case per check costs
     # about 2.5 CPU-seconds for the TypeScript template.
+    assert _graded(folder, command, "report", 1) == {c.id: "pass" for c in select(("reader",))}
+    if "persistent" in _modes(folder, command):
+        # one process for every case: all of them, at a few ms of CPU each
+        lockstep = {"R1.line-by-line": "skip"}  # report mode's alone
+        assert _graded(folder, command, "persistent", 5) == {
+            c.id: lockstep.get(c.id, "pass") for c in select(("reader",))
+        }
+
+
+def _graded(folder: Path, command: list[str], mode: str, examples: int) -> dict[str, str]:
+    """Each reader check's outcome for the template, graded in ``mode``."""
+    report = folder.parent / f"{mode}.json"
     graded = kit(
-        "run", "--mode", "report", "--examples", "1", "--no-database", "-j", "1",
+        "run", "--mode", mode, "--examples", str(examples), "--no-database", "-j", "1",
         "--json", str(report), "--", *command, cwd=folder,
     )  # fmt: skip
     assert graded.returncode == 0, graded.stdout + graded.stderr
-    outcomes = {c["id"]: c["outcome"] for c in json.loads(report.read_text())["checks"]}
-    assert outcomes == {c.id: "pass" for c in select(("reader",))}
-    if "persistent" in _modes(folder, command):
-        # one process for every case: all of them, at a few ms of CPU each
-        graded = kit(
-            "run", "--mode", "persistent", "--examples", "5", "--no-database", "-j", "1",
-            "--json", str(report), "--", *command, cwd=folder,
-        )  # fmt: skip
-        assert graded.returncode == 0, graded.stdout + graded.stderr
-        outcomes = {c["id"]: c["outcome"] for c in json.loads(report.read_text())["checks"]}
-        lockstep = {"R1.line-by-line": "skip"}  # report mode's alone
-        assert outcomes == {c.id: lockstep.get(c.id, "pass") for c in select(("reader",))}
+    return {c["id"]: c["outcome"] for c in json.loads(report.read_text())["checks"]}
 
 
 def _modes(folder: Path, command: list[str]) -> list[str]:

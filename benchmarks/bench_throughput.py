@@ -2,14 +2,16 @@
 
 One default persistent run of the reader profile (every check, the default 25 generated
 examples each, one worker) is graded in this process while every stream handed to the
-client is recorded.  The same streams are then given to a fresh client process alone,
-every case written at once (pipelined), which is the fastest the client can take them;
-and once more through the kit's runner and the oracle without any generation (lockstep,
-a case at a time), which is the floor the kit cannot go below without changing the
-protocol.  A last row grades the same run again with the cases a first client's run kept
-(shared generation, as ``stella-conform matrix`` does for every client after the first).
-Wall and CPU (this process and its reaped children: the client) are both reported, as
-rates and as ratios to the client alone.
+client is recorded: cold (a new case cache folder: every case generated, and kept), then
+warm (the same run again, its cases read from that folder, as a second run or a CI run
+after a cache restore grades them).  The same streams are then given to a fresh client
+process alone, every case written at once (pipelined), which is the fastest the client
+can take them; and once more through the kit's runner and the oracle without any
+generation (lockstep, a case at a time), which is the floor the kit cannot go below
+without changing the protocol.  A last row grades the same run again with the cases a
+first client's run kept in memory (shared generation, as ``stella-conform matrix`` does
+for every client after the first).  Wall and CPU (this process and its reaped children:
+the client) are both reported, as rates and as ratios to the client alone.
 
     python benchmarks/bench_throughput.py [--examples N] [--client python|node|both] [--rounds N]
 """
@@ -59,11 +61,17 @@ def measured(fn: Callable[[], int]) -> tuple[int, float, float]:
 
 
 def kit_run(
-    argv: tuple[str, ...], examples: int, streams: list[bytes], *, share: bool = False
+    argv: tuple[str, ...],
+    examples: int,
+    streams: list[bytes],
+    *,
+    share: bool = False,
+    cache: Path | None = None,
 ) -> int:
     """A default persistent run of the reader profile, recording every stream it sends.
 
-    ``share``: keep the generated cases for the next client (as a matrix does)."""
+    ``share``: keep the generated cases for the next client (as a matrix does); ``cache``:
+    the case cache folder (``stella-conform run``'s default is one; ``None``: no cache)."""
     real_run = PersistentSession.run
 
     def recording(self: PersistentSession, stream: bytes, feed: Feed = LINES) -> object:
@@ -77,6 +85,7 @@ def kit_run(
             failures_dir=Path(scratch),
             database_dir=None,
             share_generation=share,
+            case_cache=cache,
         )
         PersistentSession.run = recording  # type: ignore[method-assign]
         try:
@@ -131,7 +140,8 @@ def kit_replay(argv: tuple[str, ...], streams: list[bytes]) -> int:
 ROWS = (
     "client alone, pipelined (baseline)",
     "kit runner + oracle, no generation",
-    "kit, default persistent run",
+    "kit, cold: cases generated (and cached)",
+    "kit, warm: the cases from the case cache",
     "kit, the same run for a second client (matrix)",
 )
 
@@ -144,14 +154,28 @@ def measure(name: str, argv: tuple[str, ...], examples: int, rounds: int) -> lis
     cases = 0
     for _ in range(rounds):
         streams: list[bytes] = []
-        cases, kit_wall, kit_cpu = measured(partial(kit_run, argv, examples, streams))
+        with tempfile.TemporaryDirectory() as folder:
+            cache = Path(folder)
+            cases, cold_wall, cold_cpu = measured(
+                partial(kit_run, argv, examples, streams, cache=cache)
+            )
+            again: list[bytes] = []
+            _, warm_wall, warm_cpu = measured(partial(kit_run, argv, examples, again, cache=cache))
+        if again != streams:
+            raise SystemExit("the warm run sent other streams than the cold one")
         _, alone_wall, alone_cpu = measured(partial(client_alone, argv, streams))
         _, floor_wall, floor_cpu = measured(partial(kit_replay, argv, streams))
         kit_run(argv, examples, [], share=True)  # a first client draws the cases...
         _, shared_wall, shared_cpu = measured(lambda: kit_run(argv, examples, [], share=True))
         _SHARED.clear()
-        timed = ((alone_wall, alone_cpu), (floor_wall, floor_cpu), (kit_wall, kit_cpu))
-        for row, (wall, cpu_s) in zip(ROWS, (*timed, (shared_wall, shared_cpu)), strict=True):
+        timed = (
+            (alone_wall, alone_cpu),
+            (floor_wall, floor_cpu),
+            (cold_wall, cold_cpu),
+            (warm_wall, warm_cpu),
+            (shared_wall, shared_cpu),
+        )
+        for row, (wall, cpu_s) in zip(ROWS, timed, strict=True):
             samples[row].append((wall, cpu_s, alone_wall, alone_cpu))
         size = sum(len(s) for s in streams)
         print(f"{name}: {cases} cases, {size / 1e6:.2f} MB of streams", file=sys.stderr)

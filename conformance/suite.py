@@ -19,7 +19,7 @@ import shlex
 import time
 import warnings
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -32,6 +32,14 @@ from hypothesis.errors import Flaky, HypothesisException
 from hypothesis.strategies import SearchStrategy
 
 from stella_conform import stopping
+from stella_conform.conformance.casecache import (
+    CacheDamaged,
+    CachedCases,
+    CacheWriter,
+    cache_key,
+    discard,
+    open_cached,
+)
 from stella_conform.conformance.checks import Check
 from stella_conform.conformance.claims import Claims
 from stella_conform.conformance.excerpt import decisive_lines
@@ -97,6 +105,10 @@ SHRINK_BUDGET = 150
 #: The failing cases a check keeps in full (every fixture of the largest check, and more);
 #: more are counted, not kept.
 FAILURES_KEPT = 20
+
+#: The inputs whose generated cases the case cache keeps (a wrapper's scenarios drive the
+#: fake stella: they are generated every time).
+CACHED_INPUTS = ("stream", "envelope", "journal")
 
 
 @dataclass
@@ -203,6 +215,8 @@ class SuiteConfig:
     recordings: tuple[Any, ...] = ()
     #: Why the client runs in its mode, when ``--mode auto`` chose it (reports say so).
     mode_reason: str | None = None
+    #: A folder of generated cases kept between runs (:mod:`casecache`); ``None``: none.
+    case_cache: Path | None = None
 
     def stella_vocabulary(self) -> Vocabulary:
         """What the stella under test writes."""
@@ -895,13 +909,18 @@ def _generated(
 
     database = example_database(config)
     # Without a database the cases depend on the seed alone: clients graded on the same
-    # check in this process (a matrix) share one generation and one oracle reading.
+    # check in this process (a matrix) share one generation and one oracle reading (in
+    # the case cache when there is one, so that memory holds one case at a time).
     share_key = (
         _share_key(check, config, vocab)
-        if config.share_generation and database is None and not config.recordings
+        if config.share_generation
+        and database is None
+        and not config.recordings
+        and config.case_cache is None
         else None
     )
     seen: list[GradedCase] = []
+    cached, writer = _case_cache(check, config, vocab, database)
 
     def attempt(
         case: GeneratedCase,
@@ -921,6 +940,8 @@ def _generated(
     def run_graded(g: GradedCase) -> tuple[GradedCase, Judgment, Observation] | None:
         if share_key is not None:
             seen.append(g)  # only a matrix keeps its cases, for the next client
+        if writer is not None:
+            writer.add(g)  # kept for the next run, if every case passes
         if not _claimed(g, config.claims):
             return None  # a shape the client does not read: not a case for it
         obs = runner.run(g)
@@ -937,8 +958,8 @@ def _generated(
         judgments.append(j)
         return None
 
-    def replayed(shared: list[GradedCase]) -> bool:
-        """The cases another client was graded on; False at the first that fails here."""
+    def replayed(shared: Iterable[GradedCase]) -> bool:
+        """The cases another client (or run) was graded on; False at the first that fails."""
         for g in shared:
             if pace.out_of_time():
                 raise _StopCheck
@@ -947,6 +968,24 @@ def _generated(
                 ran["cases"] = 0
                 return False
         return True
+
+    def from_cache(entry: CachedCases) -> bool | None:
+        """The cases a run before this one kept: True when all pass, False at a failure,
+        None for a damaged file (removed)."""
+        cases = entry.cases()
+        try:
+            if replayed(cases):
+                entry.touch()
+                return True
+            return False
+        except (CacheDamaged, OSError) as exc:
+            discard(entry.path)
+            warn_damaged(entry.path, exc)
+            judgments.clear()
+            ran["cases"] = 0
+            return None
+        finally:
+            cases.close()
 
     def body(case: GeneratedCase) -> None:
         failure = attempt(case)
@@ -960,10 +999,17 @@ def _generated(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             shared = _SHARED.get(share_key) if share_key is not None else None
-            if shared is None or not replayed(shared):
+            replay = from_cache(cached) if cached is not None else False
+            if replay is None and cached is not None:  # damaged: generate and keep again
+                writer = CacheWriter(cached.path.parent, cached.key)
+            if replay:
+                pass
+            elif shared is None or not replayed(shared):
                 property_()
                 if share_key is not None and not last_failure:
                     _SHARED[share_key] = seen
+                if writer is not None and not last_failure:
+                    writer.commit()
     except (_CheckFailed, _ShrinkBudgetSpent):
         pass
     except _StopCheck:
@@ -990,6 +1036,9 @@ def _generated(
     except HypothesisException as exc:
         judgments.append(Judgment("error", f"generation failed: {type(exc).__name__}: {exc}"))
         return judgments
+    finally:
+        if writer is not None:
+            writer.abort()  # not committed: a failure, a stop, an error
     result.cases += config.examples
     if last_failure:
         case, j, obs = last_failure[-1]  # the last failure seen is the shrunk one
@@ -999,6 +1048,44 @@ def _generated(
         result.failures.insert(0, failure)
         result.failed_cases += 1
     return judgments
+
+
+def _case_cache(
+    check: Check, config: SuiteConfig, vocab: Vocabulary, database: ExampleDatabase | None
+) -> tuple[CachedCases | None, CacheWriter | None]:
+    """The check's cases from the case cache, or a writer to keep them there; neither when
+    the cache is off, or the example database holds something for the check (Hypothesis
+    replays it first, so the cases are not the seed's alone)."""
+    folder = config.case_cache
+    if folder is None or config.recordings or check.input not in CACHED_INPUTS:
+        return None, None
+    if database is not None and _database_holds(database, check, config):
+        return None, None
+    key = cache_key(
+        check, vocab, seed=config.seed, examples=config.examples,
+        claims=config.claims.to_json(), wire_schema=config.wire_schema,
+    )  # fmt: skip
+    cached = open_cached(folder, key, check, vocab, config.claims.reads)
+    return cached, CacheWriter(folder, key) if cached is None else None
+
+
+def _database_holds(database: ExampleDatabase, check: Check, config: SuiteConfig) -> bool:
+    key = database_key(check, config)
+    for sub in (b"", b".secondary", b".pareto"):
+        for _ in database.fetch(key + sub):
+            return True
+    return False
+
+
+def warn_damaged(path: Path, exc: BaseException) -> None:
+    """One line on stderr: a damaged cache file was removed and its cases are drawn again."""
+    import sys
+
+    print(
+        f"stella-conform: warning: the case cache file {path.name} was damaged ({exc}); "
+        "removed, its cases are generated again",
+        file=sys.stderr,
+    )
 
 
 @dataclass

@@ -52,6 +52,12 @@ STELLA_OPTIONS = (
         "example database: a directory, and/or redis://HOST:PORT/N shared beside it "
         "(default: Hypothesis's configured one)",
     ),
+    (
+        "case-cache",
+        None,
+        "folder of generated cases kept between runs (default .stella-conform/cases under "
+        "the rootdir; 'off': none)",
+    ),
 )
 
 
@@ -132,8 +138,19 @@ def build_config(config: pytest.Config, client: Any) -> Any:
         database=_database(config),
         wire_schema=str(wire) if wire else None,
         mode_reason=config.stash.get(_MODE_REASON_KEY, None),
+        case_cache=_case_cache(config, rootdir),
     )
     return suite.with_claims(config.stash.get(_CLAIMS_KEY, Claims()))
+
+
+def _case_cache(config: pytest.Config, rootdir: Path) -> Path | None:
+    value = _option(config, "case-cache")
+    if value is None:
+        return rootdir / ".stella-conform" / "cases"
+    if str(value).strip().lower() in ("off", "none", "no", "false", "0"):
+        return None
+    path = Path(str(value))
+    return path if path.is_absolute() else rootdir / path
 
 
 def _vocabulary_option(config: pytest.Config) -> Any:

@@ -71,6 +71,15 @@ from stella_conform.errors import SetupError
 @seed_corpus_option
 @artifact_option
 @click.option(
+    "--case-cache",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path(".stella-conform/cases"),
+    show_default=True,
+    help="Folder of generated cases kept between runs: a later run with the same kit, "
+    "vocabulary, claims, seed and examples grades them without generating them again.",
+)
+@click.option("--no-case-cache", is_flag=True, help="Generate every case afresh; keep none.")
+@click.option(
     "--max-shrinks",
     type=click.IntRange(min=0),
     default=150,
@@ -114,6 +123,8 @@ def run(
     markdown_path: Path | None,
     failures_dir: Path,
     no_database: bool,
+    case_cache: Path,
+    no_case_cache: bool,
     databases: tuple[str, ...],
     seed_corpus: tuple[Path, ...],
     github_artifact: str | None,
@@ -190,6 +201,7 @@ def run(
         deadline=None if time_budget is None else started + time_budget,
         time_budget=time_budget,
         mode_reason=mode_reason,
+        case_cache=None if no_case_cache else case_cache,
     ).with_claims(claims)
     # the same recordings as the fuzz session: what it found on them replays as found
     config = replace(config, recordings=load_seed_corpus(seed_corpus, config.vocabulary()))

@@ -1,0 +1,418 @@
+"""A lasting case cache: a check's generated cases, stored once, replayed by later runs.
+
+Under a fixed seed, with nothing in the example database for the check, Hypothesis draws
+the same cases for every client that passes them all: the kit's generation (about half
+of a run's CPU: Hypothesis's engine and draws, the runs' expansion, the mutations, the
+careful decode) is the same work every time.  So a check's cases are written here once,
+in the order they were graded, and a later run (another client, the next CI run after a
+cache restore) grades them straight from the file.  At a case the client fails,
+Hypothesis runs as usual: it draws the same cases again up to the failure and shrinks it,
+so the report is the one a run without the cache gives.
+
+The key is everything that decides which cases are drawn: the kit's version and a digest
+of the code that draws them and of the oracle that reads them (so an edited generator
+never replays stale cases), Hypothesis's version, the vocabulary as the client sees it,
+the claims, the check's definition, the seed and the example count.  Any change is
+another key, so another file; files not used for a while go first when the folder is
+over its size (:data:`FOLDER_LIMIT`).
+
+A cache file is input: another process, another machine (a restored CI cache) or a
+person may have written it.  It is read through :mod:`safe_files` (a regular file, never
+a link, never past a cap), its index is validated before any case is graded (types,
+sizes, known mutation and reading names), and every case's bytes are checked against
+their SHA-256 when read.  It holds no verdicts: what a correct client does with a stream
+is worked out again from the stream's bytes (the reference decoder's plain pass); only
+the registered points the careful decode found are kept, and at worst a wrong list costs
+a client that takes another reading a failure (the replayed case, decoded afresh, says
+so), never a pass.  A file that fails any test is removed and the check is generated
+afresh.
+
+File layout: the cases' bytes one after another, then the index (JSON), then a footer of
+:data:`MAGIC`, the index's offset and its length: written front to back as cases are
+graded and renamed into place at the end, read case by case, so memory holds one case.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import secrets
+import struct
+import sys
+from collections.abc import Generator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import IO, Any
+
+from stella_conform.conformance.checks import Check
+from stella_conform.conformance.grader import GradedCase
+from stella_conform.safe_files import RefusedFile, open_regular
+from stella_conform.schemas.vocabulary import Vocabulary
+
+#: The file format; a new one is another key (old files are simply never read again).
+FORMAT = 1
+MAGIC = b"stella-conform-cases-1\n"
+_FOOTER = struct.Struct(f"<{len(MAGIC)}sQQ")
+SUFFIX = ".cases"
+#: The largest index the kit reads (a few hundred bytes per case).
+INDEX_CAP = 16 * 1024 * 1024
+#: The largest case (the generators' megabyte texts are far below it).
+CASE_CAP = 64 * 1024 * 1024
+#: The most cases one file may list.
+CASES_CAP = 100_000
+#: The size the folder is kept under: the least recently used files go first.
+FOLDER_LIMIT = 1024 * 1024 * 1024
+#: The kinds of case kept (scenario cases drive the fake stella: generated every time).
+KINDS = ("stream", "envelope", "journal")
+
+#: What decides the cases a check draws and the oracle's reading of them, relative to
+#: the package: a change to any of these files is a new key.
+_CODE = ("generators", "schemas", "decoder.py", "readings.py", "corpus.py",
+         "conformance/checks.py", "conformance/suite.py", "conformance/casecache.py")  # fmt: skip
+
+
+class CacheDamaged(Exception):
+    """A cache file that fails validation (it is removed; the check is generated afresh)."""
+
+
+@cache
+def code_digest() -> str:
+    """SHA-256 over the code and data that decide which cases are drawn and how they read
+    (the same for a wheel and an editable checkout of the same tree)."""
+    import hypothesis
+
+    import stella_conform
+
+    package = Path(stella_conform.__file__).parent
+    h = hashlib.sha256()
+    h.update(f"hypothesis {hypothesis.__version__}; python {sys.version}".encode())
+    for name in _CODE:
+        root = (package / name).resolve()  # the package's folders are links in a checkout
+        files = sorted(root.rglob("*")) if root.is_dir() else [root]
+        for path in files:
+            if path.suffix in (".py", ".json") and path.is_file():
+                where = f"{name}/{path.relative_to(root)}" if root.is_dir() else name
+                h.update(where.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+@cache
+def _local_constants() -> str:
+    """Hypothesis mixes constants of the running program's own modules into its draws: a
+    digest of them (an internal API; if it moves, the key just says so)."""
+    try:
+        from hypothesis.internal.conjecture.providers import _get_local_constants
+
+        found = _get_local_constants()
+        text = repr(sorted((k, sorted(map(repr, v))) for k, v in vars(found).items()))
+    except Exception as exc:  # any failure only narrows what is shared
+        text = f"unknown: {type(exc).__name__}"
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def cache_key(
+    check: Check,
+    vocab: Vocabulary,
+    *,
+    seed: int,
+    examples: int,
+    claims: Mapping[str, Any],
+    wire_schema: str | None,
+) -> str:
+    """The key of a check's generated cases (see the module)."""
+    from stella_conform import __version__
+
+    schema = None
+    if wire_schema is not None and os.path.isfile(wire_schema):
+        with contextlib.suppress(OSError):
+            schema = hashlib.sha256(Path(wire_schema).read_bytes()).hexdigest()
+    parts = {
+        "format": FORMAT,
+        "kit": __version__,
+        "code": code_digest(),
+        "constants": _local_constants(),
+        "check": [check.id, check.input, list(check.mutations), check.valid_runs],
+        "vocabulary": [vocab.ident, sorted(vocab.known), schema or wire_schema],
+        "claims": claims,
+        "seed": seed,
+        "examples": examples,
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+# ---------------------------------------------------------------------- writing
+
+
+class CacheWriter:
+    """Collects a check's cases as they are graded; :meth:`commit` puts the file in place."""
+
+    def __init__(self, folder: Path, key: str) -> None:
+        self.folder = folder
+        self.path = folder / f"{key}{SUFFIX}"
+        self.key = key
+        self.entries: list[dict[str, Any]] = []
+        self.offset = 0
+        self.temp: Path | None = None
+        self.fh: IO[bytes] | None = None
+        self.failed = False
+
+    def add(self, case: GradedCase) -> None:
+        """One graded case, in grading order (a kind not kept spoils the file: no commit)."""
+        if self.failed:
+            return
+        if case.kind not in KINDS or len(case.stream) > CASE_CAP:
+            self.failed = True
+            return
+        try:
+            fh = self._open()
+            fh.write(case.stream)
+        except OSError:
+            self.failed = True
+            return
+        entry: dict[str, Any] = {
+            "kind": case.kind,
+            "name": case.name,
+            "size": len(case.stream),
+            "sha256": hashlib.sha256(case.stream).hexdigest(),
+            "mutations": list(case.mutations),
+        }
+        if case.kind == "stream":
+            entry["marked"] = list(case.marked)
+            entry["touched"] = sorted(case.touched) if case.touched is not None else None
+        if case.kind == "envelope":
+            entry["command"] = case.command
+        self.entries.append(entry)
+        self.offset += len(case.stream)
+
+    def _open(self) -> IO[bytes]:
+        if self.fh is None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self.temp = self.folder / f".{self.key}{SUFFIX}.{secrets.token_hex(6)}.tmp"
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+            fd = os.open(self.temp, flags | getattr(os, "O_CLOEXEC", 0), 0o600)
+            self.fh = os.fdopen(fd, "wb")
+        return self.fh
+
+    def commit(self) -> None:
+        """Write the index and the footer, and rename the file into place (or drop it)."""
+        if self.failed or not self.entries:
+            self.abort()
+            return
+        index = json.dumps(
+            {"format": FORMAT, "key": self.key, "cases": self.entries}, separators=(",", ":")
+        ).encode()
+        try:
+            fh = self._open()
+            fh.write(index)
+            fh.write(_FOOTER.pack(MAGIC, self.offset, len(index)))
+            fh.close()
+            self.fh = None
+            assert self.temp is not None
+            os.replace(self.temp, self.path)
+            self.temp = None
+        except OSError:
+            self.abort()
+            return
+        _keep_under(self.folder, FOLDER_LIMIT)
+
+    def abort(self) -> None:
+        if self.fh is not None:
+            with contextlib.suppress(OSError):
+                self.fh.close()
+            self.fh = None
+        if self.temp is not None:
+            with contextlib.suppress(OSError):
+                self.temp.unlink()
+            self.temp = None
+
+
+#: A temporary file older than this was left by a kit that was killed while writing it.
+STALE_TEMP = 3600.0
+
+
+def _keep_under(folder: Path, limit: int) -> None:
+    """Remove the least recently used cache files until the folder is under ``limit``
+    (and the temporary files of kits killed while writing)."""
+    import time
+
+    try:
+        files = [(p.lstat(), p) for p in folder.glob(f"*{SUFFIX}") if p.is_file()]
+        temps = [(p.lstat(), p) for p in folder.glob(f".*{SUFFIX}.*.tmp")]
+    except OSError:
+        return
+    for st, path in temps:
+        if st.st_mtime < time.time() - STALE_TEMP:
+            with contextlib.suppress(OSError):
+                path.unlink()
+    total = sum(s.st_size for s, _ in files)
+    for st, path in sorted(files, key=lambda f: f[0].st_mtime):
+        if total <= limit:
+            break
+        with contextlib.suppress(OSError):
+            path.unlink()
+            total -= st.st_size
+
+
+# ---------------------------------------------------------------------- reading
+
+
+@dataclass
+class CachedCases:
+    """A cache file whose index passed validation: its cases, read and checked one by one."""
+
+    path: Path
+    key: str
+    entries: list[dict[str, Any]]
+    vocab: Vocabulary
+    reads: frozenset[str] | None
+    check: Check
+    _fh: IO[bytes] | None = field(default=None, repr=False)
+
+    def cases(self) -> Generator[GradedCase, None, None]:
+        """Each case, its bytes checked against their digest (:class:`CacheDamaged` if not)."""
+        from stella_conform.decoder import decode_all
+
+        with open_regular(self.path, follow=False) as fh:
+            for entry in self.entries:
+                data = fh.read(entry["size"])
+                digest = hashlib.sha256(data).hexdigest()
+                if len(data) != entry["size"] or digest != entry["sha256"]:
+                    raise CacheDamaged(f"{self.path.name}: a case's bytes do not match its digest")
+                yield self._case(entry, data, decode_all)
+
+    def _case(self, entry: dict[str, Any], data: bytes, decode_all: Any) -> GradedCase:
+        kind, mutations = entry["kind"], tuple(entry["mutations"])
+        if kind == "envelope":
+            return GradedCase(
+                entry["name"], data, "generated", mutations, vocab=self.vocab,
+                kind="envelope", command=entry["command"], reads=self.reads,
+            )  # fmt: skip
+        if kind == "journal":
+            return GradedCase(entry["name"], data, "generated", mutations, vocab=self.vocab,
+                              kind="journal")  # fmt: skip
+        touched = entry["touched"]
+        # the oracle's reading is the kit's own, from the bytes: the plain pass (the points
+        # the careful pass found are what it would add)
+        decoded = decode_all(data, self.vocab) if touched is not None else None
+        return GradedCase(
+            entry["name"], data, "generated", mutations, vocab=self.vocab,
+            decoded=decoded, touched=frozenset(touched) if touched is not None else None,
+            marked=tuple(entry["marked"]),
+        )  # fmt: skip
+
+    def touch(self) -> None:
+        """Mark the file used (the folder's size limit removes the least recently used)."""
+        with contextlib.suppress(OSError):
+            os.utime(self.path)
+
+
+def open_cached(
+    folder: Path, key: str, check: Check, vocab: Vocabulary, reads: frozenset[str] | None
+) -> CachedCases | None:
+    """The check's cached cases, if a valid file holds them; a damaged one is removed."""
+    path = folder / f"{key}{SUFFIX}"
+    try:
+        entries = _read_index(path, key, check)
+    except FileNotFoundError:
+        return None
+    except (OSError, CacheDamaged, ValueError, KeyError, TypeError):
+        discard(path)
+        return None
+    return CachedCases(path, key, entries, vocab, reads, check)
+
+
+def discard(path: Path) -> None:
+    """Remove a cache file that failed validation (never what a link points to)."""
+    with contextlib.suppress(OSError):
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+
+
+def _read_index(path: Path, key: str, check: Check) -> list[dict[str, Any]]:
+    with open_regular(path, follow=False) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size < _FOOTER.size:
+            raise CacheDamaged("shorter than its footer")
+        fh.seek(size - _FOOTER.size)
+        magic, offset, length = _FOOTER.unpack(fh.read(_FOOTER.size))
+        if magic != MAGIC or length > INDEX_CAP or offset + length + _FOOTER.size != size:
+            raise CacheDamaged("not a case cache file of this format")
+        fh.seek(offset)
+        index = json.loads(fh.read(length))
+    if not isinstance(index, dict) or index.get("format") != FORMAT or index.get("key") != key:
+        raise CacheDamaged("another key's or format's index")
+    entries = index.get("cases")
+    if not isinstance(entries, list) or not 0 < len(entries) <= CASES_CAP:
+        raise CacheDamaged("no list of cases")
+    total = 0
+    for entry in entries:
+        _validate(entry, check)
+        total += entry["size"]
+    if total != offset:
+        raise CacheDamaged("the cases' sizes do not add up to their bytes")
+    return entries
+
+
+def _validate(entry: Any, check: Check) -> None:
+    """One index entry: the right fields, of the right types, with names the kit knows."""
+    from stella_conform.generators.mutations import MUTATIONS
+    from stella_conform.readings import IDS
+
+    if not isinstance(entry, dict) or entry.get("kind") != _kind_of(check):
+        raise CacheDamaged("a case of another kind than the check's")
+    size, digest, name = entry.get("size"), entry.get("sha256"), entry.get("name")
+    if type(size) is not int or not 0 <= size <= CASE_CAP:
+        raise CacheDamaged("a case's size")
+    if not (isinstance(digest, str) and len(digest) == 64 and _hex(digest)):
+        raise CacheDamaged("a case's digest")
+    if not (isinstance(name, str) and len(name) <= 200):
+        raise CacheDamaged("a case's name")
+    mutations = _strings(entry.get("mutations"))
+    known = MUTATIONS if entry["kind"] == "stream" else check.mutations
+    if any(m not in known for m in mutations) or len(mutations) > 16:
+        raise CacheDamaged("a mutation the kit does not know")
+    if entry["kind"] == "stream":
+        marked = entry.get("marked")
+        if not (isinstance(marked, list) and len(marked) <= 10_000):
+            raise CacheDamaged("a case's marked lines")
+        if any(type(n) is not int or n < 1 for n in marked):
+            raise CacheDamaged("a case's marked lines")
+        touched = entry.get("touched")
+        if touched is not None and any(p not in IDS for p in _strings(touched)):
+            raise CacheDamaged("a reading the kit does not know")
+    if entry["kind"] == "envelope" and not (
+        isinstance(entry.get("command"), str) and len(entry["command"]) <= 1000
+    ):
+        raise CacheDamaged("an envelope case's command")
+
+
+def _kind_of(check: Check) -> str:
+    return {"envelope": "envelope", "journal": "journal"}.get(check.input, "stream")
+
+
+def _hex(text: str) -> bool:
+    try:
+        int(text, 16)
+    except ValueError:
+        return False
+    return True
+
+
+def _strings(value: Any) -> Sequence[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and len(v) <= 200 for v in value):
+        raise CacheDamaged("a list of names")
+    return value
+
+
+__all__ = [
+    "CacheDamaged",
+    "CacheWriter",
+    "CachedCases",
+    "RefusedFile",
+    "cache_key",
+    "code_digest",
+    "open_cached",
+]

@@ -6,6 +6,7 @@ machines, other kit versions or other shards can be combined as files.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -62,9 +63,11 @@ def _order(check_id: str) -> tuple[int, str]:
 
 
 def merge(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """One report from shard reports of the same run."""
+    """One report from shard reports of the same run, or from fuzz workers' reports."""
     if not docs:
         raise SetupError("nothing to merge")
+    if len(docs) > 1 and all(isinstance(d.get("fuzz"), dict) for d in docs):
+        return merge_workers(docs)
     first = docs[0]
     for doc in docs[1:]:
         for key in SAME_RUN:
@@ -90,6 +93,107 @@ def merge(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
     merged["exit_code"] = 1 if blocking else 0
     merged["merged_from"] = [d.get("shard", "?") for d in docs]
     return merged
+
+
+#: Outcomes from the worst: a check two workers graded takes the worse of the two.
+_WORST = ("error", "fail", "warn", "pass", "skip")
+#: Counts in a worker's fuzz record that add up across workers.
+_SUMMED = ("received", "adopted", "reused", "built_on", "sent")
+
+
+def _count(doc: dict[str, Any], key: str, where: str) -> float:
+    value = doc.get(key, 0)
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise SetupError(f"malformed fuzz report: {where}.{key} is not a number")
+    return value
+
+
+def merge_workers(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One report from the reports of ``fuzz`` workers (each its own seed) on one client.
+
+    Each worker graded every selected check: a check's outcome is the worst any worker
+    saw, its cases add up, its failures are every worker's (each once).  The ``fuzz``
+    record adds cases up, keeps the first failure's time, and lists every worker.
+    """
+    first = docs[0]
+    for doc in docs[1:]:
+        for key in SAME_RUN:
+            if key not in ("seed", "examples") and doc.get(key) != first.get(key):
+                raise SetupError(f"reports are not workers of one fuzz session: '{key}' differs")
+    checks: dict[str, dict[str, Any]] = {}
+    for doc in docs:
+        for check in doc["checks"]:
+            mine = checks.get(check["id"])
+            if mine is None:
+                checks[check["id"]] = {**check, "failures": list(check.get("failures", []))}
+                continue
+            mine["cases"] += check["cases"]
+            if _WORST.index(check["outcome"]) < _WORST.index(mine["outcome"]):
+                mine["outcome"], mine["message"] = check["outcome"], check["message"]
+            known = {json.dumps(f, sort_keys=True) for f in mine["failures"]}
+            for failure in check.get("failures", []):
+                if json.dumps(failure, sort_keys=True) not in known:
+                    mine["failures"].append(failure)
+    merged = {k: v for k, v in first.items() if k not in ("checks", "shard", "fuzz")}
+    merged["checks"] = [checks[i] for i in sorted(checks, key=_order)]
+    merged["summary"] = {o: sum(1 for c in merged["checks"] if c["outcome"] == o) for o in OUTCOMES}
+    merged["known_failures_now_passing"] = sorted(
+        {i for d in docs for i in d.get("known_failures_now_passing", [])}, key=_order
+    )
+    blocking = [
+        c
+        for c in merged["checks"]
+        if c["outcome"] in ("fail", "error") and not c.get("known_failure")
+    ]
+    merged["exit_code"] = 1 if blocking else 0
+    merged["seeds"] = [d.get("seed") for d in docs]
+    merged["merged_from"] = [f"worker seed {d.get('seed')}" for d in docs]
+    merged["fuzz"] = _merge_fuzz(docs)
+    return merged
+
+
+def _merge_fuzz(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    fuzzes = [d["fuzz"] for d in docs]
+    failures = []
+    for doc, fuzz in zip(docs, fuzzes, strict=True):
+        for found in fuzz.get("failures") or []:
+            if isinstance(found, dict):
+                _count(found, "seconds", "fuzz.failures")
+                failures.append({**found, "worker_seed": doc.get("seed")})
+    failures.sort(key=lambda f: f.get("seconds") or 0)
+    per_check: dict[str, dict[str, float]] = {}
+    for fuzz in fuzzes:
+        for check_id, record in (fuzz.get("checks") or {}).items():
+            mine = per_check.setdefault(check_id, {})
+            for key in ("cases", "new_behaviour", "failures"):
+                mine[key] = mine.get(key, 0) + _count(record, key, f"fuzz.checks.{check_id}")
+            mine["corpus"] = max(mine.get("corpus", 0), _count(record, "corpus", "fuzz.checks"))
+    seconds = max(_count(f, "seconds", "fuzz") for f in fuzzes)
+    cases = sum(_count(f, "cases", "fuzz") for f in fuzzes)
+    shared = [f["shared"] for f in fuzzes if isinstance(f.get("shared"), dict)]
+    out: dict[str, Any] = {
+        "workers": len(fuzzes),
+        "seconds": seconds,
+        "cases": cases,
+        "cases_per_second": round(sum(_count(f, "cases_per_second", "fuzz") for f in fuzzes), 1),
+        "coverage_features": max(_count(f, "coverage_features", "fuzz") for f in fuzzes),
+        "feedback": fuzzes[0].get("feedback"),
+        "stopped": sorted({str(f.get("stopped")) for f in fuzzes}),
+        "time_to_first_failure": failures[0]["seconds"] if failures else None,
+        "failures": failures,
+        "checks": per_check,
+        "shared": None,
+    }
+    if shared:
+        out["shared"] = {
+            "database": sorted({str(s.get("database")) for s in shared}),
+            **{k: sum(_count(s, k, "fuzz.shared") for s in shared) for k in _SUMMED},
+            "lost": [s.get("lost") for s in shared if s.get("lost")],
+            "not_shared": [s.get("not_shared") for s in shared if s.get("not_shared")],
+        }
+    return out
 
 
 def diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:

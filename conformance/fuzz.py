@@ -94,7 +94,7 @@ ENERGY_SUB_KEY = b".stella-fuzz.energy"
 _ENERGY = struct.Struct(">12s4sII")
 register_fixed_length(ENERGY_SUB_KEY, _ENERGY.size)
 #: Seconds between two looks at the shared database for other workers' inputs.
-SYNC_SECONDS = 5.0
+SYNC_SECONDS = 2.0
 #: Other workers' inputs replayed per check at one look (the rest wait for the next).
 SYNC_BATCH = 50
 #: Distinct failures kept (and saved) per check.
@@ -383,6 +383,8 @@ class Fuzzer:
         self.next_sync = 0.0
         #: The corpus input the case in hand was mutated from (None: drawn afresh).
         self.parent: Entry | None = None
+        #: Whether the last case run was kept in the corpus.
+        self.kept = False
         self.seen: set[Hashable] = set()
         self.cases = 0
         self.found: list[Found] = []
@@ -466,9 +468,9 @@ class Fuzzer:
             if self.interrupted or self.clock() >= deadline:
                 break
             self.sharing.received += 1
-            before = len(arm.corpus)
+            self.kept = False
             self._replay(arm, blob, "shared")
-            if len(arm.corpus) > before and arm.corpus[-1].origin == "shared":
+            if self.kept:
                 self.sharing.adopted += 1
         picked: Counter[bytes] = Counter()
         found: dict[bytes, int] = {}
@@ -793,7 +795,14 @@ class Fuzzer:
         parts, pieces = _parts(data)
         entry = Entry(tuple(data.choices), shapes, novel, parts, pieces, reached)
         entry.origin, entry.from_shared = origin, from_shared
-        arm.corpus.append(entry)
+        self.kept = True
+        if origin == "shared":
+            # among the oldest: the bursts of mutants for the newest inputs stay with this
+            # worker's own finds (the other worker gave its find its burst already); the
+            # picks by rarity reach it wherever it stands
+            arm.corpus.insert(0, entry)
+        else:
+            arm.corpus.append(entry)
         blob = entry.blob
         arm.known.add(blob)
         db = self.database

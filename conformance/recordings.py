@@ -210,12 +210,28 @@ def _strict(line: bytes) -> Any:
     )
 
 
+#: Of every this many fresh runs, one is a recording (the rest are generated): the
+#: recordings add real bodies and orders without starving the generator's structures
+#: (turns after the first, retried calls) that no short recording has.
+RECORDED_ONE_IN = 4
+
+
 def recorded_or_generated(vocab: Vocabulary, recordings: Sequence[Run]) -> st.SearchStrategy[Run]:
-    """A generated run, or one of the recordings (shrinking towards a generated one).
+    """A generated run, or (one time in :data:`RECORDED_ONE_IN`) one of the recordings;
+    shrinking goes towards a generated one.
 
     Each case copies the run's events before a mutation touches them (``Stream.of``),
     so a recording is never changed.
     """
+    generated = runs(vocab)
     if not recordings:
-        return runs(vocab)
-    return st.one_of(runs(vocab), st.sampled_from(list(recordings)))
+        return generated
+    recorded = st.sampled_from(list(recordings))
+
+    @st.composite
+    def base(draw: st.DrawFn) -> Run:
+        if draw(st.integers(0, RECORDED_ONE_IN - 1)) < RECORDED_ONE_IN - 1:
+            return draw(generated)
+        return draw(recorded)
+
+    return base()

@@ -182,6 +182,19 @@ def test_a_failure_one_worker_found_is_replayed_by_a_run_in_a_third_folder(
     for seed in (1, 2):
         shared = _report(tmp_path / f"worker{seed}")["fuzz"]["shared"]  # type: ignore[index]
         assert shared["database"] == server.url and shared["lost"] is None
+    # their reports merge: every worker's cases and failures, the worse outcome
+    from conftest import kit_inline
+
+    reports = [str(tmp_path / f"worker{seed}" / "report.json") for seed in (1, 2)]
+    merged_path = tmp_path / "merged.json"
+    merged = kit_inline("report", "merge", str(merged_path), *reports)
+    assert merged.returncode == 1, merged.stdout + merged.stderr
+    doc = json.loads(merged_path.read_text())
+    each = [_report(tmp_path / f"worker{seed}")["fuzz"] for seed in (1, 2)]
+    assert doc["fuzz"]["cases"] == sum(f["cases"] for f in each)  # type: ignore[index]
+    assert doc["fuzz"]["workers"] == 2 and doc["seeds"] == [1, 2]
+    assert len(doc["fuzz"]["failures"]) == sum(len(f["failures"]) for f in each)  # type: ignore[index]
+    assert doc["checks"][0]["outcome"] in ("fail", "error")
     run_args = ("run", "--mode", "persistent", *R5, "--examples", "1", "--max-shrinks", "0")
     elsewhere = tmp_path / "pull-request"
     elsewhere.mkdir()

@@ -1,0 +1,313 @@
+"""Workers sharing one database, and recordings as seeds: do they find the deep bugs sooner?
+
+Two measurements on the clients of ``adapters/deep/`` (docs/fuzzing.md renders both):
+
+* ``--part workers``: N ``fuzz`` processes started together on one deep client, each
+  with its own seed and folder, either sharing one Redis database (``--database
+  redis://...``, a fresh database number per trial) or sharing nothing
+  (``--no-database``).  The time to the first failure is that of the first worker to
+  find the bug (its own clock, from its start); the others are then stopped.
+* ``--part seeds``: one ``fuzz`` session per seed, bounded by cases (``--max-cases``),
+  with and without ``--seed-corpus`` over the kit's fixtures and a recorded upstream
+  stream (read where it lies, never copied): found or not.
+
+Not a ``bench_*.py`` (it takes most of an hour): run it on its own, niced::
+
+    nice .venv/bin/python benchmarks/shared_fuzz.py --part workers --results shared.jsonl
+    nice .venv/bin/python benchmarks/shared_fuzz.py --part seeds --results shared.jsonl
+    .venv/bin/python benchmarks/shared_fuzz.py --table-only --results shared.jsonl
+
+It starts its own ``redis-server`` on a free loopback port and stops it at the end.
+Each measurement is appended to the results file as it finishes; a second session skips
+what is already there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+KIT = [sys.executable, "-m", "stella_conform"]
+DEEP = REPO / "adapters" / "deep"
+CLIENTS: dict[str, tuple[list[str], str]] = {
+    "retry_note_after_unknown.py": (
+        [sys.executable, str(DEEP / "retry_note_after_unknown.py")],
+        "R3.*",
+    ),
+    "extra_fields_on_failed_tool.py": (
+        [sys.executable, str(DEEP / "extra_fields_on_failed_tool.py")],
+        "R5.*",
+    ),
+    "legacy_text_after_failed_tool.js": (
+        ["node", str(DEEP / "legacy_text_after_failed_tool.js")],
+        "R4.*",
+    ),
+}
+#: Workers, and whether they share a database.
+CONFIGS = ((1, False), (2, True), (2, False), (4, True), (4, False))
+UPSTREAM = REPO.parent / "shared" / "upstream" / "from_a_newer_stella.older.jsonl"
+
+
+class Redis:
+    def __init__(self) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise SystemExit("redis-server is not installed")
+        self.dir = tempfile.mkdtemp()
+        self.proc = subprocess.Popen(
+            [
+                binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--databases",
+                "1000",
+                "--dir",
+                self.dir,
+            ],  # fmt: skip
+            stdout=subprocess.DEVNULL,
+        )
+        time.sleep(0.5)
+
+    def url(self, number: int) -> str:
+        return f"redis://127.0.0.1:{self.port}/{number}"
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
+    cwd.mkdir(parents=True, exist_ok=True)
+    split = args.index("--")
+    return subprocess.Popen(
+        [*KIT, *args[:split], "--json", "report.json", *args[split:]],
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    """Ctrl-C twice: the case in hand ends, its clients are stopped, no final report."""
+    if proc.poll() is not None:
+        return
+    for _ in range(2):
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=2)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+    proc.kill()
+    proc.wait()
+
+
+def _first(cwd: Path) -> dict[str, Any] | None:
+    report = cwd / "report.json"
+    if not report.exists():
+        return None
+    doc = json.loads(report.read_text())
+    failures = doc["fuzz"]["failures"]
+    if not failures:
+        return None
+    return {**failures[0], "shared": doc["fuzz"].get("shared")}
+
+
+def measure_workers(
+    name: str, seed: int, workers: int, share: bool, cap: str, redis: Redis, number: int
+) -> dict[str, Any]:
+    client, only = CLIENTS[name]
+    base = ["fuzz", "--for", cap, "--only", only, "--max-failures", "1", "--max-shrinks", "0"]
+    base += ["--database", redis.url(number)] if share else ["--no-database"]
+    with tempfile.TemporaryDirectory() as tmp:
+        folders = [Path(tmp) / f"w{i}" for i in range(workers)]
+        procs = [
+            _start([*base, "--seed", str(seed * 100 + i), "--", *client], folder)
+            for i, folder in enumerate(folders)
+        ]
+        # the first worker to save a failure (fuzz saves each the moment it finds it)
+        winner = None
+        while winner is None and any(p.poll() is None for p in procs):
+            for i, folder in enumerate(folders):
+                saved = folder / ".stella-conform" / "failures"
+                if saved.is_dir() and any(saved.iterdir()):
+                    winner = i
+                    break
+            time.sleep(0.05)
+        for i, p in enumerate(procs):
+            if i != winner:
+                _stop(p)
+        if winner is not None:
+            procs[winner].wait()
+        else:
+            winner = next((i for i, f in enumerate(folders) if _first(f) is not None), None)
+        found = _first(folders[winner]) if winner is not None else None
+    return {
+        "found": found is not None,
+        "seconds": found["seconds"] if found else None,
+        "cases": found["cases_before"] if found else None,
+        "from_shared_input": found["from_shared_input"] if found else None,
+        "received": (found.get("shared") or {}).get("received") if found else None,
+    }
+
+
+def measure_seeds(name: str, seed: int, seeded: bool, max_cases: int) -> dict[str, Any]:
+    client, only = CLIENTS[name]
+    args = ["fuzz", "--for", "20m", "--max-cases", str(max_cases), "--seed", str(seed)]
+    args += ["--only", only, "--max-failures", "1", "--max-shrinks", "0", "--no-database"]
+    if seeded:
+        args += ["--seed-corpus", str(REPO / "fixtures"), "--seed-corpus", str(UPSTREAM)]
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = _start([*args, "--", *client], Path(tmp))
+        proc.wait()
+        found = _first(Path(tmp))
+    return {
+        "found": found is not None,
+        "cases": found["cases_before"] if found else None,
+        "recording": found["recording"] if found else None,
+    }
+
+
+def _load(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _median(values: list[float | None]) -> str:
+    if not values:
+        return "–"
+    middle = statistics.median_high([float("inf") if v is None else v for v in values])
+    return "never" if middle == float("inf") else f"{middle:.1f}"
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    out = []
+    work = [r for r in rows if r["part"] == "workers"]
+    if work:
+        out += [
+            "| client | 1 worker | 2 sharing | 2 alone | 4 sharing | 4 alone |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
+        for name in CLIENTS:
+            cells = [f"`{name}`"]
+            for workers, share in CONFIGS:
+                mine = [
+                    r
+                    for r in work
+                    if r["client"] == name and r["workers"] == workers and r["share"] == share
+                ]
+                if not mine:
+                    cells.append("–")
+                    continue
+                hit = sum(r["found"] for r in mine)
+                seconds = _median([r["seconds"] for r in mine])
+                cases = _median([r["cases"] for r in mine])
+                cells.append(f"{seconds} s ({cases} cases), {hit}/{len(mine)}")
+            if len(cells) > 1 and any(c != "–" for c in cells[1:]):
+                out.append("| " + " | ".join(cells) + " |")
+    seeds = [r for r in rows if r["part"] == "seeds"]
+    if seeds:
+        out += [
+            "",
+            "| client | without `--seed-corpus`: found; median cases | with: found; median cases |",
+            "| --- | --- | --- |",
+        ]
+        for name in CLIENTS:
+            cells = [f"`{name}`"]
+            for seeded in (False, True):
+                mine = [r for r in seeds if r["client"] == name and r["seeded"] == seeded]
+                hit = sum(r["found"] for r in mine)
+                cells.append(f"{hit} of {len(mine)}; {_median([r['cases'] for r in mine])}")
+            out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--part", choices=("workers", "seeds"))
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--for", dest="cap", default="2m", help="workers: the time cap")
+    parser.add_argument("--max-cases", type=int, default=3000, help="seeds: the case cap")
+    parser.add_argument("--client", action="append", help="only these clients (file names)")
+    parser.add_argument("--results", type=Path, default=Path("shared_fuzz.jsonl"))
+    parser.add_argument("--table-only", action="store_true")
+    args = parser.parse_args()
+    done = _load(args.results)
+    names = args.client or list(CLIENTS)
+
+    def record(row: dict[str, Any]) -> None:
+        row["load"] = os.getloadavg()[0]
+        with args.results.open("a") as fh:
+            fh.write(json.dumps(row) + "\n")
+        done.append(row)
+        print(json.dumps(row), flush=True)
+
+    if args.part == "workers" and not args.table_only:
+        redis = Redis()
+        try:
+            number = 0
+            for seed in range(args.seeds):
+                for name in names:
+                    for workers, share in (
+                        (1, False),
+                        (2, True),
+                        (2, False),
+                        (4, True),
+                        (4, False),
+                    ):
+                        number += 1
+                        key = ("workers", name, seed, workers, share)
+                        if any(
+                            (r["part"], r["client"], r["seed"], r.get("workers"), r.get("share"))
+                            == key
+                            for r in done
+                        ):
+                            continue
+                        row = measure_workers(name, seed, workers, share, args.cap, redis, number)
+                        row.update(part="workers", client=name, seed=seed)
+                        row.update(workers=workers, share=share)
+                        record(row)
+        finally:
+            redis.stop()
+    if args.part == "seeds" and not args.table_only:
+        for seed in range(args.seeds):
+            for name in names:
+                for seeded in (False, True):
+                    key = ("seeds", name, seed, seeded)
+                    if any(
+                        (r["part"], r["client"], r["seed"], r.get("seeded")) == key for r in done
+                    ):
+                        continue
+                    row = measure_seeds(name, seed, seeded, args.max_cases)
+                    row.update(part="seeds", client=name, seed=seed, seeded=seeded)
+                    record(row)
+    print(table(done))
+
+
+if __name__ == "__main__":
+    main()

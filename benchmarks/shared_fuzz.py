@@ -84,7 +84,7 @@ class Redis:
                 "1000",
                 "--dir",
                 self.dir,
-            ],  # fmt: skip
+            ],
             stdout=subprocess.DEVNULL,
         )
         time.sleep(0.5)

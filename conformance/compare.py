@@ -81,6 +81,13 @@ def merge(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
             checks[check["id"]] = check
     merged = {k: v for k, v in first.items() if k not in ("checks", "shard")}
     merged["checks"] = [checks[i] for i in sorted(checks, key=_order)]
+    _totals(merged, docs)
+    merged["merged_from"] = [d.get("shard", "?") for d in docs]
+    return merged
+
+
+def _totals(merged: dict[str, Any], docs: Sequence[dict[str, Any]]) -> None:
+    """The merged report's summary, known failures now passing, and exit status."""
     merged["summary"] = {o: sum(1 for c in merged["checks"] if c["outcome"] == o) for o in OUTCOMES}
     merged["known_failures_now_passing"] = sorted(
         {i for d in docs for i in d.get("known_failures_now_passing", [])}, key=_order
@@ -91,8 +98,6 @@ def merge(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
         if c["outcome"] in ("fail", "crash", "error") and not c.get("known_failure")
     ]
     merged["exit_code"] = 1 if blocking else 0
-    merged["merged_from"] = [d.get("shard", "?") for d in docs]
-    return merged
 
 
 #: Outcomes from the worst: a check two workers graded takes the worse of the two.
@@ -138,16 +143,7 @@ def merge_workers(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
                     mine["failures"].append(failure)
     merged = {k: v for k, v in first.items() if k not in ("checks", "shard", "fuzz")}
     merged["checks"] = [checks[i] for i in sorted(checks, key=_order)]
-    merged["summary"] = {o: sum(1 for c in merged["checks"] if c["outcome"] == o) for o in OUTCOMES}
-    merged["known_failures_now_passing"] = sorted(
-        {i for d in docs for i in d.get("known_failures_now_passing", [])}, key=_order
-    )
-    blocking = [
-        c
-        for c in merged["checks"]
-        if c["outcome"] in ("fail", "error") and not c.get("known_failure")
-    ]
-    merged["exit_code"] = 1 if blocking else 0
+    _totals(merged, docs)
     merged["seeds"] = [d.get("seed") for d in docs]
     merged["merged_from"] = [f"worker seed {d.get('seed')}" for d in docs]
     merged["fuzz"] = _merge_fuzz(docs)

@@ -95,8 +95,9 @@ _ENERGY = struct.Struct(">12s4sII")
 register_fixed_length(ENERGY_SUB_KEY, _ENERGY.size)
 #: Seconds between two looks at the shared database for other workers' inputs.
 SYNC_SECONDS = 2.0
-#: Other workers' inputs replayed per check at one look (the rest wait for the next).
-SYNC_BATCH = 50
+#: The most of its cases a worker spends replaying other workers' inputs between two
+#: looks (the most promising first: what they found, less how often they were mutated).
+RECEIVE_SHARE = 0.2
 #: Distinct failures kept (and saved) per check.
 FAILURES_PER_CHECK = 5
 #: Share of mutated inputs picked among the newest (the rest by rarity, see ``_pick``).
@@ -147,14 +148,9 @@ class Entry:
     #: last told them.
     shared_picked: int = 0
     told: int = -1
-
-    @property
-    def blob(self) -> bytes:
-        return choices_to_bytes(self.choices)
-
-    @property
-    def digest(self) -> bytes:
-        return hashlib.sha256(self.blob).digest()[:12]
+    #: Its choices as the database stores them, and their digest (energy records' key).
+    blob: bytes = b""
+    digest: bytes = b""
 
 
 @dataclass
@@ -209,6 +205,8 @@ class Arm:
     weighed_at: int = -REWEIGH_EVERY
     #: Inputs (choice bytes) this arm has run or kept: another worker's is replayed once.
     known: set[bytes] = field(default_factory=set)
+    #: Cases since the last look at the shared database.
+    since_sync: int = 0
 
     def score(self, total: int) -> float:
         """Recent rate of new behaviour plus an exploration bonus (UCB1)."""
@@ -444,7 +442,7 @@ class Fuzzer:
             if self.interrupted or self.clock() >= deadline:
                 return
             self._replay(arm, blob, "resumed")
-        self._receive(arm, deadline, CORPUS_CAP)
+        self._receive(arm, deadline, CORPUS_CAP)  # a fresh worker starts from theirs
 
     def _replay(self, arm: Arm, blob: bytes, origin: str) -> None:
         if blob in arm.known:
@@ -459,19 +457,11 @@ class Fuzzer:
     # ------------------------------------------------------------------ sharing
 
     def _receive(self, arm: Arm, deadline: float, limit: int) -> None:
-        """Replay other workers' inputs this worker has not run yet (up to ``limit``), and
-        take in their energy: how often they mutated the inputs both have."""
+        """Replay other workers' inputs this worker has not run yet (up to ``limit``, the
+        most promising first), and take in their energy: what each found, and how often
+        the others mutated it."""
         if self.sharing is None or not isinstance(self.database, KitDatabase):
             return
-        theirs = [b for b in self.database.fetch_shared(arm.key + CORPUS_SUB_KEY)]
-        for blob in [b for b in theirs if b not in arm.known][:limit]:
-            if self.interrupted or self.clock() >= deadline:
-                break
-            self.sharing.received += 1
-            self.kept = False
-            self._replay(arm, blob, "shared")
-            if self.kept:
-                self.sharing.adopted += 1
         picked: Counter[bytes] = Counter()
         found: dict[bytes, int] = {}
         for record in self.database.fetch_shared(arm.key + ENERGY_SUB_KEY):
@@ -479,26 +469,44 @@ class Fuzzer:
             if worker != self.worker:
                 picked[digest] += times
                 found[digest] = max(found.get(digest, 0), novel)
+        theirs = [
+            (_digest(blob), blob)
+            for blob in self.database.fetch_shared(arm.key + CORPUS_SUB_KEY)
+            if blob not in arm.known
+        ]
+        # what found the most and was mutated least: a worker's newest finds come first
+        theirs.sort(key=lambda item: (-found.get(item[0], 1), picked[item[0]], item[1]))
+        for _, blob in theirs[:limit]:
+            if self.interrupted or self.clock() >= deadline:
+                break
+            self.sharing.received += 1
+            self.kept = False
+            self._replay(arm, blob, "shared")
+            if self.kept:
+                self.sharing.adopted += 1
         if picked:
             for entry in arm.corpus:
-                digest = entry.digest
-                if digest in picked:
-                    entry.shared_picked = picked[digest]
-                    entry.novel = max(entry.novel, found[digest])
+                if entry.digest in picked:
+                    entry.shared_picked = picked[entry.digest]
+                    entry.novel = max(entry.novel, found[entry.digest])
 
     def _tell(self, arm: Arm) -> None:
-        """Write this worker's energy of the inputs it mutated since it last said."""
+        """Write this worker's energy of the inputs it mutated since it last said (each
+        time their picks have doubled: the others need the order of magnitude), at once."""
         db = self.database
         if self.sharing is None or not isinstance(db, KitDatabase) or db.shared is None:
             return
-        key = arm.key + ENERGY_SUB_KEY
+        old: list[bytes] = []
+        new: list[bytes] = []
         for entry in arm.corpus:
-            if entry.picked == entry.told:
+            if entry.picked == 0 or (entry.told > 0 and entry.picked < 2 * entry.told):
                 continue
             if entry.told >= 0:
-                db.shared.delete(key, self._energy(entry, entry.told))
-            db.shared.save(key, self._energy(entry, entry.picked))
+                old.append(self._energy(entry, entry.told))
+            new.append(self._energy(entry, entry.picked))
             entry.told = entry.picked
+        if new:
+            db.shared.replace(arm.key + ENERGY_SUB_KEY, old, new)
 
     def _energy(self, entry: Entry, picked: int) -> bytes:
         return _ENERGY.pack(entry.digest, self.worker, min(entry.novel, 2**32 - 1), picked)
@@ -514,7 +522,8 @@ class Fuzzer:
         for arm in self.arms:
             self._tell(arm)
             if not final:
-                self._receive(arm, deadline, SYNC_BATCH)
+                self._receive(arm, deadline, max(1, int(RECEIVE_SHARE * arm.since_sync)))
+            arm.since_sync = 0
 
     def _close_sharing(self) -> None:
         """One last attempt at what the shared database missed, and what it never got."""
@@ -753,6 +762,7 @@ class Fuzzer:
         j = judge(arm.check, g, obs, arm.ctx)
         self.cases += 1
         arm.cases += 1
+        arm.since_sync += 1
         answer = (arm.check.id, obs.status, obs.verdict, j.verdict)
         # the code the case reached in the client (if it says), the input's own shape
         # (which kinds of line it puts side by side), and the client's answer
@@ -795,6 +805,8 @@ class Fuzzer:
         parts, pieces = _parts(data)
         entry = Entry(tuple(data.choices), shapes, novel, parts, pieces, reached)
         entry.origin, entry.from_shared = origin, from_shared
+        entry.blob = choices_to_bytes(data.choices)
+        entry.digest = _digest(entry.blob)
         self.kept = True
         if origin == "shared":
             # among the oldest: the bursts of mutants for the newest inputs stay with this
@@ -950,6 +962,10 @@ class Fuzzer:
             if judge(arm.check, found.case, obs, arm.ctx).verdict in ("fail", "crash", "error"):
                 return found
         return None
+
+
+def _digest(blob: bytes) -> bytes:
+    return hashlib.sha256(blob).digest()[:12]
 
 
 def _weight(arm: Arm, entry: Entry) -> float:

@@ -18,6 +18,7 @@ hostile folder costs a warning, never a hang.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
@@ -208,6 +209,30 @@ def _strict(line: bytes) -> Any:
         parse_float=_finite,
         parse_constant=_no_constant,
     )
+
+
+_DIGESTS: dict[int, tuple[Sequence[Run], str]] = {}
+
+
+def digest(recordings: Sequence[Run]) -> str:
+    """A short name for a set of recordings (their streams, in order), for database keys.
+
+    A case that starts from a recording picks it by its place in the list: read without
+    the same recordings, its choices are another case.  So the database keeps cases
+    drawn with recordings under keys of their own: a ``run`` given the same recordings
+    replays them as found, and one without never reads them as something else (nor
+    deletes them, as Hypothesis deletes an entry that no longer fails).
+    """
+    cached = _DIGESTS.get(id(recordings))
+    if cached is not None and cached[0] is recordings:
+        return cached[1]
+    h = hashlib.sha256()
+    for run in recordings:
+        h.update(run.to_bytes())
+        h.update(b"\0")
+    name = h.hexdigest()[:16]
+    _DIGESTS[id(recordings)] = (recordings, name)
+    return name
 
 
 #: Of every this many fresh runs, one is a recording (the rest are generated): the

@@ -875,7 +875,12 @@ def check_property(
     # A stable database key per (check, client) so a failure replays first next run.
     fn = getattr(config.client.function, "read", config.client.function)  # inprocess.Parser
     who = f"{fn.__module__}.{fn.__qualname__}" if fn is not None else shlex.join(config.client.argv)
-    key = f"{check.id}|{who}|{config.client.mode}".encode()
+    name = f"{check.id}|{who}|{config.client.mode}"
+    if config.recordings and check.input == "stream":
+        from stella_conform.conformance.recordings import digest
+
+        name += f"|recordings {digest(config.recordings)}"  # their cases' own keys
+    key = name.encode()
     property_.hypothesis.inner_test._hypothesis_internal_add_digest = key  # type: ignore[attr-defined]
     return property_
 

@@ -115,8 +115,38 @@ def test_fuzz_finds_a_bug_only_a_recording_reaches_and_says_so(tmp_path: Path) -
     assert found["recording"] == "copy-of-session.jsonl"
     assert "on the recording copy-of-session.jsonl" in out.stdout
     assert doc["fuzz"]["seed_corpus"] == {"recordings": 1}
-    # the run that replays it takes the same recordings: the very case is replayed
+    # a run without the recordings cannot read that case (its choices name a recording
+    # by its place in the list): it never reads it as another, nor deletes it
     run = ("run", "--mode", "persistent", *only, "--examples", "1", "--max-shrinks", "0")
-    again = kit(*run, "--seed-corpus", str(seeds / "session.jsonl"), "--", *command, cwd=seeded)
+    plain = kit(*run, "--", *command, cwd=seeded)
+    assert plain.returncode == 0, plain.stdout + plain.stderr
+    # the run that replays it takes the same recordings: the very case is replayed
+    same = str(seeds / "copy-of-session.jsonl")
+    again = kit(*run, "--seed-corpus", same, "--", *command, cwd=seeded)
     assert again.returncode == 1, again.stdout + again.stderr
-    assert "recording session.jsonl" in again.stdout
+    assert "recording copy-of-session.jsonl" in again.stdout
+
+
+def test_cases_drawn_with_recordings_are_kept_under_keys_of_their_own() -> None:
+    """Their choices name a recording by its place in the list: read without the same
+    recordings they are other cases, so a run without them must not replay them (nor
+    delete them from a shared database when they pass)."""
+    from dataclasses import replace
+
+    from stella_conform.conformance.checks import BY_ID
+    from stella_conform.conformance.runner import Client
+    from stella_conform.conformance.suite import SuiteConfig, database_key
+
+    vocab = Vocabulary.default()
+    plain = SuiteConfig(client=Client(argv=("client",), mode="persistent"))
+    one = (recorded_run(RECORDING, vocab),)
+    other = (recorded_run(RECORDING.replace(b"recorded words", b"other words"), vocab),)
+    stream, envelope = BY_ID["R1.valid-runs-accepted"], BY_ID["E.unknown-keys-ignored"]
+    seeded = database_key(stream, replace(plain, recordings=one))
+    assert seeded != database_key(stream, plain)
+    assert seeded == database_key(
+        stream, replace(plain, recordings=(recorded_run(RECORDING, vocab),))
+    )
+    assert seeded != database_key(stream, replace(plain, recordings=other))
+    # an envelope check's cases never start from a recording: its key stays
+    assert database_key(envelope, replace(plain, recordings=one)) == database_key(envelope, plain)

@@ -378,3 +378,33 @@ def test_writes_a_lost_server_missed_are_made_when_it_answers_again() -> None:
     now[0] += 60.0
     assert list(shared.fetch(b"k")) == [b"one", b"two"]
     assert shared.unshared() == {} and "answers again" in said[-1]
+
+
+class _Ini:
+    """Just enough of a pytest config for the plugin's option lookup."""
+
+    def __init__(self, root: Path, **ini: str) -> None:
+        self.rootpath = root
+        self.ini = ini
+
+    def getoption(self, name: str, default: object = None) -> object:
+        return default
+
+    def getini(self, name: str) -> object:
+        return self.ini.get(name, "")
+
+
+def test_the_plugin_reads_stella_database(tmp_path: Path) -> None:
+    from hypothesis import settings
+
+    from stella_conform.pytest_plugin import _database
+
+    assert _database(_Ini(tmp_path)) == settings().database  # unset: Hypothesis's own
+    db = _database(_Ini(tmp_path, stella_database="redis://127.0.0.1:1/2 db"))
+    assert isinstance(db, KitDatabase) and db.shared is not None
+    assert db.shared.shown == "redis://127.0.0.1:1/2"
+    assert db.local == SafeDirectoryDatabase(str(tmp_path / "db"))  # relative to the root
+    beside = _database(_Ini(tmp_path, stella_database="redis://127.0.0.1:1/2"))
+    assert beside.local == settings().database  # a Redis beside Hypothesis's configured one
+    with pytest.raises(pytest.UsageError, match="stella_database"):
+        _database(_Ini(tmp_path, stella_database="redis://h:port/0"))

@@ -192,6 +192,10 @@ def measure_seeds(name: str, seed: int, seeded: bool, max_cases: int) -> dict[st
     }
 
 
+def _config_name(workers: int, share: bool) -> str:
+    return str(workers) if workers == 1 else f"{workers}{'s' if share else 'a'}"
+
+
 def _load(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
@@ -254,6 +258,11 @@ def main() -> None:
     parser.add_argument("--for", dest="cap", default="2m", help="workers: the time cap")
     parser.add_argument("--max-cases", type=int, default=3000, help="seeds: the case cap")
     parser.add_argument("--client", action="append", help="only these clients (file names)")
+    parser.add_argument(
+        "--workers",
+        default="1,2s,2a,4s,4a",
+        help="workers: which configurations (N workers, s: sharing, a: alone)",
+    )
     parser.add_argument("--results", type=Path, default=Path("shared_fuzz.jsonl"))
     parser.add_argument("--table-only", action="store_true")
     args = parser.parse_args()

@@ -59,6 +59,7 @@ from stella_conform.conformance.checks import Check
 from stella_conform.conformance.database import KitDatabase, register_fixed_length
 from stella_conform.conformance.feedback import Blind, with_environment
 from stella_conform.conformance.grader import Context, GradedCase, Judgment, judge
+from stella_conform.conformance.recordings import recording_prefix
 from stella_conform.conformance.report import Report
 from stella_conform.conformance.runner import Observation
 from stella_conform.conformance.shapes import shape_features
@@ -296,8 +297,10 @@ class FuzzOutcome:
     failures: list[Found]
     arms: list[Arm]
     sharing: Sharing | None = None
-    #: Recordings (``--seed-corpus``) the cases' runs could start from.
+    #: Recordings (``--seed-corpus``) the cases' runs could start from, and how many
+    #: of the cases started from each at the outset were kept.
     recordings: int = 0
+    seeds_kept: int = 0
     #: How the final pass went when it could not grade every check in full, else None.
     final_pass: str | None = None
 
@@ -323,7 +326,7 @@ class FuzzOutcome:
                 }
                 for arm in self.arms
             },
-            "seed_corpus": {"recordings": self.recordings},
+            "seed_corpus": {"recordings": self.recordings, "kept": self.seeds_kept},
             "shared": self.sharing.to_json() if self.sharing is not None else None,
         }
 
@@ -383,6 +386,8 @@ class Fuzzer:
         self.parent: Entry | None = None
         #: Whether the last case run was kept in the corpus.
         self.kept = False
+        #: Cases started from a recording (``--seed-corpus``) that were kept.
+        self.seeds_kept = 0
         self.seen: set[Hashable] = set()
         self.cases = 0
         self.found: list[Found] = []
@@ -453,6 +458,19 @@ class Fuzzer:
             return
         self.parent = None
         self._one(arm, choices, origin=origin)
+
+    def _seed(self, arm: Arm, deadline: float) -> None:
+        """One case from each recording (``--seed-corpus``), kept where it does something
+        new: the fuzzer's seed corpus, run first as fuzzers run theirs."""
+        if not self.suite.recordings or arm.check.input != "stream":
+            return
+        for index in range(len(self.suite.recordings)):
+            if self.interrupted or self.clock() >= deadline:
+                return
+            self.parent = None
+            self.kept = False
+            self._one(arm, recording_prefix(index))
+            self.seeds_kept += self.kept
 
     # ------------------------------------------------------------------ sharing
 
@@ -594,12 +612,15 @@ class Fuzzer:
             sharing=self.sharing,
             recordings=len(self.suite.recordings),
             final_pass=final_pass,
+            seeds_kept=self.seeds_kept,
         )
 
     def _fuzz(self, deadline: float) -> None:
         self.arms = [self._arm(c) for c in self.checks if self._fuzzable(c)]
         for arm in self.arms:
             self._resume(arm, deadline)
+        for arm in self.arms:
+            self._seed(arm, deadline)
         self.next_sync = self.clock() + self.config.sync_seconds
         last_report = self.clock()
         window = (self.cases, self._features())

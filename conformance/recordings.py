@@ -238,12 +238,19 @@ def digest(recordings: Sequence[Run]) -> str:
 #: Of every this many fresh runs, one is a recording (the rest are generated): the
 #: recordings add real bodies and orders without starving the generator's structures
 #: (turns after the first, retried calls) that no short recording has.
-RECORDED_ONE_IN = 4
+RECORDED_ONE_IN = 8
+
+
+def recording_prefix(index: int) -> tuple[int, int]:
+    """The first choices of a case that starts from recording ``index`` (the fuzzer seeds
+    its corpus with one case per recording; Hypothesis draws the rest)."""
+    return (RECORDED_ONE_IN - 1, index)
 
 
 def recorded_or_generated(vocab: Vocabulary, recordings: Sequence[Run]) -> st.SearchStrategy[Run]:
     """A generated run, or (one time in :data:`RECORDED_ONE_IN`) one of the recordings;
-    shrinking goes towards a generated one.
+    shrinking goes towards a generated one.  (``fuzz`` also starts one case from each
+    recording, as fuzzers run their seed corpus first: :func:`recording_prefix`.)
 
     Each case copies the run's events before a mutation touches them (``Stream.of``),
     so a recording is never changed.

@@ -114,7 +114,7 @@ def test_fuzz_finds_a_bug_only_a_recording_reaches_and_says_so(tmp_path: Path) -
     found = doc["fuzz"]["failures"][0]
     assert found["recording"] == "copy-of-session.jsonl"
     assert "on the recording copy-of-session.jsonl" in out.stdout
-    assert doc["fuzz"]["seed_corpus"] == {"recordings": 1}
+    assert doc["fuzz"]["seed_corpus"]["recordings"] == 1
     # a run without the recordings cannot read that case (its choices name a recording
     # by its place in the list): it never reads it as another, nor deletes it
     run = ("run", "--mode", "persistent", *only, "--examples", "1", "--max-shrinks", "0")

@@ -258,6 +258,16 @@ def test_one_workers_corpus_is_where_the_other_starts(tmp_path: Path, server: Re
     assert shared["reused"] > 0, shared  # cases mutated from A's inputs
     nothing = _report(tmp_path / "alone")["fuzz"]["shared"]  # type: ignore[index]
     assert nothing["received"] == 0 and nothing["reused"] == 0
+    # each worker's energy: one 24-byte record per input it mutated, naming the worker
+    raw = server.client()
+    records = [
+        record
+        for key in raw.scan_iter(match="*stella-fuzz.energy", count=1000)
+        for record in raw.smembers(key)
+    ]
+    workers = {record[12:16].hex() for record in records}
+    assert records and all(len(record) == 24 for record in records)
+    assert workers <= {_report(tmp_path / w)["fuzz"]["shared"]["worker"] for w in ("a", "b")}  # type: ignore[index]
 
 
 def test_losing_the_server_mid_fuzz_is_a_warning_and_nothing_is_lost(

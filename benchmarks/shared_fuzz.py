@@ -183,7 +183,8 @@ def measure_seeds(name: str, seed: int, seeded: bool, max_cases: int) -> dict[st
         args += ["--seed-corpus", str(REPO / "fixtures"), "--seed-corpus", str(UPSTREAM)]
     with tempfile.TemporaryDirectory() as tmp:
         proc = _start([*args, "--", *client], Path(tmp))
-        proc.wait()
+        if proc.wait() not in (0, 1):
+            raise SystemExit(f"fuzz {' '.join(args)} exited {proc.returncode}")
         found = _first(Path(tmp))
     return {
         "found": found is not None,
@@ -202,11 +203,12 @@ def _load(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def _median(values: list[float | None]) -> str:
+def _median(values: list[float | None], places: int = 1) -> str:
+    """The median over every seed, one that found nothing counting as never."""
     if not values:
         return "–"
     middle = statistics.median_high([float("inf") if v is None else v for v in values])
-    return "never" if middle == float("inf") else f"{middle:.1f}"
+    return "never" if middle == float("inf") else f"{middle:,.{places}f}"
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -230,7 +232,7 @@ def table(rows: list[dict[str, Any]]) -> str:
                     continue
                 hit = sum(r["found"] for r in mine)
                 seconds = _median([r["seconds"] for r in mine])
-                cases = _median([r["cases"] for r in mine])
+                cases = _median([r["cases"] for r in mine], 0)
                 cells.append(f"{seconds} s ({cases} cases), {hit}/{len(mine)}")
             if len(cells) > 1 and any(c != "–" for c in cells[1:]):
                 out.append("| " + " | ".join(cells) + " |")
@@ -246,7 +248,7 @@ def table(rows: list[dict[str, Any]]) -> str:
             for seeded in (False, True):
                 mine = [r for r in seeds if r["client"] == name and r["seeded"] == seeded]
                 hit = sum(r["found"] for r in mine)
-                cells.append(f"{hit} of {len(mine)}; {_median([r['cases'] for r in mine])}")
+                cells.append(f"{hit} of {len(mine)}; {_median([r['cases'] for r in mine], 0)}")
             out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out)
 
@@ -282,13 +284,9 @@ def main() -> None:
             number = 0
             for seed in range(args.seeds):
                 for name in names:
-                    for workers, share in (
-                        (1, False),
-                        (2, True),
-                        (2, False),
-                        (4, True),
-                        (4, False),
-                    ):
+                    for workers, share in CONFIGS:
+                        if _config_name(workers, share) not in args.workers.split(","):
+                            continue
                         number += 1
                         key = ("workers", name, seed, workers, share)
                         if any(

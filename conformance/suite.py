@@ -780,13 +780,13 @@ def check_strategy(
     """
     mutations = tuple(m for m in check.mutations if applicable(m, vocab))
     if recordings and check.input == "stream":
-        from stella_conform.conformance.recordings import recorded_or_generated
+        from stella_conform.conformance.recordings import recorded_or_generated, tolerant
 
         base = recorded_or_generated(vocab, recordings)
         if mutations and check.valid_runs:
-            return cases(vocab, mutations=mutations, max_mutations=2, run_strategy=base)
+            return tolerant(cases(vocab, mutations=mutations, max_mutations=2, run_strategy=base))
         if mutations:
-            return cases(vocab, mutations=mutations, min_mutations=1, run_strategy=base)
+            return tolerant(cases(vocab, mutations=mutations, min_mutations=1, run_strategy=base))
         if check.valid_runs:
             return cases(vocab, max_mutations=0, run_strategy=base)
         return None

@@ -478,8 +478,12 @@ def _huge(size: int) -> Apply:
 
 
 def legacy_alias(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    # a line still in the self-describing spelling (a recorded run may have legacy ones)
     indexes = [
-        i for i in stream.event_indexes(vocab) if stream.lines[i].obj["type"] in vocab.aliases
+        i
+        for i in stream.event_indexes(vocab)
+        if stream.lines[i].obj["type"] in vocab.aliases
+        and vocab.aliases[stream.lines[i].obj["type"]].field in stream.lines[i].obj
     ]
     if not indexes:
         tag = choose(draw, sorted(vocab.aliases)) if vocab.aliases else None

@@ -150,3 +150,20 @@ def test_cases_drawn_with_recordings_are_kept_under_keys_of_their_own() -> None:
     assert seeded != database_key(stream, replace(plain, recordings=other))
     # an envelope check's cases never start from a recording: its key stays
     assert database_key(envelope, replace(plain, recordings=one)) == database_key(envelope, plain)
+
+
+@pytest.mark.slow
+def test_a_recording_in_legacy_spellings_is_mutated_without_crashing(tmp_path: Path) -> None:
+    """The mutations were written for generated runs (self-describing spellings); a real
+    recording's legacy `delta` on a `text` must not crash the kit (it did: KeyError)."""
+    from conftest import PY_REFERENCE
+
+    fixture = ADAPTERS.parent / "fixtures" / "from_a_newer_stella.jsonl"
+    assert b'"delta"' in fixture.read_bytes()
+    out = kit(
+        "fuzz", "--for", "10m", "--max-cases", "120", "--only", "R4.*", "--no-database",
+        "--seed-corpus", str(fixture), "--json", "r.json", "--", *PY_REFERENCE, cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["fuzz"]["cases"] == 120 and doc["fuzz"]["seed_corpus"]["recordings"] == 1

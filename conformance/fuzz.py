@@ -565,6 +565,8 @@ class Fuzzer:
             else:
                 kinds["failures"] += count
         self.sharing.not_shared = dict(kinds)
+        # ``sent`` counted every input given to it: the ones it never got were not sent
+        self.sharing.sent = max(0, self.sharing.sent - kinds["corpus inputs"])
 
     # ------------------------------------------------------------------ the loop
 

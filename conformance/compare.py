@@ -101,7 +101,7 @@ def _totals(merged: dict[str, Any], docs: Sequence[dict[str, Any]]) -> None:
 
 
 #: Outcomes from the worst: a check two workers graded takes the worse of the two.
-_WORST = ("error", "fail", "warn", "pass", "skip")
+_WORST = ("crash", "error", "fail", "warn", "pass", "skip")
 #: Counts in a worker's fuzz record that add up across workers.
 _SUMMED = ("received", "adopted", "reused", "built_on", "sent")
 
@@ -113,6 +113,11 @@ def _count(doc: dict[str, Any], key: str, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise SetupError(f"malformed fuzz report: {where}.{key} is not a number")
     return value
+
+
+def _badness(outcome: str) -> int:
+    """Lower is worse (an outcome a newer kit added counts as the worst)."""
+    return _WORST.index(outcome) if outcome in _WORST else -1
 
 
 def merge_workers(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -135,7 +140,7 @@ def merge_workers(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
                 checks[check["id"]] = {**check, "failures": list(check.get("failures", []))}
                 continue
             mine["cases"] += check["cases"]
-            if _WORST.index(check["outcome"]) < _WORST.index(mine["outcome"]):
+            if _badness(check["outcome"]) < _badness(mine["outcome"]):
                 mine["outcome"], mine["message"] = check["outcome"], check["message"]
             known = {json.dumps(f, sort_keys=True) for f in mine["failures"]}
             for failure in check.get("failures", []):

@@ -595,6 +595,7 @@ class Fuzzer:
             self._close_sharing()
         except stopping.Stopped as stop:
             fuzz_seconds = self.clock() - self.started
+            self._close_sharing()
             stop.partial = [self._outcome(self._partial_results(), fuzz_seconds, None)]
             raise
         return self._outcome(self.graded, fuzz_seconds, final_pass)

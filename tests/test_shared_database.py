@@ -194,7 +194,7 @@ def test_a_failure_one_worker_found_is_replayed_by_a_run_in_a_third_folder(
     assert doc["fuzz"]["cases"] == sum(f["cases"] for f in each)  # type: ignore[index]
     assert doc["fuzz"]["workers"] == 2 and doc["seeds"] == [1, 2]
     assert len(doc["fuzz"]["failures"]) == sum(len(f["failures"]) for f in each)  # type: ignore[index]
-    assert doc["checks"][0]["outcome"] in ("fail", "error")
+    assert doc["checks"][0]["outcome"] in ("fail", "crash", "error")
     run_args = ("run", "--mode", "persistent", *R5, "--examples", "1", "--max-shrinks", "0")
     elsewhere = tmp_path / "pull-request"
     elsewhere.mkdir()

@@ -935,8 +935,8 @@ class Fuzzer:
                 result = run_check(check, replay)
                 arm = by_id.get(check.id)
                 if arm is not None:
-                    again = self._replayed(arm) if result.outcome in ("pass", "skip") else None
-                    _merge(result, arm, check, again)
+                    passed = result.outcome in ("pass", "skip")
+                    _merge(result, arm, check, self._replayed(arm, replay) if passed else None)
                 self.graded.append(result)
         cut = sum(1 for r in self.graded if r.cut_short)
         if not cut:
@@ -965,23 +965,34 @@ class Fuzzer:
         order = {c.id: i for i, c in enumerate(self.checks)}
         return sorted(results, key=lambda r: order.get(r.id, len(order)))
 
-    def _replayed(self, arm: Arm) -> Found | None:
-        """The first fuzzed failure that fails again when run once more on its own.
+    def _replayed(self, arm: Arm, config: SuiteConfig) -> Found | str | None:
+        """The first fuzzed failure that fails again when run once more on its own, or why
+        none was run again (the budget ran out).
 
         ``run_check`` replays a session's failures from the example database; without one
-        (``--no-database``) it never sees them, so each is run again here: a deterministic
-        client fails them again, and only a failure that does not come back is one that
-        depended on earlier cases or on time.
+        (``--no-database``) it never sees them, so each is run again here, within the final
+        pass's budget (``config``), on a client process of its own (a persistent session
+        shared with the final pass is restarted for it): a deterministic client fails them
+        again, and only a failure that does not come back is one that depended on earlier
+        cases or on time.
         """
         if self.database is not None:
             return None
         for found in sorted(arm.failures.values(), key=lambda f: f.seconds):
             if found.case is None:
                 continue
-            runner = CaseRunner(self.suite, arm.check)
+            if config.deadline is not None and time.monotonic() > config.deadline:
+                return (
+                    f"not replayed: the {config.budget_option} of {config.time_budget:g} s ran out"
+                )
+            runner = CaseRunner(config, arm.check)
+            if runner.session is not None and not runner.owns_session:
+                runner.session.pause()  # on its own: no earlier case in the process
             try:
                 obs = runner.run(found.case)
             finally:
+                if runner.session is not None and not runner.owns_session:
+                    runner.session.pause()  # nor this one in the next check's
                 runner.close()
             if judge(arm.check, found.case, obs, arm.ctx).verdict in ("fail", "crash", "error"):
                 return found
@@ -1029,11 +1040,13 @@ def _parts(data: ConjectureData) -> tuple[tuple[int, ...], tuple[tuple[int, int]
     return tuple(sorted({c.start for c in later})), pieces
 
 
-def _merge(result: CheckResult, arm: Arm, check: Check, replayed: Found | None = None) -> None:
+def _merge(
+    result: CheckResult, arm: Arm, check: Check, replayed: Found | str | None = None
+) -> None:
     """Fold what fuzzing did for one check into its graded result.
 
     ``replayed``: a fuzzed failure that failed again on its own (the session had no example
-    database for the final grading to replay it from).
+    database for the final grading to replay it from), or why none was run again.
     """
     result.cases += arm.cases
     found = sorted(arm.failures.values(), key=lambda f: f.seconds)
@@ -1042,12 +1055,14 @@ def _merge(result: CheckResult, arm: Arm, check: Check, replayed: Found | None =
             result.message = f"{result.cases} case(s), {arm.cases} of them fuzzed"
         return
     if result.outcome in ("pass", "skip"):
-        first = replayed or found[0]
+        first = replayed if isinstance(replayed, Found) else found[0]
         verdict = first.failure.verdict  # a crash is the client's crash, an error an error
         result.outcome = verdict if verdict in ("crash", "error") else check.failing_outcome
-        if replayed is not None:
+        if isinstance(replayed, Found):
             result.message = f"found while fuzzing, and again when replayed: {replayed.message}"
             found = [replayed, *(f for f in found if f is not replayed)]
+        elif replayed is not None:
+            result.message = f"failed while fuzzing ({replayed}): {found[0].message}"
         else:
             result.message = (
                 f"failed while fuzzing but not when replayed (the client may depend on "

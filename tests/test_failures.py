@@ -15,7 +15,9 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import ADAPTERS, kit
@@ -297,3 +299,100 @@ def test_the_client_s_own_words_mark_no_line_of_the_stream() -> None:
     obs = Observation(verdict="reject", detail="corrupt: Expecting x: line 1 column 2 (char 1)")
     obs.summary = {"kind": "summary", "verdict": "reject", "rejected_line": 2}
     assert decisive_lines(case, obs, f"expected accept; client: {obs.describe()}") == (2,)
+
+
+# ------------------------------------------- fuzz's own replay of what it found (no database)
+
+#: A persistent-mode client that fails every case while ``flag`` exists (the fuzzing) and
+#: reads like the reference client once it is gone (the final pass); it logs each case it
+#: is given as ``PID N`` (its Nth case).
+WHILE_FLAGGED = """\
+import os, sys
+sys.path.insert(0, {adapters!r})
+from stella_reader import Adapter, main
+
+
+class WhileFlagged(Adapter):
+    served = 0
+
+    def read(self, stream, emit):
+        WhileFlagged.served += 1
+        with open({log!r}, "a") as fh:
+            fh.write(f"{{os.getpid()}} {{WhileFlagged.served}}\\n")
+        if os.path.exists({flag!r}):
+            raise RuntimeError("the flag is up")
+        return super().read(stream, emit)
+
+
+main(WhileFlagged)
+"""
+
+
+def _fuzz_while_flagged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seconds: float, *, use_up_budget: bool
+) -> tuple[CheckResult, list[tuple[str, int]], int]:
+    """Fuzz ``R1.valid-runs-accepted`` (no database) with the client failing every case,
+    then let the final pass see it conform; ``use_up_budget``: the final pass grades the
+    check in full just as the budget runs out.  The result, every case the client was
+    given (pid, its Nth), and how many of them the final pass had given it."""
+    from stella_conform.conformance import fuzz
+    from stella_conform.conformance.feedback import Blind
+
+    log, flag = tmp_path / "cases.log", tmp_path / "flag"
+    flag.touch()
+    script = tmp_path / "while_flagged.py"
+    script.write_text(
+        WHILE_FLAGGED.format(adapters=str(ADAPTERS / "python"), log=str(log), flag=str(flag))
+    )
+    graded = []
+    real_run_check = fuzz.run_check
+
+    def final_pass(check: Any, config: SuiteConfig) -> CheckResult:
+        flag.unlink(missing_ok=True)  # fuzzing is over: the client conforms from here
+        result = real_run_check(check, config)
+        if use_up_budget:
+            assert config.deadline is not None
+            while time.monotonic() <= config.deadline:
+                time.sleep(0.05)
+        graded.append(len(log.read_text().splitlines()))
+        return result
+
+    monkeypatch.setattr(fuzz, "run_check", final_pass)
+    client = Client(argv=(PY, str(script)), mode="persistent", timeout=10)
+    suite = SuiteConfig(client, examples=1, database_dir=None, failures_dir=tmp_path / "failures")
+    config = fuzz.FuzzConfig(suite, seconds, max_cases=None if use_up_budget else 20)
+    outcome = fuzz.Fuzzer([BY_ID["R1.valid-runs-accepted"]], config, Blind()).run()
+    assert outcome.failures, "the fuzzing found nothing"
+    (result,) = outcome.results
+    cases = [(pid, int(n)) for pid, n in (line.split() for line in log.read_text().splitlines())]
+    return result, cases, graded[0]
+
+
+def test_fuzz_replays_nothing_once_its_for_has_run_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a database fuzz replays what it found itself, after the final pass; with the
+    --for spent it gives the client no more cases (each could cost a whole --timeout), and
+    says why the failure was not replayed."""
+    result, cases, final = _fuzz_while_flagged(tmp_path, monkeypatch, 3.0, use_up_budget=True)
+    assert len(cases) == final, "a case was run after the --for ran out"
+    assert result.outcome == "crash", result.message  # what the fuzzing saw it do
+    assert "not replayed: the --for of 3 s ran out" in result.message, result.message
+    assert "not when replayed" not in result.message
+
+
+def test_fuzz_replays_what_it_found_on_a_client_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """'Again when replayed … on its own': a persistent client's replayed case is the first
+    case of a process of its own, not one more on the final pass's shared session."""
+    result, cases, final = _fuzz_while_flagged(
+        tmp_path, monkeypatch, float("inf"), use_up_budget=False
+    )
+    replayed = cases[final:]
+    assert replayed, "nothing was replayed"
+    assert all(n == 1 for _, n in replayed), replayed
+    final_pids = {pid for pid, _ in cases[:final]}
+    assert not final_pids & {pid for pid, _ in replayed}, cases
+    # the client conforms now: the failure did not come back
+    assert result.message.startswith("failed while fuzzing but not when replayed"), result.message

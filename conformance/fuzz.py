@@ -336,7 +336,8 @@ _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 
 def reaction(check: Check, judgment: Judgment, obs: Observation) -> str:
-    """What the client did, with the case's particulars (numbers, quoted values) removed.
+    """What the client did, with the case's particulars (numbers, quoted values, the reason
+    it gave for a rejection) removed.
 
     Two failures with the same reaction are one bug found twice; a crash is told
     apart by its last stderr line (the exception), a wrong answer by the judge's words.
@@ -346,7 +347,7 @@ def reaction(check: Check, judgment: Judgment, obs: Observation) -> str:
         parts.append(obs.stderr_tail.strip().splitlines()[-1])
     elif obs.exit is not None and obs.exit.signal is not None:
         parts.append(obs.exit.describe())
-    parts.append(judgment.message)
+    parts.append(judgment.signature or judgment.message)
     text = " | ".join(parts)
     return _DIGITS.sub("N", _QUOTED.sub("…", text))[:300]
 

@@ -148,6 +148,10 @@ class GradedCase:
 class Judgment:
     verdict: Verdict
     message: str = ""
+    #: The message without the client's own words (the reason it gave for a rejection
+    #: names the case's particulars: the unknown type, the JSON error): what tells one
+    #: bug from another (``fuzz``); empty when the message has none.
+    signature: str = ""
     #: Registered points of the case and the reading (A or B) the client took at each,
     #: when a pass tells (information only, never a verdict).
     readings: dict[str, str] = field(default_factory=dict)
@@ -290,10 +294,20 @@ def _expected_verdict(case: GradedCase) -> str:
     return " or ".join([text, *others])
 
 
+def _wrong_verdict(expected: str, obs: Observation) -> Judgment:
+    """A fail for the client's verdict: what was expected, then what the client said, in
+    its own words (signed without them)."""
+    return Judgment(
+        "fail",
+        f"{expected}; client: {obs.describe()}",
+        signature=f"{expected}; client: {obs.describe(own_words=False)}",
+    )
+
+
 def _verdict(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
     if _verdict_ok(case, obs):
         return Judgment("pass")
-    return Judgment("fail", f"expected {_expected_verdict(case)}; client: {obs.describe()}")
+    return _wrong_verdict(f"expected {_expected_verdict(case)}", obs)
 
 
 def _lockstep(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
@@ -459,7 +473,7 @@ def _last_line_kept(case: GradedCase, obs: Observation, ctx: Context) -> Judgmen
 def _content(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
     """The verdict, then (when the client reports) what it read from the lines it kept."""
     if not _verdict_ok(case, obs):
-        return Judgment("fail", f"expected {_expected_verdict(case)}; client: {obs.describe()}")
+        return _wrong_verdict(f"expected {_expected_verdict(case)}", obs)
     if case.expected.verdict != "accept" or obs.summary is None:
         return Judgment("pass")
     problems = _field_problems(case.reading(), obs.summary, ctx.fields)
@@ -627,7 +641,7 @@ def _verdict_then_fields(
 ) -> Judgment:
     """The verdict on a whole document, then (when the client reports) the check's fields."""
     if obs.verdict != want:
-        return Judgment("fail", f"expected {want}{why}; client: {obs.describe()}")
+        return _wrong_verdict(f"expected {want}{why}", obs)
     if want != "accept" or obs.summary is None or not ctx.fields:
         return Judgment("pass")
     problems = _field_problems(reading, obs.summary, ctx.fields)
@@ -780,10 +794,8 @@ def _wrapper_outcome(case: GradedCase, obs: Observation, ctx: Context) -> Judgme
     code = case.scenario.get("exit", 0)
     if obs.verdict != want["verdict"]:
         exit_ = 0 if want["verdict"] == "accept" else 1
-        return Judgment(
-            "fail",
-            f"stella exited {code} ({want['outcome']}): the wrapper should exit {exit_}; "
-            f"client: {obs.describe()}",
+        return _wrong_verdict(
+            f"stella exited {code} ({want['outcome']}): the wrapper should exit {exit_}", obs
         )
     if obs.summary is not None and obs.summary.get("outcome") != want["outcome"]:
         return Judgment(

@@ -157,13 +157,13 @@ class Observation:
         rejects = [n for n, o in self.lines.items() if o.get("outcome") == "reject"]
         return min(rejects) if rejects else None
 
-    def describe(self) -> str:
+    def describe(self, own_words: bool = True) -> str:
         """``reject at line 3 ("unknown type text_v2")``: the verdict, in the client's own
-        words when it gave a reason."""
+        words when it gave a reason (``own_words=False``: without them)."""
         if self.status != "ok":
             return f"{self.status}: {self.detail}"
         text = self.verdict_text()
-        if self.verdict == "reject" and self.detail:
+        if own_words and self.verdict == "reject" and self.detail:
             text += f" ({clip(self.detail, REASON_SHOWN)})"
         if self.stalled_at is not None:
             text += f" (stalled on line {self.stalled_at})"

@@ -396,3 +396,42 @@ def test_fuzz_replays_what_it_found_on_a_client_of_its_own(
     assert not final_pids & {pid for pid, _ in replayed}, cases
     # the client conforms now: the failure did not come back
     assert result.message.startswith("failed while fuzzing but not when replayed"), result.message
+
+
+def test_one_bug_rejecting_in_its_own_words_is_one_fuzz_finding(tmp_path: Path) -> None:
+    """The adapter's reason names each case's particulars ("unknown type text_v2", "unknown
+    type Text"): one bug still, found once, and --max-failures counts bugs, not its cases."""
+    client = template(tmp_path, REJECTS_UNKNOWN)
+    report = tmp_path / "r.json"
+    out = kit(
+        "fuzz", "--mode", "report", "--max-cases", "60", "--max-failures", "2",
+        "--only", "R3.unknown-type-inert", "--no-database", "--no-feedback",
+        "--json", str(report), "--", *client, cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 1, out.stdout + out.stderr
+    doc = json.loads(report.read_text())
+    said = {f["message"] for f in doc["fuzz"]["failures"]}
+    assert len(said) == 1 and "(unknown type " in said.pop(), doc["fuzz"]["failures"]
+    assert doc["fuzz"]["stopped"] == "60 cases", doc["fuzz"]["stopped"]
+    assert out.stdout.count("found after ") == 1, out.stdout
+
+
+def test_a_rejection_is_signed_without_the_client_s_reason() -> None:
+    """Two cases the client rejects for one bug, in words naming each case's unknown type:
+    one reaction (the fuzzer's sign of a bug), the words still in the message shown."""
+    from stella_conform.conformance.fuzz import reaction
+    from stella_conform.conformance.grader import Context, GradedCase, judge
+    from stella_conform.conformance.runner import Observation
+    from stella_conform.corpus import bundled_fixtures_dir
+
+    check = BY_ID["R3.unknown-type-inert"]
+    run = (bundled_fixtures_dir() / "minimal_run.jsonl").read_bytes()
+    signed = set()
+    for tag in ("text_v2", "Text"):
+        case = GradedCase("c", f'{{"type":"{tag}"}}\n'.encode() + run, "generated")
+        obs = Observation(verdict="reject", detail=f"unknown type {tag}")
+        obs.summary = {"kind": "summary", "verdict": "reject", "rejected_line": 1}
+        j = judge(check, case, obs, Context())
+        assert j.verdict == "fail" and j.message.endswith(f"(unknown type {tag})"), j.message
+        signed.add(reaction(check, j, obs))
+    assert len(signed) == 1, signed

@@ -99,6 +99,14 @@ SYNC_SECONDS = 2.0
 #: The most of its cases a worker spends replaying other workers' inputs between two
 #: looks (the most promising first: what they found, less how often they were mutated).
 RECEIVE_SHARE = 0.2
+#: Database key of the workers' roll call (a shared database only): one record per live
+#: worker, its name, a digest of its seed and checks, and when it last said so (wall clock).
+WORKERS_KEY = b".stella-fuzz.workers"
+_WORKER = struct.Struct(">4s8sd")
+register_fixed_length(WORKERS_KEY, _WORKER.size)
+#: Seconds between two roll calls; a record this much older than that is a worker gone.
+ROLL_CALL_SECONDS = 10.0
+ROLL_CALL_STALE = 6 * ROLL_CALL_SECONDS
 #: Distinct failures kept (and saved) per check.
 FAILURES_PER_CHECK = 5
 #: Share of mutated inputs picked among the newest (the rest by rarity, see ``_pick``).
@@ -248,6 +256,8 @@ class Sharing:
     answered_again: bool = False
     #: Writes never made, by kind: failures, corpus inputs, energy records.
     not_shared: dict[str, int] = field(default_factory=dict)
+    #: Other live workers with this worker's seed and checks (they repeat each other).
+    same_seed: int = 0
 
     def to_json(self) -> dict[str, Any]:
         lost = None
@@ -267,6 +277,7 @@ class Sharing:
             "sent": self.sent,
             "lost": lost,
             "not_shared": dict(self.not_shared),
+            "same_seed_workers": self.same_seed,
         }
 
     def lines(self) -> list[str]:
@@ -279,6 +290,11 @@ class Sharing:
             again = "; it answered again later" if self.answered_again else ""
             out.append(
                 f"shared database lost after {self.lost_after:.1f} s ({self.lost_error}){again}"
+            )
+        if self.same_seed:
+            out.append(
+                f"{self.same_seed} other worker(s) had this worker's seed and checks: they ran "
+                "the same cases (give each worker its own --seed)"
             )
         if self.not_shared:
             what = ", ".join(f"{n:,} {kind}" for kind, n in sorted(self.not_shared.items()))
@@ -383,6 +399,9 @@ class Fuzzer:
         self.worker = os.urandom(4)
         self.sharing = Sharing(shared.shown, self.worker.hex()) if shared is not None else None
         self.next_sync = 0.0
+        #: This worker's roll-call record (None until it has written one), and when next.
+        self.roll_record: bytes | None = None
+        self.next_roll_call = 0.0
         #: The corpus input the case in hand was mutated from (None: drawn afresh).
         self.parent: Entry | None = None
         #: Whether the last case run was kept in the corpus.
@@ -538,11 +557,48 @@ class Fuzzer:
         if not final and now < self.next_sync:
             return
         self.next_sync = now + self.config.sync_seconds
+        self._roll_call()
         for arm in self.arms:
             self._tell(arm)
             if not final:
                 self._receive(arm, deadline, max(1, int(RECEIVE_SHARE * arm.since_sync)))
             arm.since_sync = 0
+
+    def _roll_call(self) -> None:
+        """Say in the shared database that this worker is fuzzing (with a digest of its
+        seed and checks), and warn once when another live worker there has the same.
+
+        Two workers on one seed draw the same cases, and every input one shares the other
+        has run already: one of them is wasted, which no report would otherwise show (the
+        seed's default, 0, makes it the easy mistake).
+        """
+        db = self.database
+        if self.sharing is None or not isinstance(db, KitDatabase) or db.shared is None:
+            return
+        now = time.time()
+        if now < self.next_roll_call:
+            return
+        self.next_roll_call = now + ROLL_CALL_SECONDS
+        digest = hashlib.sha256(
+            b"".join([struct.pack(">q", self.suite.seed), *sorted(a.key for a in self.arms)])
+        ).digest()[:8]
+        record = _WORKER.pack(self.worker, digest, now)
+        db.shared.replace(WORKERS_KEY, [self.roll_record] if self.roll_record else [], [record])
+        self.roll_record = record
+        if self.sharing.same_seed:
+            return
+        twins = set()
+        for entry in db.fetch_shared(WORKERS_KEY):
+            worker, theirs, said = _WORKER.unpack(entry)
+            if worker != self.worker and theirs == digest and now - said < ROLL_CALL_STALE:
+                twins.add(worker)
+        if twins:
+            self.sharing.same_seed = len(twins)
+            db.shared.warn(
+                f"warning: {len(twins)} other fuzz worker(s) on {db.shared.shown} have this "
+                f"worker's seed ({self.suite.seed}) and checks: they draw the same cases and "
+                "cannot build on each other; give each worker its own --seed"
+            )
 
     def _close_sharing(self) -> None:
         """One last attempt at what the shared database missed, and what it never got."""
@@ -550,6 +606,8 @@ class Fuzzer:
         if self.sharing is None or not isinstance(db, KitDatabase) or db.shared is None:
             return
         shared = db.shared
+        if self.roll_record is not None:
+            shared.delete(WORKERS_KEY, self.roll_record)  # this worker is gone
         shared.close()
         if shared.loss is not None:
             self.sharing.lost_after = max(0.0, shared.loss.since - self.started)
@@ -621,6 +679,7 @@ class Fuzzer:
 
     def _fuzz(self, deadline: float) -> None:
         self.arms = [self._arm(c) for c in self.checks if self._fuzzable(c)]
+        self._roll_call()
         for arm in self.arms:
             self._resume(arm, deadline)
         for arm in self.arms:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -275,6 +276,40 @@ def test_one_workers_corpus_is_where_the_other_starts(tmp_path: Path, server: Re
     workers = {record[12:16].hex() for record in records}
     assert records and all(len(record) == 24 for record in records)
     assert workers <= {_report(tmp_path / w)["fuzz"]["shared"]["worker"] for w in ("a", "b")}  # type: ignore[index]
+
+
+def test_a_second_worker_on_the_same_seed_is_warned(tmp_path: Path, server: RedisServer) -> None:
+    """Two live workers with one seed and the same checks draw the same cases: the one
+    that comes second says so (the seed's default, 0, makes it the easy mistake); another
+    seed, or the same seed once the first worker has gone, is no warning."""
+
+    def worker(name: str, *args: str) -> subprocess.Popen[str]:
+        return _fuzz(tmp_path / name, "--database", server.url, "--only", "R6.*", *args)
+
+    def briefly(name: str, *seed: str) -> tuple[int, str, str]:
+        return _finish(worker(name, *seed, "--max-cases", "30", "--", *PY_REFERENCE))
+
+    first = worker("first", "--max-cases", "100000", "--", *PY_REFERENCE)
+    try:
+        server.wait_for_keys("*stella-fuzz.workers", first)
+        assert first.poll() is None
+        twin, other = briefly("twin"), briefly("other", "--seed", "1")
+    finally:
+        first.send_signal(signal.SIGINT)  # a first Ctrl-C: finish and report
+        rc, out, err = _finish(first)
+    assert rc == 0, out + err
+    rc, out, err = twin
+    assert rc == 0, out + err
+    assert "other fuzz worker(s)" in err and "give each worker its own --seed" in err, err
+    assert _report(tmp_path / "twin")["fuzz"]["shared"]["same_seed_workers"] == 1  # type: ignore[index]
+    assert "had this worker's seed and checks" in out
+    rc, out, err = other
+    assert rc == 0 and "--seed" not in err, out + err
+    assert _report(tmp_path / "other")["fuzz"]["shared"]["same_seed_workers"] == 0  # type: ignore[index]
+    # each worker took its name off the roll as it finished: a later one is alone
+    assert not list(server.client().scan_iter(match="*stella-fuzz.workers"))
+    rc, out, err = briefly("later")
+    assert rc == 0 and "--seed" not in err, out + err
 
 
 def test_losing_the_server_mid_fuzz_is_a_warning_and_nothing_is_lost(

@@ -1,8 +1,10 @@
-"""Crash is not reject: a runtime's crash report on stderr makes the case an ``error``."""
+"""Crash is not reject: a runtime's crash report on stderr makes the case a ``crash``, the
+client's own failure, apart from the kit's ``error`` (nothing to judge)."""
 
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import shutil
 import sys
@@ -347,3 +349,64 @@ def test_the_stderr_tail_reaches_the_pytest_output(pytester: pytest.Pytester) ->
     text = result.stdout.str()
     assert "crashed: KeyError: 'type'" in text and "client stderr" in text
     assert "Traceback (most recent call last):" in text  # the client's, shown as its stderr
+
+
+# ------------------------------------------- what docs/reliability.md says of each behaviour
+
+HOSTILE = REPO / "tests" / "hostile" / "hostile.py"
+DIES_MID_CASE = """\
+import json, os, signal, sys
+print(json.dumps({"kind": "hello", "protocol": 1, "client": {"name": "x"},
+                  "profiles": ["reader"], "modes": ["persistent"]}), flush=True)
+sys.stdin.buffer.readline()
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def _hostile_table() -> dict[str, str]:
+    """docs/reliability.md's table of hostile behaviours: the client's row, its outcome."""
+    text = (REPO / "docs" / "reliability.md").read_text()
+    table = text.split("| the client | outcome |\n| --- | --- |\n", 1)[1]
+    rows = {}
+    for line in table.splitlines():
+        if not line.startswith("|"):
+            break  # the table ends (a blank line would end it too: the rest is no table)
+        client, outcome = (c.strip() for c in line.strip("|").split(" | ", 1))
+        rows[client] = outcome
+    return rows
+
+
+@pytest.mark.parametrize(
+    ("row", "argv", "feed"),
+    [
+        ("dies by SIGSEGV, SIGKILL, SIGABRT", ("signal", "SIGSEGV"), "lines"),
+        ("exits 2, 127, 255", ("exit", "127"), "lines"),
+        ("hangs without reading stdin", ("hang-no-read",), "lines"),
+        ("recorder: the `{record}` file is a FIFO", ("record-fifo", "{record}"), "record"),
+        ("recorder: the `{record}` file is a link to `/dev/zero`", ("record-zero", "{record}"),
+         "record"),
+        ("persistent mode: dies in the middle of a case", (), "persistent"),
+    ],
+)  # fmt: skip
+def test_the_hostile_behaviours_table_names_the_outcome_the_grader_gives(
+    tmp_path: Path, row: str, argv: tuple[str, ...], feed: str
+) -> None:
+    from stella_conform.conformance.grader import unanswered
+    from stella_conform.conformance.runner import Feed, PersistentSession
+
+    valid = (FIXTURES / "minimal_run.jsonl").read_bytes()
+    if feed == "persistent":
+        (tmp_path / "dies.py").write_text(DIES_MID_CASE)
+        client = Client(argv=(sys.executable, str(tmp_path / "dies.py")), mode="persistent")
+        with PersistentSession(client) as session:
+            obs = session.run(valid)
+    else:
+        client = Client(argv=(sys.executable, str(HOSTILE), *argv), timeout=1.0)
+        obs = run_exit(client, valid, Feed(record=True) if feed == "record" else Feed())
+    judged = unanswered(obs)
+    documented = _hostile_table()[row]
+    said = re.match(r"`(\w+)`(: )?", documented)
+    assert said is not None, documented
+    assert said[1] == judged.verdict, (documented, judged)
+    words = re.findall(r'"([^"]+)"', documented[said.end() :].split(";")[0])
+    assert all(w.replace("…", "") in judged.message for w in words), (documented, judged)

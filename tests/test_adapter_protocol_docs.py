@@ -8,10 +8,14 @@ where the console block after it runs, so the program shown is the program grade
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 
+import pytest
 from conftest import REPO
 from doc_console import blocks
+from test_flush import _answers_after_a_full_pipe
 
 from stella_conform.schemas.vocabulary import load_schema
 
@@ -64,3 +68,40 @@ def test_each_language_has_a_minimal_adapter_the_docs_grade() -> None:
         # the first console block after the file is the one that runs it
         assert graded and graded[0].commands[-1].expected[-1] == "20 pass", language
         assert f"#### {language}" in DOC.read_text(encoding="utf-8")
+
+
+#: Node.js writing more than a pipe holds, then ending the way the advice names (``exit``:
+#: ``process.exit(0)``; ``drain``: ``process.exitCode = 0``, the output left to drain).
+NODE_WRITES_THEN = """\
+process.stdout.write(JSON.stringify({kind: "hello", protocol: 1, client: {name: "x"},
+  profiles: ["reader"], modes: ["report"]}) + "\\n");
+for (let n = 1; n <= LINES; n++) {
+  process.stdout.write(JSON.stringify({kind: "line", line: n, outcome: "known", type: "text"})
+    + "\\n");
+}
+END;
+"""
+
+
+def test_node_authors_are_told_a_pipe_is_written_asynchronously() -> None:
+    """Node.js writes to a pipe asynchronously on POSIX (its own docs, "A note on process
+    I/O"): the advice says so and names the way out, and it is true of node here: what the
+    pipe could not take yet is lost by ``process.exit()`` and written with ``exitCode``."""
+    section = _section("Read stdin one line at a time, never ahead")
+    (advice,) = [p for p in section.split("\n\n") if p.startswith("Flush after every message")]
+    words = " ".join(advice.split())
+    assert "asynchronous on a pipe" in words, advice
+    assert "never end with `process.exit()`" in words and "`process.exitCode`" in words, advice
+    shown = [text for b in blocks(DOC) for name, text in b.files.items() if name.endswith(".ts")]
+    assert shown and not any("process.exit(" in text for text in shown)
+    if shutil.which("node") is None:
+        if os.environ.get("STELLA_CONFORM_REQUIRE_TOOLCHAINS"):
+            pytest.fail("node is not installed (.ci/run installs it)")
+        return
+    lines = 4000  # about 300 KB: several pipes' worth
+    got = {}
+    for ending, end in (("exit", "process.exit(0)"), ("drain", "process.exitCode = 0")):
+        script = NODE_WRITES_THEN.replace("LINES", str(lines)).replace("END", end)
+        answers = _answers_after_a_full_pipe(["node", "-e", script], "report", b"")
+        got[ending] = sum(1 for a in answers if a["kind"] == "line")
+    assert got["drain"] == lines and got["exit"] < lines, got

@@ -32,6 +32,8 @@ Judge = Literal[
     "last-line-content",
     "torn-adds-nothing",
     "content",
+    "separator-content",
+    "legacy-content",
     "reading",
     "reported-fields",
     "exact-integers",
@@ -160,12 +162,14 @@ CATALOGUE: tuple[Check, ...] = (
         "R1.lines-end-only-at-newline",
         "ends a line only at \\n: U+2028, U+2029, U+0085 and escaped controls in strings are text",
         "R1",
-        "verdict",
+        "separator-content",
         fixtures=("line_separators_in_strings",),
         mutations=("line-separators",),
+        fields=("final_text", "texts"),
         why="Reads the stream line by line: a line ends at \\n. stella writes U+2028 and U+2029 "
         "raw inside strings, as JSON allows; a reader that splits where str.splitlines() does "
-        "cuts an event in two and loses its text.",
+        "cuts an event in two and loses its text, and one that folds them into \\n reports "
+        "another text (the texts it computes are compared, for their separators only).",
     ),
     Check(
         "R1.long-lines",
@@ -296,11 +300,14 @@ CATALOGUE: tuple[Check, ...] = (
         "R4.legacy-spelling-fits",
         "reads a body in its legacy field spelling",
         "R4",
-        "verdict",
+        "legacy-content",
         fixtures=("legacy_aliases", "field_and_alias"),
         mutations=("legacy-alias", "field-and-alias"),
+        fields=("final_text", "texts"),
         types=("text", "text_delta"),
-        why="text accepts delta and text_delta accepts text: an aliased field fits.",
+        why="text accepts delta and text_delta accepts text: an aliased field fits, and is "
+        "read (the self-describing name first, where both are present): the client reads the "
+        "stream as it reads the same stream spelled with the self-describing names.",
     ),
     Check(
         "R4.rejection-names-line",
@@ -451,7 +458,7 @@ DASHBOARD: tuple[Check, ...] = (
         valid_runs=True,
         profile="dashboard",
         modes=REPORTING,
-        fields=("texts-unordered", "preview"),
+        fields=("final_text", "texts-unordered", "preview"),
         types=("text", "text_delta"),
         why="text is authoritative and replaces the deltas; a retried call streams its deltas "
         "again from the start, so appending shows doubled or garbled text.",
@@ -464,7 +471,7 @@ DASHBOARD: tuple[Check, ...] = (
         fixtures=("legacy_spellings_read", "legacy_spellings_alone"),
         profile="dashboard",
         modes=REPORTING,
-        fields=("texts", "preview"),
+        fields=("final_text", "texts", "preview"),
         types=("text", "text_delta"),
         why="Accept either field name on either event; when both are present, the "
         "self-describing name (text's text, text_delta's delta) wins.",

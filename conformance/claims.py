@@ -8,12 +8,19 @@ command line (the command line wins, and is the only way in exit mode):
 
 * ``knows`` — the event types it recognizes.  The oracle decodes relative to it
   (:meth:`Vocabulary.restrict`): any other type is unrecognized *for this client*.
+  A claim may name the types of any stella, today's or an older one's: ``complete``
+  and ``turn_complete`` are both claimable whichever stella wrote the streams (the
+  vocabulary says which stella that is; the claims say what the client knows).  A name
+  no bundled vocabulary writes is kept, with a warning in the report: a typo guard.
 * ``reads`` — the envelope parts it reads (:data:`READS`): the shapes ``run``,
   ``pipeline``, ``query``, and the nested ``events`` and ``files_touched``.
   Cases and checks only for those; the reference envelope reader ignores the rest.
 * ``computes`` — the summary fields it fills in (:data:`COMPUTES`).  A check whose
   fields it does not compute is ``skip``, saying so; a check comparing several
-  fields compares only the computed ones.
+  fields compares only the computed ones.  A field computed without knowing the
+  event types it is read from (:data:`DEPENDS`: ``terminator`` without
+  ``run_complete``) is not a skip but a ``fail`` of the check about those types,
+  saying so (:meth:`Claims.unmet`): it is the bug of a client waiting for an old name.
 * ``summary_only`` — it does not process line by line (a whole-text reader, a file
   poller), so it writes no line observations; checks that need them are ``skip``.
 
@@ -31,7 +38,14 @@ from typing import Any
 
 from stella_conform.conformance.checks import CATALOGUE, REPORTING, Check
 from stella_conform.errors import SetupError
-from stella_conform.schemas.vocabulary import BUNDLED, BUNDLED_ALIASES, Vocabulary, VocabularyError
+from stella_conform.schemas.vocabulary import (
+    BUNDLED,
+    BUNDLED_ALIASES,
+    Vocabulary,
+    VocabularyError,
+    bundled_names,
+    bundled_types,
+)
 
 #: Envelope parts a client can claim to read, and how a report names them.
 READS = ("run", "pipeline", "query", "events", "files_touched")
@@ -76,8 +90,26 @@ COMPUTES = tuple(
         ]
     )
 )
+#: What a summary field is read from: the event types a client must know to compute it,
+#: as groups of which it must know one name each.  ``TURN_BOUNDARY`` stands for the
+#: stella's own turn boundary or today's name for it (a client built for today's stella
+#: treats an archived ``complete`` as unknown, as the contract says).  A group naming no
+#: type the stella writes asks nothing.
+TURN_BOUNDARY = "<turn boundary>"
+DEPENDS: Mapping[str, tuple[tuple[str, ...], ...]] = {
+    "final_text": (("text",),),
+    "texts": (("text",),),
+    "preview": (("text_delta",), ("text",)),
+    "stages": (("stage",),),
+    "terminator": (("run_complete",), ("error",)),
+    "turns_completed": ((TURN_BOUNDARY,),),
+    "tool_calls": (("tool_start",), ("tool_result",)),
+    "usage": (("step_usage",),),
+}
 #: Judges that need one observation per line: nothing to judge from a summary alone.
-LINE_JUDGES = frozenset({"lockstep", "dispatch", "last-line-kept", "last-line-content"})
+#: (A dispatch check holds a client that reports no lines to the verdict alone, and the
+#: unterminated last line's content is compared summary against summary: both need none.)
+LINE_JUDGES = frozenset({"lockstep", "last-line-kept"})
 #: Judges whose whole point is the summary fields (the others also judge a verdict).
 FIELD_JUDGES = frozenset(
     {
@@ -111,6 +143,8 @@ class Claims:
     summary_only: bool = False
     #: Where each claim came from: ``command line`` or ``hello``.
     sources: Mapping[str, str] = field(default_factory=dict)
+    #: What the report warns about the claims (a claimed type no stella writes).
+    warnings: tuple[str, ...] = ()
 
     @property
     def any(self) -> bool:
@@ -124,13 +158,44 @@ class Claims:
     # ------------------------------------------------------------ grading
 
     def vocabulary(self, vocab: Vocabulary) -> Vocabulary:
-        """The vocabulary as this client sees it."""
+        """The vocabulary as this client sees it: ``vocab``'s streams, read with the types
+        the client claims (any stella's: see :meth:`Vocabulary.restrict`)."""
         if self.knows is None:
             return vocab
-        try:
-            return vocab.restrict(self.knows)
-        except VocabularyError as exc:
-            raise SetupError(f"knows: {exc}") from None
+        return vocab.restrict(self.knows)
+
+    def unmet(self, check: Check, vocab: Vocabulary) -> tuple[str, frozenset[str]] | None:
+        """Why this check fails whatever the cases: the client computes a field the check
+        compares without knowing an event type that field is read from; with the types
+        it would have to know (``None``: no such field).
+
+        Only a check about event types (``types``) asks: it is where the missing
+        knowledge is the finding; the other checks compare the field with the client's
+        own claims and stay quiet, so the flaw trips one check.  The check is then graded
+        as if the client knew those types too (:meth:`knowing`), so the failure shows
+        the cases it gets wrong.
+        """
+        if self.knows is None or not check.types or not check.fields:
+            return None
+        found: list[str] = []
+        needed: set[str] = set()
+        for name in dict.fromkeys(_field_name(f) for f in self.fields(check)):
+            for group in DEPENDS.get(name, ()):
+                names = [vocab.turn_boundary, "turn_complete"] if TURN_BOUNDARY in group else group
+                written = [n for n in dict.fromkeys(names) if n in vocab.written]
+                if not written or any(n in vocab.recognized for n in names):
+                    continue  # this stella writes none of them, or the client knows one
+                needed.add(written[0])
+                found.append(
+                    f"the client computes {name} but does not know {_either(written)}, which "
+                    f"{name} is read from: {_consequence(name, written)} (claim "
+                    f"{_either(written)} in knows, or leave {name} out of computes)"
+                )
+        return ("; ".join(found), frozenset(needed)) if found else None
+
+    def knowing(self, types: Iterable[str]) -> Claims:
+        """These claims, with ``types`` known as well (how an unmet check is graded)."""
+        return replace(self, knows=(self.knows or frozenset()) | frozenset(types))
 
     def fields(self, check: Check) -> tuple[str, ...]:
         """The check's summary fields this client computes (all of them without a claim)."""
@@ -145,7 +210,7 @@ class Claims:
                 "the client reports only a summary (it does not process line by line), and "
                 "this check needs one observation per line"
             )
-        if check.types and not any(t in vocab.known for t in check.types):
+        if check.types and not any(t in vocab.recognized for t in check.types):
             named = [t for t in check.types if t in vocab.written] or list(check.types)
             return f"the client does not know {_either(named)}"
         if self.reads is not None and check.reads and not any(r in self.reads for r in check.reads):
@@ -183,6 +248,7 @@ class Claims:
             "computes": sorted(self.computes) if self.computes is not None else None,
             "summary_only": self.summary_only,
             "sources": dict(self.sources),
+            "warnings": list(self.warnings),
         }
         if vocab is not None:
             out["not_graded"] = self.not_graded(vocab, checks)
@@ -197,6 +263,12 @@ class Claims:
                 out.append(
                     f"event types the client does not know ({len(missing)} of "
                     f"{len(vocab.written)}), read as unrecognized: {', '.join(missing)}"
+                )
+            elsewhere = sorted(self.knows - vocab.written)
+            if elsewhere:
+                out.append(
+                    f"event types the client knows that {vocab.ident} never writes: "
+                    f"{', '.join(elsewhere)}"
                 )
         envelopes = checks is None or any(c.input == "envelope" for c in checks)
         if self.reads is not None and envelopes:
@@ -233,6 +305,7 @@ class Claims:
             lines.append(f"computes: {', '.join(sorted(self.computes))}{told('computes')}")
         if self.summary_only:
             lines.append(f"summary only{told('summary_only')}")
+        lines += [f"warning: {w}" for w in self.warnings]
         lines += [f"not graded: {n}" for n in self.not_graded(vocab, checks)]
         return lines
 
@@ -243,6 +316,17 @@ def _field_name(name: str) -> str:
 
 def _either(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else " or ".join(names)
+
+
+def _consequence(name: str, types: Sequence[str]) -> str:
+    """What a client that computes ``name`` without ``types`` gets wrong, in words."""
+    if name == "terminator" and "run_complete" in types:
+        return "a run it reads never ends (the bug of a client still waiting for complete)"
+    if name == "terminator":
+        return "a failed run, which ends on error, never ends"
+    if name == "turns_completed":
+        return "it never sees a turn end"
+    return f"its {name} misses every such event"
 
 
 # ------------------------------------------------------------ building claims
@@ -258,12 +342,16 @@ def _checked(kind: str, names: Iterable[str], allowed: Sequence[str], where: str
     return frozenset(chosen)
 
 
-def knows_from(value: str | Iterable[str], vocab: Vocabulary, where: str) -> frozenset[str]:
-    """``TYPE,...``, or a wire schema / vocabulary file or bundled name (its types).
+def knows_from(
+    value: str | Iterable[str], vocab: Vocabulary, where: str
+) -> tuple[frozenset[str], tuple[str, ...]]:
+    """``TYPE,...``, or a wire schema / vocabulary file or bundled name (its types); with
+    the warnings the names deserve.
 
-    Types a file knows that this stella never writes are left out (the client knows more
-    than this stella writes: nothing to grade there); a type *named* that this stella
-    never writes is a usage error, because it is most likely a typo.
+    Any stella's types may be named: a type this stella never writes is one the client
+    knows from another (``complete`` from an older stella), never a reason to refuse
+    the claim.  Only a name that neither this stella nor any bundled vocabulary writes
+    is warned about, since it is most likely a typo; it is kept (nothing to grade there).
     """
     if isinstance(value, str) and "," not in value:
         spec = value.strip()
@@ -273,14 +361,19 @@ def knows_from(value: str | Iterable[str], vocab: Vocabulary, where: str) -> fro
                 theirs = Vocabulary.load(spec)
             except VocabularyError as exc:
                 raise SetupError(f"{where}: {exc}") from None
-            shared = theirs.known & vocab.written
-            if not shared:
-                raise SetupError(f"{where}: {spec} knows none of the types of {vocab.ident}")
-            return frozenset(shared)
+            return frozenset(theirs.written), ()
     names = split_names(value) or []
     if not names:
         raise SetupError(f"{where}: name at least one event type")
-    return _checked("event type", names, sorted(vocab.written), where)
+    anywhere = vocab.written | bundled_types()
+    strangers = [n for n in dict.fromkeys(names) if n not in anywhere]
+    warnings = tuple(
+        f"{where}: {n!r} is a type neither {vocab.ident} nor any bundled vocabulary "
+        f"({', '.join(bundled_names())}) writes: a typo? It is graded as a type this stella "
+        "never writes"
+        for n in strangers
+    )
+    return frozenset(names), warnings
 
 
 def claims_from(
@@ -295,8 +388,9 @@ def claims_from(
     """Claims from one source (the command line, a hello, an ini file, a matrix entry)."""
     sources = {}
     known = None
+    warnings: tuple[str, ...] = ()
     if knows is not None and (split_names(knows) or isinstance(knows, str)):
-        known = knows_from(knows, vocab, f"{where} knows")
+        known, warnings = knows_from(knows, vocab, f"{where} knows")
         sources["knows"] = where
     read = None
     if split_names(reads) is not None:
@@ -308,7 +402,7 @@ def claims_from(
         sources["computes"] = where
     if summary_only:
         sources["summary_only"] = where
-    return Claims(known, read, computed, bool(summary_only), sources)
+    return Claims(known, read, computed, bool(summary_only), sources, warnings)
 
 
 def from_hello(hello: Mapping[str, Any] | None, vocab: Vocabulary) -> Claims:
@@ -335,6 +429,7 @@ def merge(first: Claims, then: Claims) -> Claims:
         computes=first.computes if first.computes is not None else then.computes,
         summary_only=first.summary_only or then.summary_only,
         sources={**dict(then.sources), **dict(first.sources)},
+        warnings=first.warnings if first.knows is not None else then.warnings,
     )
 
 

@@ -482,6 +482,61 @@ def _content(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
     return Judgment("pass")
 
 
+#: Line separators a reader may fold or split at: what ``str.splitlines()`` splits at.
+SEPARATORS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_FOLD = str.maketrans(dict.fromkeys(SEPARATORS, "\n"))
+
+
+def _folded(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.translate(_FOLD)
+    if isinstance(value, list):
+        return [_folded(v) for v in value]
+    return value
+
+
+def _separator_content(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
+    """The verdict, then the texts the client computes, judged for their line separators
+    only: a text that differs from the stream's in nothing but its separators (U+2028 shown
+    as ``\\n``) fails; one that differs otherwise is another check's finding (n/a)."""
+    if not _verdict_ok(case, obs):
+        return Judgment("fail", f"expected {_expected_verdict(case)}; client: {obs.describe()}")
+    if case.expected.verdict != "accept" or obs.summary is None:
+        return Judgment("pass")
+    want, got = case.reading(), obs.summary
+    problems, unrelated = [], False
+    for name in ctx.fields:
+        key = _summary_key(name)
+        if key not in got:
+            problems.append(f"the summary has no {key!r}")
+        elif got[key] != want.get(key):
+            if _folded(got[key]) != _folded(want.get(key)):
+                unrelated = True  # wrong for another reason: another check's finding
+                continue
+            problems.append(
+                f"{key}: expected {json.dumps(want.get(key))}, client {json.dumps(got[key])} "
+                "(the same text with other line separators)"
+            )
+    if problems:
+        return Judgment("fail", "; ".join(problems[:3]))
+    return Judgment("n/a") if unrelated else Judgment("pass")
+
+
+def _legacy_content(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
+    """The verdict, then the client's reading against its own reading of the same stream
+    spelled with the self-describing names (the paired stream): a legacy spelling read
+    differently (the legacy field preferred, or not read) fails; no other flaw can."""
+    if not _verdict_ok(case, obs):
+        return Judgment("fail", f"expected {_expected_verdict(case)}; client: {obs.describe()}")
+    if case.expected.verdict != "accept" or obs.summary is None:
+        return Judgment("pass")
+    if obs.paired is None:
+        return Judgment("pass")  # no legacy spelling in the stream: nothing to pair it with
+    return _against_itself(
+        obs, ctx, "the self-describing names instead", "with its legacy spellings"
+    )
+
+
 def _self_problems(obs: Observation, ctx: Context) -> list[str] | None:
     """The check's fields where the client read the case and its paired stream differently
     (``None``: nothing to compare)."""
@@ -512,8 +567,12 @@ def _against_itself(obs: Observation, ctx: Context, paired: str, as_sent: str) -
 
 def _last_line_content(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
     """The client reads a complete last line without ``\\n`` as it reads it with one (n/a when
-    the line was not seen at all: R6.complete-last-line-kept fails that)."""
-    if case.stream.endswith(b"\n") or _last_line_kept(case, obs, ctx).verdict != "pass":
+    the line was not seen at all: R6.complete-last-line-kept fails that).  A client that
+    reports only a summary is compared summary against summary: dropping the line shows
+    there as well, and no other check can see it."""
+    if case.stream.endswith(b"\n"):
+        return Judgment("n/a")
+    if not ctx.summary_only and _last_line_kept(case, obs, ctx).verdict != "pass":
         return Judgment("n/a")
     return _against_itself(obs, ctx, "the final newline added", "without the final newline")
 
@@ -835,6 +894,8 @@ JUDGES: dict[str, Callable[[GradedCase, Observation, Context], Judgment]] = {
     "last-line-content": _last_line_content,
     "torn-adds-nothing": _torn_adds_nothing,
     "content": _content,
+    "separator-content": _separator_content,
+    "legacy-content": _legacy_content,
     "reading": _reading,
     "reported-fields": _reported_fields,
     "exact-integers": _exact_integers,

@@ -411,12 +411,39 @@ def paired_stream(check: Check, case: GradedCase) -> bytes | None:
         return None
     if check.judge == "last-line-content":
         return None if case.stream.endswith(b"\n") else case.stream + b"\n"
+    if check.judge == "legacy-content":
+        return self_describing(case)
     if check.judge == "torn-adds-nothing":
         torn = [o.line for o in case.outcomes if o.kind is Kind.TORN]
         if not torn:
             return None
         return b"".join(line + b"\n" for line in case.stream.split(b"\n")[: torn[0] - 1])
     return None
+
+
+def self_describing(case: GradedCase) -> bytes | None:
+    """The case's stream with every legacy field spelling of a known event replaced by its
+    self-describing name (the legacy field dropped where both are present), or ``None``
+    when it has none: what ``R4.legacy-spelling-fits`` compares a client's reading with."""
+    import json
+
+    vocab = case.vocab or Vocabulary.default()
+    lines = case.stream.split(b"\n")
+    changed = False
+    for outcome in case.outcomes:
+        raw = outcome.raw
+        if outcome.kind is not Kind.KNOWN or not isinstance(raw, dict):
+            continue
+        alias = vocab.home(str(outcome.tag)).aliases.get(str(outcome.tag))
+        if alias is None or alias.legacy not in raw:
+            continue
+        plain = {k: v for k, v in raw.items() if k != alias.legacy}
+        plain.setdefault(alias.field, raw[alias.legacy])
+        lines[outcome.line - 1] = json.dumps(plain, ensure_ascii=False).encode(
+            "utf-8", "surrogatepass"
+        )
+        changed = True
+    return b"\n".join(lines) if changed else None
 
 
 def fixture_path(check: Check, name: str, directory: Path) -> Path:
@@ -663,6 +690,12 @@ def _run_check(check: Check, config: SuiteConfig) -> CheckResult:
             else check.skip_reason(config.client.mode)
         )
         return result
+    unmet = config.claims.unmet(check, vocab)
+    if unmet is not None:
+        # not a skip: the client computes what it cannot know. Graded as if it knew the
+        # types, so the failure comes with the cases it gets wrong (and replays as such).
+        config = config.with_claims(config.claims.knowing(unmet[1]))
+        vocab = config.vocabulary()
     not_claimed = config.claims.skip_reason(check, vocab)
     if not_claimed is not None:
         result.message = not_claimed
@@ -728,6 +761,11 @@ def _run_check(check: Check, config: SuiteConfig) -> CheckResult:
     finally:
         runner.close()
     result.outcome, result.message = combine(check, judgments)
+    if not judgments and not_drawable(check, vocab):
+        result.message = not_drawable(check, vocab) or ""
+    if unmet is not None:  # whatever the cases say
+        result.outcome = check.failing_outcome
+        result.message = unmet[0] + (f"; {result.message}" if result.failures else "")
     for j in judgments:
         for point, reading in j.readings.items():
             label = f"{point}={reading}"
@@ -739,7 +777,8 @@ def _run_check(check: Check, config: SuiteConfig) -> CheckResult:
     if result.outcome in ("crash", "error") and pace.reason is not None:
         result.message = clip(no_surrogates(pace.reason), MESSAGE_CAP)
     elif result.outcome in ("fail", "warn", "crash", "error") and result.failures:
-        result.message = result.failures[0].message  # the smallest case, shown first
+        # the smallest case, shown first (after the claim that makes it a failure, if any)
+        result.message = (f"{unmet[0]}; " if unmet else "") + result.failures[0].message
     result.seconds = time.monotonic() - started
     result.cut_short = pace.ran_out
     return result
@@ -800,6 +839,24 @@ def check_strategy(
         return None
     # a mutation that does not fit a recording's events skips that case, not the kit
     return tolerant(strategy) if base is not None else strategy
+
+
+def not_drawable(check: Check, vocab: Vocabulary) -> str | None:
+    """Why a check's generated cases cannot be made for this client (``None``: they can).
+
+    Each mutation says whether it can be made with the types the client knows
+    (:func:`~stella_conform.generators.mutations.applicable`); a check none of whose
+    mutations can, and that grades no valid runs, has nothing to draw under the claims.
+    """
+    if check.input != "stream" or check_strategy(check, vocab) is not None:
+        return None
+    if not check.mutations:
+        return None
+    return (
+        "no case of this check can be made with the types the client knows "
+        f"({', '.join(sorted(vocab.known)) or 'none'}): its mutations "
+        f"({', '.join(check.mutations)}) each need another"
+    )
 
 
 def graded_case(

@@ -170,10 +170,10 @@ def _unknown_tag(c: Content, vocab: Vocabulary) -> str:
     Never a type this stella writes: not one the client knows, nor one it merely does not
     claim (that one would be a real event of the stream, not an invented one).
     """
-    names = [n for n in TEMPTING_NAMES if n not in vocab.written]
+    names = [n for n in TEMPTING_NAMES if n not in vocab.written and n not in vocab.recognized]
     if c.chance():
         invented = c.chars(NAME_CHARS, 3, 12)
-        if invented not in vocab.written:
+        if invented not in vocab.written and invented not in vocab.recognized:
             return invented
     return c.pick(names)
 
@@ -187,7 +187,7 @@ def _unknown_event(draw: st.DrawFn, vocab: Vocabulary, mark: str) -> Line:
     if namesakes and c.count(0, 3) > 0:
         body = dict(draw(strategies_for(vocab).for_type(namesakes[-1])))
     elif c.chance():
-        donor = c.pick(sorted(vocab.known))
+        donor = c.pick(sorted(vocab.known or vocab.written))
         body = dict(draw(strategies_for(vocab).for_type(donor)))
     else:
         body = {"splines": ["alpha", "beta"], "nested": {"depth": 3}}
@@ -329,15 +329,19 @@ def type_non_string(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     _insert_at(draw, stream, Line({"type": value, "text": "x"}, marks={"type-non-string"}))
 
 
-def type_near_miss(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
-    options = [
+def _near_misses(vocab: Vocabulary) -> list[tuple[str, str]]:
+    """(known type, a spelling of it that is another string) the client could mistake."""
+    return [
         (t, v)
         for t, vs in NEAR_MISS.items()
         if t in vocab.known
         for v in vs
-        if v not in vocab.known
+        if v not in vocab.recognized
     ]
-    tag, variant = choose(draw, options)
+
+
+def type_near_miss(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    tag, variant = choose(draw, _near_misses(vocab))
     body = dict(draw(strategies_for(vocab).for_type(tag)))
     body["type"] = variant
     _insert_at(draw, stream, Line(body, marks={"type-near-miss"}))
@@ -443,7 +447,9 @@ def extra_fields_borrowed(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) ->
     alias = vocab.aliases.get(tag)
     if alias is not None:
         own |= {alias.field, alias.legacy}
-    donors = sorted(t for t in vocab.known if t != tag)
+    # any type this stella writes lends its fields, known to the client or not: a client
+    # that knows one type still has fields of others to ignore
+    donors = sorted(t for t in vocab.written if t != tag)
     donor = dict(draw(strategies_for(vocab).for_type(choose(draw, donors))))
     borrowed = [k for k in donor if k not in own and k not in ("type", "ts")]
     for name in borrowed[: between(draw, 1, 3)]:
@@ -618,7 +624,7 @@ def applicable(mutation_id: str, vocab: Vocabulary) -> bool:
     nested object, so no rule-4 case of the wrong-nesting kind exists for it: that
     mutation is left out of its cases instead of failing to generate.
     """
-    if mutation_id == "bad-body-missing-field":
+    if mutation_id in ("bad-body-missing-field", "bad-read-values"):
         return _breakable(vocab, lambda types: True)
     if mutation_id == "bad-body-wrong-type":
         return _breakable(vocab, lambda types: bool(types))
@@ -626,6 +632,8 @@ def applicable(mutation_id: str, vocab: Vocabulary) -> bool:
         return _breakable(vocab, lambda types: "null" not in (types or ["null"]))
     if mutation_id == "bad-body-wrong-nesting":
         return _breakable(vocab, lambda types: types == ["object"])
+    if mutation_id == "type-near-miss":
+        return bool(_near_misses(vocab))
     return True
 
 

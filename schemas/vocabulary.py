@@ -16,12 +16,20 @@ that still wrote ``complete`` as its turn boundary.
 
 Two sets matter and can differ.  :attr:`Vocabulary.written` is what the stella
 writes (the generators draw streams from it); :attr:`Vocabulary.known` is what
-the client under test recognizes.  They are equal until a client claims to know
-less (``--knows``): :meth:`Vocabulary.restrict` keeps every body schema but
-narrows ``known``, so the reference decoder reads an unclaimed type as
-unrecognized *for this client* (a bad ``tool_result`` body is inert to a client
-that never reads ``tool_result``), and rule-4 cases are drawn from known types
-only.
+the client under test recognizes of it.  They are equal until a client claims
+(``--knows``): :meth:`Vocabulary.restrict` keeps every body schema but narrows
+``known``, so the reference decoder reads an unclaimed type as unrecognized *for
+this client* (a bad ``tool_result`` body is inert to a client that never reads
+``tool_result``), and rule-4 cases are drawn from known types only.
+
+A client may also know types this stella never writes: ``complete``, the turn
+boundary of an older stella, in a client that reads archived streams as well as
+today's.  Such a claimed type is taken from the bundled vocabulary that defines it
+(:attr:`Vocabulary.foreign`): where a stream holds one (an archived fixture), the
+oracle reads it as that stella wrote it, and a turn boundary of that stella closes
+a turn (:attr:`Vocabulary.turn_boundaries`).  :attr:`Vocabulary.recognized` is
+every type the client claims, written here or not.  The vocabulary is always the
+stream's producer; the claims are the client's.
 """
 
 from __future__ import annotations
@@ -75,13 +83,36 @@ class Vocabulary:
     source: str = "builtin"
     #: The type that closes one turn (``complete`` before stella renamed it).
     turn_boundary: str = "turn_complete"
-    #: The types the client claims to know (``None``: every member).
+    #: The types the client claims to know (``None``: every member), written here or not.
     claimed: frozenset[str] | None = None
+    #: Claimed types this stella never writes, each with the bundled vocabulary that
+    #: defines it (its body schema, aliases and archived shapes come from there).
+    foreign: Mapping[str, Vocabulary] = field(default_factory=dict, repr=False)
 
     @property
     def known(self) -> frozenset[str]:
-        """The types the client recognizes: a line of any other type is unrecognized."""
+        """The types of this stella the client recognizes: a line of any other type this
+        stella writes is unrecognized."""
+        if self.claimed is None:
+            return frozenset(self.members)
+        return self.claimed & frozenset(self.members)
+
+    @property
+    def recognized(self) -> frozenset[str]:
+        """Every type the client claims to know, whether this stella writes it or not."""
         return self.claimed if self.claimed is not None else frozenset(self.members)
+
+    @property
+    def turn_boundaries(self) -> frozenset[str]:
+        """The types that close a turn for this client: this stella's turn boundary, and a
+        claimed type that is the turn boundary of the stella it comes from (``complete``)."""
+        return frozenset(
+            {self.turn_boundary, *(t for t, v in self.foreign.items() if t == v.turn_boundary)}
+        )
+
+    def home(self, tag: str) -> Vocabulary:
+        """The vocabulary that defines ``tag`` for this client (itself, or a foreign one)."""
+        return self.foreign.get(tag, self)
 
     @property
     def written(self) -> frozenset[str]:
@@ -98,22 +129,19 @@ class Vocabulary:
 
         Every body schema stays (streams still hold every type), but the decoder's
         dispatch, and so every expected outcome, treats the other types as
-        unrecognized.  Raises :class:`VocabularyError` on a name this stella
-        never writes: a typo must not silently narrow what is graded.
+        unrecognized.  A name this stella never writes is a type the client knows
+        from another stella: defined by the first bundled vocabulary that has it
+        (:attr:`foreign`), or by none (a name no stella writes: nothing to read).
+        Whether such a name is a typo is the claim's to say (``claims.py`` warns).
         """
         wanted = frozenset(known)
-        strangers = sorted(wanted - self.written)
-        if strangers:
-            raise VocabularyError(
-                f"{', '.join(map(repr, strangers))}: not a type of {self.ident} "
-                f"(its types: {', '.join(sorted(self.written))})"
-            )
-        if wanted == self.known:
+        if self.claimed is None and wanted == self.written:
             return self
         key = (id(self), wanted)
         cached = _RESTRICTED.get(key)
         if cached is None:
-            cached = replace(self, claimed=wanted)
+            foreign = {t: v for t in sorted(wanted - self.written) if (v := _defining(t))}
+            cached = replace(self, claimed=wanted, foreign=foreign)
             # the compiled fits are per member and do not depend on the claim: share them
             for name in ("_fits", "_fast"):
                 if name in self.__dict__:
@@ -152,7 +180,7 @@ class Vocabulary:
     @cached_property
     def dispatch(self) -> dict[str, tuple[Fits, Alias | None, str | None]]:
         """Per known tag: the fast fit, its alias, the key whose absence is an archived shape."""
-        return {
+        own = {
             tag: (
                 self._fast[tag],
                 self.aliases.get(tag),
@@ -160,6 +188,22 @@ class Vocabulary:
             )
             for tag in self.members
             if tag in self.known
+        }
+        for tag, home in self.foreign.items():
+            own[tag] = home.dispatch[tag]
+        return own
+
+    @cached_property
+    def archived_today(self) -> Mapping[str, ArchivedShape]:
+        """Shapes this (older) stella wrote as its normal ones that today's vocabulary reads
+        as archived: a ``stage`` without ``scope`` from the stella before scope existed.
+        The oracle reads them as this stella meant them (reading A of the point
+        ``shape-archived-today``) and as today's client reads them (reading B)."""
+        today = _default()
+        return {
+            tag: shape
+            for tag, shape in today.archived.items()
+            if tag in self.members and tag not in self.archived
         }
 
     @cached_property
@@ -173,11 +217,13 @@ class Vocabulary:
 
     def fits(self, tag: str, normalized: Mapping[str, Any]) -> bool:
         """The fast yes/no form of :meth:`misfit` (the decoder's hot path)."""
+        if tag in self.foreign:
+            return self.foreign[tag].fits(tag, normalized)
         return self._fast[tag](normalized)
 
     def normalize(self, tag: str, event: Mapping[str, Any]) -> dict[str, Any]:
         """Resolve a legacy field spelling to the self-describing one."""
-        alias = self.aliases.get(tag)
+        alias = self.home(tag).aliases.get(tag)
         if alias is None or alias.field in event or alias.legacy not in event:
             return dict(event) if not isinstance(event, dict) else event  # nothing to rename
         out = dict(event)
@@ -185,13 +231,15 @@ class Vocabulary:
         return out
 
     def archived_shape(self, tag: str, event: Mapping[str, Any]) -> ArchivedShape | None:
-        shape = self.archived.get(tag)
+        shape = self.home(tag).archived.get(tag)
         if shape is not None and shape.missing not in event:
             return shape
         return None
 
     def misfit(self, tag: str, normalized: Mapping[str, Any]) -> str | None:
         """``None`` when the (normalized) body fits its schema, else the reason."""
+        if tag in self.foreign:
+            return self.foreign[tag].misfit(tag, normalized)
         return self._fits[tag](normalized, "")
 
     def schema_for(self, tag: str) -> dict[str, Any]:
@@ -384,6 +432,20 @@ _RESTRICTED: dict[tuple[int, frozenset[str]], Vocabulary] = {}
 
 def bundled_names() -> list[str]:
     return sorted(BUNDLED)
+
+
+def bundled_types() -> frozenset[str]:
+    """Every type some bundled vocabulary writes (what a claim may name without a warning)."""
+    return frozenset(t for name in BUNDLED for t in Vocabulary.bundled(name).written)
+
+
+def _defining(tag: str) -> Vocabulary | None:
+    """The first bundled vocabulary (today's first) that writes ``tag``, if any."""
+    for name in BUNDLED:
+        vocab = Vocabulary.bundled(name)
+        if tag in vocab.members:
+            return vocab
+    return None
 
 
 def _load_bundled(manifest_name: str) -> Vocabulary:

@@ -153,7 +153,7 @@ def test_ini_claims_and_a_bundled_vocabulary(pytester: pytest.Pytester) -> None:
     narrow = client_arg(sys.executable, str(ADAPTERS / "python" / "narrow_client.py"))
     pytester.makeini(
         f"[pytest]\nstella_client = {narrow}\nstella_examples = 1\n"
-        "stella_knows = text, run_complete\n"
+        "stella_knows = text, run_complete, error\n"
     )
     result = pytester.runpytest_inprocess("-k", "R4 and bad", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)

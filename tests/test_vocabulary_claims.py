@@ -36,9 +36,14 @@ def test_restrict_narrows_known_but_keeps_what_stella_writes() -> None:
     assert full.restrict(["text", "run_complete"]) is TEXT_AND_END  # built once
 
 
-def test_restrict_refuses_a_type_stella_never_writes() -> None:
-    with pytest.raises(VocabularyError, match="'txt': not a type of stella-default"):
-        Vocabulary.default().restrict(["text", "txt"])
+def test_restrict_keeps_a_type_stella_never_writes_apart() -> None:
+    """A claimed name this stella never writes is known to the client, never written: one an
+    older stella wrote is read as that stella defined it; one no stella writes, not at all
+    (the claim warns about it: tests/test_claims_versions.py)."""
+    vocab = Vocabulary.default().restrict(["text", "txt", "complete"])
+    assert vocab.known == {"text"} and vocab.recognized == {"text", "txt", "complete"}
+    assert set(vocab.foreign) == {"complete"} and "txt" not in vocab.dispatch
+    assert vocab.written == Vocabulary.default().written
 
 
 def test_an_unclaimed_type_with_a_bad_body_is_inert_for_the_client() -> None:

@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
-"""A conforming client that recognizes only `text` and `run_complete`, and says so.
+"""A conforming client that recognizes only `text`, `run_complete` and `error`, and says so.
 
 Many real clients read a handful of the types stella writes: this one keeps the final
-text and notices the end of the run, and treats every other type as unrecognized (rule
-3), bad body or not.  Its hello claims ``"knows": ["run_complete", "text"]``, so in
-report and persistent modes the kit grades it on those two types; in exit mode, where
-there is no hello, tell the kit:
+text and notices the end of the run (on `run_complete`, or on `error` for a failed run),
+and treats every other type as unrecognized (rule 3), bad body or not.  Its hello claims
+the three types it knows and the summary fields it computes from them, so in report and
+persistent modes the kit grades it on those; in exit mode, where there is no hello, tell
+the kit:
 
-    stella-conform run --knows text,run_complete -- python3 adapters/python/narrow_client.py
+    stella-conform run --knows text,run_complete,error -- python3 adapters/python/narrow_client.py
 
 Graded as if it knew every type, it fails rule 4 on a bad `tool_result` body it never
-reads: noise, which the claim removes.
+reads: noise, which the claim removes.  Claiming to compute a field it cannot (stages,
+without knowing `stage`) would be a failure, not noise: the claim says what it shows.
 """
 
 import os
@@ -20,7 +22,18 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from stella_reader import Adapter, Reader, main
 
-KNOWS = ("run_complete", "text")
+KNOWS = ("error", "run_complete", "text")
+#: What it shows: the texts, the end of the run, and what it did not recognize.
+COMPUTES = (
+    "rejected_line",
+    "known_events",
+    "unrecognized_events",
+    "unrecognized_types",
+    "final_text",
+    "texts",
+    "terminator",
+    "elapsed_ms",
+)
 
 
 class NarrowReader(Reader):
@@ -29,7 +42,7 @@ class NarrowReader(Reader):
 
 class Narrow(Adapter):
     reader_class = NarrowReader
-    claims = {"knows": list(KNOWS)}  # noqa: RUF012 - read-only
+    claims = {"knows": list(KNOWS), "computes": list(COMPUTES)}  # noqa: RUF012 - read-only
 
 
 if __name__ == "__main__":

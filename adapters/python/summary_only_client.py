@@ -6,7 +6,7 @@ Some clients do not process a stream line by line: a script that reads a finishe
 split the text into lines and follow rules 2 to 6, but they have no per-line moment to
 report. Its hello claims ``"summary_only": true``: the kit writes the stream whole, takes
 the summary alone, and skips the checks that need one observation per line (lockstep,
-dispatch per line, the kept last line), saying why.
+the kept last line), saying why; every other check grades its summary.
 
     stella-conform run --mode report -- python3 adapters/python/summary_only_client.py
 """

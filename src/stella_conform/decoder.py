@@ -39,7 +39,7 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import IO, Any
@@ -47,7 +47,7 @@ from typing import IO, Any
 from stella_conform.schemas.fit import json_type_name
 from stella_conform.schemas.prose import violation
 from stella_conform.schemas.tagged_unions import beside_arm
-from stella_conform.schemas.vocabulary import Vocabulary
+from stella_conform.schemas.vocabulary import ArchivedShape, Vocabulary
 
 NO_CHOICES: frozenset[str] = frozenset()
 U64_MAX = 2**64 - 1
@@ -256,7 +256,14 @@ def _known_points(
     a tagged union's arm."""
     raw, tag = outcome.raw, str(outcome.tag)
     reason = None
-    alias = vocab.aliases.get(tag)
+    later = vocab.archived_today.get(tag)
+    if later is not None and isinstance(raw, dict) and later.missing not in raw:
+        if touched is not None:
+            touched.add("shape-archived-today")
+        if "shape-archived-today" in choices:  # read as today's vocabulary reads it
+            return _archived(outcome, later, vocab, choices, touched)
+    home = vocab.home(tag)  # a type the client knows from another stella is read as it wrote it
+    alias = home.aliases.get(tag)
     if alias is not None and alias.field in raw and alias.legacy in raw:
         if touched is not None:
             touched.add("field-and-alias")
@@ -270,7 +277,7 @@ def _known_points(
             if "prose-constraint" not in choices:  # reading A: the schema's words say MUST
                 reason = broken
     if reason is None:
-        beside = beside_arm(vocab, tag, raw)
+        beside = beside_arm(home, tag, raw)
         if beside is not None:
             if touched is not None:
                 touched.add("extra-key-beside-arm")
@@ -285,6 +292,38 @@ def _known_points(
         raw=raw,
         terminated=outcome.terminated,
         reason=f"known type {tag!r} with a body that does not fit: {reason}",
+    )
+
+
+def _archived(
+    outcome: LineOutcome,
+    shape: ArchivedShape,
+    vocab: Vocabulary,
+    choices: frozenset[str],
+    touched: set[str] | None,
+) -> LineOutcome:
+    """A known line in an archived shape: unrecognized (reading A of ``scopeless-stage``),
+    or an error (its reading B)."""
+    if touched is not None:
+        touched.add("scopeless-stage")
+    tag = str(outcome.tag)
+    if "scopeless-stage" in choices:
+        return LineOutcome(
+            outcome.line,
+            Kind.REJECT,
+            tag=tag,
+            raw=outcome.raw,
+            terminated=outcome.terminated,
+            reason=f"known type {tag!r} without required field {shape.missing!r}",
+        )
+    return LineOutcome(
+        outcome.line,
+        Kind.UNKNOWN,
+        tag=tag,
+        event=outcome.raw,
+        raw=outcome.raw,
+        terminated=outcome.terminated,
+        reason=f"archived shape: {tag!r} without {shape.missing!r}",
     )
 
 
@@ -728,12 +767,14 @@ class RunFold:
     """Folds line outcomes into a :class:`RunSummary`, one outcome at a time.
 
     ``turn_boundary`` is the vocabulary's name for the end of a turn: ``turn_complete``
-    today, ``complete`` in the older stella that had not renamed it yet.
+    today, ``complete`` in the older stella that had not renamed it yet; or several
+    (:attr:`Vocabulary.turn_boundaries`: a client that knows both names counts either).
     """
 
-    def __init__(self, turn_boundary: str = "turn_complete") -> None:
+    def __init__(self, turn_boundary: str | Collection[str] = "turn_complete") -> None:
         self.summary = RunSummary()
-        self._turn_boundary = turn_boundary
+        one = isinstance(turn_boundary, str)
+        self._turn_boundaries = frozenset([turn_boundary] if one else turn_boundary)
         self._preview: list[str] = []
         self._calls: dict[str, ToolCallRecord] = {}
         self._unknown: dict[str, None] = {}
@@ -805,7 +846,7 @@ class RunFold:
                 if isinstance(value, int) and not isinstance(value, bool):
                     totals[name] += value
             s.usage = totals
-        elif tag == self._turn_boundary:
+        elif tag in self._turn_boundaries:
             s.turns_completed += 1
         elif tag == "run_complete" and s.terminator != "run_complete":
             s.terminator = "run_complete"
@@ -844,7 +885,7 @@ def decode_all(
     touched: set[str] | None = None,
 ) -> Decoded:
     """Decode a whole stream, keeping the outcomes (for tests and small cases)."""
-    fold = RunFold(vocab.turn_boundary if vocab is not None else "turn_complete")
+    fold = RunFold(vocab.turn_boundaries if vocab is not None else "turn_complete")
     outcomes = []
     for outcome in decode(source, vocab, choices=choices, touched=touched):
         fold.feed(outcome)
@@ -856,7 +897,7 @@ def summarize(
     source: IO[bytes] | Iterable[bytes] | bytes, vocab: Vocabulary | None = None
 ) -> RunSummary:
     """Decode a stream of any length in constant memory and return its summary."""
-    fold = RunFold(vocab.turn_boundary if vocab is not None else "turn_complete")
+    fold = RunFold(vocab.turn_boundaries if vocab is not None else "turn_complete")
     for outcome in decode(source, vocab):
         fold.feed(outcome)
     return fold.finish()

@@ -238,7 +238,7 @@ def _read_turn(
     if reads is None or "events" in reads:
         events = _optional(doc, "events", (list,), "an array")
     if events is not None:
-        fold = RunFold(vocab.turn_boundary)
+        fold = RunFold(vocab.turn_boundaries)
         tokens = [0, 0]
         for index, value in enumerate(events, 1):
             outcome = classify(index, value, vocab, True, choices, touched)

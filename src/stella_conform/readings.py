@@ -77,6 +77,15 @@ POINTS: tuple[Point, ...] = (
         "B: rejects the line",
     ),
     Point(
+        "shape-archived-today",
+        "a body an older stella wrote in its own shape, which today's vocabulary reads as an "
+        "archived shape (a stage without scope, in a stream of stella-older)",
+        "known: the stella that wrote it had no such field (its stages were the engine's)",
+        "as today's vocabulary reads it: an archived shape (unrecognized, or an error where "
+        "scopeless-stage takes B)",
+        "the older stella: A; today's stella: B (it rejects a stage without scope)",
+    ),
+    Point(
         "field-and-alias",
         "a field and its legacy alias on one line (text with text and delta)",
         "accepted: the self-describing name wins",

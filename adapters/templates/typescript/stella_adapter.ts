@@ -16,7 +16,9 @@ const CLIENT = { name: "my-stella-client", version: "0.1", language: "typescript
 type Observation = { kind: "line" | "pending"; line: number; outcome?: string; type?: string | null; reason?: string };
 
 function main(): void {
-  emit({ kind: "hello", protocol: 1, client: CLIENT, profiles: ["reader"], modes: ["report"] });
+  // `knows`: the types your parser recognizes (today's stella's, or an older one's too), so
+  // the kit grades it on streams of any stella by what it knows, not by what that stella wrote
+  emit({ kind: "hello", protocol: 1, client: CLIENT, profiles: ["reader"], modes: ["report"], knows: Object.keys(KNOWN) });
   const reader = new TrivialReader(); // EDIT: your parser, fed one physical line at a time
   const lines = new LineSplitter();
   let done = false;

@@ -33,7 +33,7 @@ def decode(stream: str, as_json: bool, quiet: bool, wire_schema: Path | None) ->
     from stella_conform.decoder import decode as run_decoder
 
     vocab = load_vocabulary(wire_schema)
-    fold = RunFold(vocab.turn_boundary)
+    fold = RunFold(vocab.turn_boundaries)
     out = _JsonLines(vocab.ident) if as_json else None
     with open_input(stream) as fh:
         for outcome in run_decoder(stream_lines(fh), vocab):

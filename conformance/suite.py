@@ -763,7 +763,7 @@ def _run_check(check: Check, config: SuiteConfig) -> CheckResult:
     result.outcome, result.message = combine(check, judgments)
     if not judgments and not_drawable(check, vocab):
         result.message = not_drawable(check, vocab) or ""
-    if unmet is not None:  # whatever the cases say
+    if unmet is not None and result.outcome not in ("crash", "error"):  # whatever the cases say
         result.outcome = check.failing_outcome
         result.message = unmet[0] + (f"; {result.message}" if result.failures else "")
     for j in judgments:

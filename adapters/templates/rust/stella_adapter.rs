@@ -34,9 +34,11 @@ const CLIENT_VERSION: &str = "0.1"; // EDIT: yours
 fn main() {
     let persistent = matches!(std::env::var("STELLA_CONFORM_MODE").as_deref(), Ok("persistent"));
     emit(
+        // `knows`: the types your parser recognizes (today's stella's, or an older one's too),
+        // so the kit grades it on streams of any stella by what it knows, not by what it wrote
         json!({"kind": "hello", "protocol": 1, "profiles": ["reader"],
                "client": {"name": CLIENT_NAME, "version": CLIENT_VERSION, "language": "rust"},
-               "modes": ["report", "persistent"]}),
+               "modes": ["report", "persistent"], "knows": KNOWN}),
         None,
     );
     let stdin = io::stdin();
@@ -159,6 +161,12 @@ fn base64_decode(text: &str) -> Option<Vec<u8>> {
 // ---------------------------------------------------------------------------------------
 // The serde reader: the six rules of stella's stream contract, and nothing more.
 // Replace it with your parser; keep what it reports.
+
+/// The types `Event` knows, as the hello claims them (one name per variant but `Unknown`).
+const KNOWN: [&str; 12] = [
+    "stage", "text", "text_delta", "reasoning", "tool_start", "tool_result", "step_usage",
+    "turn_complete", "run_complete", "error", "budget_tick", "file_change",
+];
 
 /// Rule 4: each known type's body, as the wire schema has it.  Rule 5: unknown fields are
 /// ignored (serde's default).  Rule 3: any other type is `Unknown`.

@@ -152,11 +152,12 @@ CATALOGUE: tuple[Check, ...] = (
             "ts-null",
             "json-spellings",
             "unicode-edges",
+            "deep-tool-input",
         ),
         valid_runs=True,
         why="Whitespace, key order, blank lines, CRLF and any ts are not reasons to fail; nor "
-        "are astral characters, escaped surrogate pairs, \\u0000, or a character split across "
-        "the reader's chunks.",
+        "are astral characters, escaped surrogate pairs, \\u0000, a character split across "
+        "the reader's chunks, or nesting up to the 127 levels serde_json reads.",
     ),
     Check(
         "R1.lines-end-only-at-newline",
@@ -164,9 +165,10 @@ CATALOGUE: tuple[Check, ...] = (
         "R1",
         "separator-content",
         fixtures=("line_separators_in_strings",),
-        mutations=("line-separators",),
+        mutations=("line-separators", "cr-in-line"),
         fields=("final_text", "texts"),
-        why="Reads the stream line by line: a line ends at \\n. stella writes U+2028 and U+2029 "
+        why="Reads the stream line by line: a line ends at \\n; a carriage return between "
+        "tokens is JSON whitespace. stella writes U+2028 and U+2029 "
         "raw inside strings, as JSON allows; a reader that splits where str.splitlines() does "
         "cuts an event in two and loses its text, and one that folds them into \\n reports "
         "another text (the texts it computes are compared, for their separators only).",
@@ -407,8 +409,16 @@ CATALOGUE: tuple[Check, ...] = (
             "unicode_whitespace",
             "utf8_bom",
         ),
-        mutations=("non-json-line", "unicode-whitespace", "utf8-bom", "lone-surrogate"),
-        why="Not JSON is only forgivable as the final line of a killed run.",
+        mutations=(
+            "non-json-line",
+            "two-values-per-line",
+            "value-across-lines",
+            "unicode-whitespace",
+            "utf8-bom",
+            "lone-surrogate",
+        ),
+        why="Not JSON is only forgivable as the final line of a killed run; a line holding two "
+        "values, or one value of several lines, is not one JSON object.",
     ),
 )
 
@@ -421,7 +431,7 @@ DASHBOARD: tuple[Check, ...] = (
         "ts",
         "elapsed",
         fixtures=_TS_FIXTURES,
-        mutations=("ts-removed", "ts-backwards", "ts-extreme"),
+        mutations=("ts-removed", "ts-backwards", "ts-extreme", "ts-repeated"),
         valid_runs=True,
         profile="dashboard",
         modes=REPORTING,
@@ -435,7 +445,7 @@ DASHBOARD: tuple[Check, ...] = (
         "ts",
         "stream-order",
         fixtures=("ts_absent_and_backwards",),
-        mutations=("ts-backwards",),
+        mutations=("ts-backwards", "ts-repeated"),
         profile="dashboard",
         modes=REPORTING,
         fields=("texts",),
@@ -454,7 +464,13 @@ DASHBOARD: tuple[Check, ...] = (
             "line_separators_in_strings",
             "type_like_payloads",
         ),
-        mutations=("line-separators", "unicode-edges", "type-like-payloads", "case-variant-keys"),
+        mutations=(
+            "line-separators",
+            "unicode-edges",
+            "type-like-payloads",
+            "case-variant-keys",
+            "json-spellings",
+        ),
         valid_runs=True,
         profile="dashboard",
         modes=REPORTING,
@@ -482,6 +498,7 @@ DASHBOARD: tuple[Check, ...] = (
         "stages",
         "reading",
         fixtures=("stage_scopes_interleaved", "multiple_turns"),
+        mutations=("json-spellings",),
         valid_runs=True,
         profile="dashboard",
         modes=REPORTING,
@@ -534,6 +551,7 @@ DASHBOARD: tuple[Check, ...] = (
         "terminator",
         "reading",
         fixtures=("multiple_turns", "minimal_run", "archived_complete"),
+        mutations=("json-spellings",),
         valid_runs=True,
         profile="dashboard",
         modes=REPORTING,
@@ -548,7 +566,7 @@ DASHBOARD: tuple[Check, ...] = (
         "R3",
         "reading",
         fixtures=("from_a_newer_stella", "tempting_unknown_names", "archived_complete"),
-        mutations=("unknown-type", "unknown-in-tool-pair"),
+        mutations=("unknown-type", "unknown-in-tool-pair", "json-spellings"),
         profile="dashboard",
         modes=REPORTING,
         fields=("unrecognized_types",),
@@ -570,7 +588,7 @@ RECORDER: tuple[Check, ...] = (
             "stage_scopes_interleaved",
             "ts_absent_and_backwards",
         ),
-        mutations=("ts-backwards",),
+        mutations=("ts-backwards", "ts-repeated", "cr-in-line", "line-separators"),
         valid_runs=True,
         profile="recorder",
         modes=EXIT_ONLY,
@@ -589,7 +607,14 @@ RECORDER: tuple[Check, ...] = (
             "non_string_type",
             "tempting_unknown_names",
         ),
-        mutations=("unknown-type", "unknown-in-tool-pair", "type-missing", "type-non-string"),
+        mutations=(
+            "unknown-type",
+            "unknown-big-numbers",
+            "unknown-in-tool-pair",
+            "type-missing",
+            "type-non-string",
+            "number-beyond-f64",
+        ),
         profile="recorder",
         modes=EXIT_ONLY,
         why="A client that re-emits or stores events keeps unrecognized ones whole: the "
@@ -606,7 +631,14 @@ RECORDER: tuple[Check, ...] = (
             "extra_fields_borrowed",
             "legacy_aliases",
         ),
-        mutations=("extra-fields", "extra-fields-nested", "extra-fields-borrowed", "legacy-alias"),
+        mutations=(
+            "extra-fields",
+            "big-integers",
+            "extra-fields-nested",
+            "extra-fields-borrowed",
+            "legacy-alias",
+            "json-spellings",
+        ),
         profile="recorder",
         modes=EXIT_ONLY,
         why="Unknown fields are ignored by a reader, not dropped by a recorder; key order and "

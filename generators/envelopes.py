@@ -35,8 +35,10 @@ trips one check:
     beyond u64 in a ``step_usage`` (a known type whose body does not fit: the envelope
     is an error, never a run with fewer tokens).
 
-Every document is compact or pretty-printed at random: whitespace and
-layout are not part of the contract.
+Every document is compact, pretty-printed, or spelled another way JSON allows (any
+whitespace between tokens, CR and LF included; keys in another order; ASCII and
+non-ASCII escaped, ``\\/``): whitespace, layout and key order are not part of the
+contract.
 """
 
 from __future__ import annotations
@@ -50,7 +52,13 @@ from hypothesis import strategies as st
 from stella_conform.decoder import decode_all
 from stella_conform.generators.alphabets import strings
 from stella_conform.generators.events import MODELS, prose, strategies_for
-from stella_conform.generators.hazards import TWO_53, Spelling, number_spellings
+from stella_conform.generators.hazards import (
+    KEY_ORDERS,
+    TWO_53,
+    Spelling,
+    number_spellings,
+    string_writer,
+)
 from stella_conform.generators.mutations import MUTATIONS, Stream
 from stella_conform.generators.runs import Run, runs
 from stella_conform.schemas.vocabulary import Vocabulary
@@ -104,11 +112,36 @@ class EnvelopeCase:
         return json.loads(self.data)
 
 
+#: Whitespace a document may hold between its tokens (a newline is as good as a space in
+#: one JSON text), and around it.
+_DOC_COLONS = (": ", ":", " : ", ":\t", ":\r\n ")
+_DOC_COMMAS = (",\n", ", ", ",\r\n", ",\t", ",\n\n")
+_DOC_INNER = ("\n", "", " ", "\r\n", "\t")
+_DOC_LEAD = ("", "\n", " ", "\r\n")
+_DOC_TRAIL = ("\n", "", "\r\n", "\n\n", " \n")
+
+
 def _render(draw: st.DrawFn, doc: Doc) -> bytes:
-    if draw(st.booleans()):
+    """The document compact, pretty-printed, or spelled another way JSON allows: any of its
+    whitespace between tokens (CR and LF included), keys in another order, strings with
+    other escapes, and whitespace before and after it."""
+    layout = draw(st.integers(0, 2))
+    if layout == 0:
         text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
-    else:
+    elif layout == 1:
         text = json.dumps(doc, ensure_ascii=False, indent=draw(st.sampled_from((1, 2, 4))))
+    else:
+        order = draw(st.sampled_from(("as-is", "reversed", "sorted")))
+        string = string_writer(draw)
+        spelling = Spelling(
+            draw(st.sampled_from(_DOC_COLONS)),
+            draw(st.sampled_from(_DOC_COMMAS)),
+            KEY_ORDERS[order],
+            inner=draw(st.sampled_from(_DOC_INNER)),
+            string=string,
+        )
+        lead, trail = draw(st.sampled_from(_DOC_LEAD)), draw(st.sampled_from(_DOC_TRAIL))
+        return (lead + spelling.write(doc) + trail).encode("utf-8")
     return text.encode("utf-8") + b"\n"
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -38,6 +39,7 @@ from typing import Any, TypeVar
 
 from hypothesis import strategies as st
 
+from stella_conform.generators.content import SEEDS, Content
 from stella_conform.generators.events import Event, strategies_for
 from stella_conform.generators.mutations import (
     Apply,
@@ -452,7 +454,7 @@ def number_spellings(value: float | int) -> list[str]:
     """The same number in the other JSON spellings a schema's ``number`` allows."""
     exact = Decimal(repr(float(value)))
     if exact == 0:
-        return ["0.0", "-0.0", "0E+0", "0e-3", "-0"]
+        return ["0.0", "-0.0", "0E+0", "0e-3", "-0", "0"]
     digits, exponent = f"{exact:E}".split("E")
     out = [
         f"{exact:E}",
@@ -460,6 +462,8 @@ def number_spellings(value: float | int) -> list[str]:
         f"{digits}e{int(exponent):+d}",
         f"{exact.scaleb(1)}E-1",
     ]
+    if exact == exact.to_integral_value() and abs(exact) < 2**53:
+        out.append(str(int(exact)))  # an integer literal where the schema says number
     return [s for s in dict.fromkeys(out) if float(s) == float(value)]
 
 
@@ -482,28 +486,98 @@ _DUMPS = {flag: json.JSONEncoder(ensure_ascii=flag).encode for flag in (False, T
 
 @dataclass(frozen=True)
 class Spelling:
-    """One way to write JSON: separators, key order, escapes, and number forms."""
+    """One way to write JSON: separators, whitespace inside brackets, key order, how
+    strings are escaped, and number forms."""
 
     colon: str = ":"
     comma: str = ","
     reorder: Callable[[list[str]], list[str]] = list
     numbers: Callable[[str, Any], str | None] = lambda key, value: None
     ascii_only: bool = False
+    #: Whitespace just inside every bracket: after ``{`` and ``[``, before ``}`` and ``]``.
+    inner: str = ""
+    #: How a string (a key or a value) is written; ``None``: JSON's own escapes only.
+    string: Callable[[str], str] | None = None
 
     def write(self, value: Any, key: str = "") -> str:
-        dumps = _DUMPS[self.ascii_only]
+        text = self.string or _DUMPS[self.ascii_only]
+        inner = self.inner
         if isinstance(value, dict):
             parts = [
-                dumps(k) + self.colon + self.write(value[k], k) for k in self.reorder(list(value))
+                text(k) + self.colon + self.write(value[k], k) for k in self.reorder(list(value))
             ]
-            return "{" + self.comma.join(parts) + "}"
+            return "{" + inner + self.comma.join(parts) + inner + "}"
         if isinstance(value, list):
-            return "[" + self.comma.join(self.write(v) for v in value) + "]"
+            return "[" + inner + self.comma.join(self.write(v) for v in value) + inner + "]"
+        if isinstance(value, str):
+            return text(value)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             other = self.numbers(key, value)
             if other is not None:
                 return other
-        return dumps(value)
+        return _DUMPS[False](value)
+
+
+#: Strings longer than this keep JSON's own escapes (a character at a time is slow).
+_ESCAPE_LIMIT = 4096
+
+
+def escape_some_ascii(c: Content) -> Callable[[str], str]:
+    """A string writer that spells ASCII as ``\\u`` escapes too: every ``_`` (so
+    ``"run_complete"`` is ``"run\\u005fcomplete"``) and a letter in four."""
+
+    def write(value: str) -> str:
+        if len(value) > _ESCAPE_LIMIT:
+            return _DUMPS[False](value)
+        out = []
+        for ch in value:
+            if ch == "_" or ("a" <= ch.lower() <= "z" and c.chance(0.25)):
+                out.append(f"\\u{ord(ch):04x}")
+            else:
+                out.append(_DUMPS[False](ch)[1:-1])
+        return '"' + "".join(out) + '"'
+
+    return write
+
+
+def escape_solidus(value: str) -> str:
+    """JSON's optional ``\\/`` for every ``/`` (``"src\\/lib.rs"``)."""
+    return _DUMPS[False](value).replace("/", "\\/")
+
+
+def upper_hex(value: str) -> str:
+    """Non-ASCII escaped, with upper-case hex digits (``\\u00E9``, ``\\uD83D\\uDE42``)."""
+    return _U_ESCAPE.sub(lambda m: m.group(0).upper().replace("\\U", "\\u"), _DUMPS[True](value))
+
+
+_U_ESCAPE = re.compile(r"\\u[0-9a-f]{4}")
+#: The string writers json-spellings draws from (besides JSON's own, ASCII or not).
+STRING_STYLES = ("json", "some-ascii", "solidus", "upper-hex")
+
+
+def _reversed(keys: list[str]) -> list[str]:
+    return keys[::-1]
+
+
+def _type_last(keys: list[str]) -> list[str]:
+    return [k for k in keys if k != "type"] + (["type"] if "type" in keys else [])
+
+
+#: Orders a spelling may write an object's keys in (key order is not part of the contract).
+KEY_ORDERS: dict[str, Callable[[list[str]], list[str]]] = {
+    "as-is": list,
+    "reversed": _reversed,
+    "type-last": _type_last,
+    "sorted": sorted,
+}
+
+
+def string_writer(draw: st.DrawFn) -> Callable[[str], str] | None:
+    """One of :data:`STRING_STYLES`, drawn (``None``: JSON's own escapes)."""
+    style = draw(st.sampled_from(STRING_STYLES))
+    if style == "some-ascii":
+        return escape_some_ascii(Content(draw(SEEDS)))
+    return {"json": None, "solidus": escape_solidus, "upper-hex": upper_hex}[style]
 
 
 def json_spellings(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
@@ -514,16 +588,12 @@ def json_spellings(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     order = draw(st.sampled_from(("as-is", "reversed", "type-last", "sorted")))
     ascii_only = draw(st.booleans())
     respell_numbers = not draw(st.booleans())
+    inner = draw(st.sampled_from(("", " ", "\t", "  ")))
+    lead = draw(st.sampled_from(("", " ", "\t", "  ")))
+    trail = draw(st.sampled_from(("", " ", "\t", " \t")))
+    string = string_writer(draw)
 
-    def reorder(keys: list[str]) -> list[str]:
-        if order == "reversed":
-            return keys[::-1]
-        if order == "type-last" and "type" in keys:
-            return [k for k in keys if k != "type"] + ["type"]
-        if order == "sorted":
-            return sorted(keys)
-        return keys
-
+    reorder = KEY_ORDERS[order]
     for line in stream.lines:
         if not line.is_event:
             continue
@@ -537,8 +607,8 @@ def json_spellings(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
             options = number_spellings(value)
             return draw(st.sampled_from(options)) if options else None
 
-        spelling = Spelling(colon, comma, reorder, numbers, ascii_only)
-        line.raw = spelling.write(line.obj).encode("utf-8")
+        spelling = Spelling(colon, comma, reorder, numbers, ascii_only, inner, string)
+        line.raw = (lead + spelling.write(line.obj) + trail).encode("utf-8")
         line.marks.add(mark)
 
 

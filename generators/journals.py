@@ -454,14 +454,37 @@ def journal_cases(draw: st.DrawFn, variants: tuple[str, ...] = READER_VARIANTS) 
             integers = ("seq", "budget_tokens", "declared_total_tokens", "last_seq_seen")
             entry[name] = "12" if name in integers else {"session": None}.get(name, 12345)
     raw = [_dumps(e) for e in lines]
+    if draw(st.integers(0, 2)) == 0:  # a third re-spelled: whitespace, key order, escapes
+        spelling = _journal_spelling(draw)
+        raw = [spelling.write(e).encode("utf-8") for e in lines]
     if variant == "torn-tail":
         last = raw[-1]
         raw[-1] = last[: draw(st.integers(1, len(last) - 1))]
         return JournalCase(variant, b"\n".join(raw))
     if variant == "corrupt-line":
         at = draw(st.integers(0, len(raw) - 1))
-        raw.insert(at, draw(st.sampled_from((b'{"seq":', b"not json", b'{"event":"turn_start",}'))))
+        if at + 2 < len(raw) and draw(st.integers(0, 3)) == 0:
+            # two entries on one line (a lost newline): not one JSON object, not the last
+            raw[at : at + 2] = [raw[at] + draw(st.sampled_from((b"", b" "))) + raw[at + 1]]
+        else:
+            corrupt = (b'{"seq":', b"not json", b'{"event":"turn_start",}')
+            raw.insert(at, draw(st.sampled_from(corrupt)))
     return JournalCase(variant, b"".join(r + b"\n" for r in raw))
+
+
+def _journal_spelling(draw: st.DrawFn) -> Any:
+    """Another way to write each line that JSON allows (no newline: a line is one object)."""
+    from stella_conform.generators.hazards import KEY_ORDERS, Spelling, string_writer
+
+    string = string_writer(draw)
+    order = draw(st.sampled_from(("as-is", "reversed", "sorted")))
+    return Spelling(
+        draw(st.sampled_from((": ", " : ", ":\t", ":\r"))),
+        draw(st.sampled_from((", ", ",", ",\t", "\r,"))),
+        KEY_ORDERS[order],
+        inner=draw(st.sampled_from(("", " ", "\t"))),
+        string=string,
+    )
 
 
 #: Required body fields per event (the schema's), for the bad-body variant.

@@ -69,6 +69,21 @@ CORRUPT_LINES = (
     b"{'type': 'text'}",
     b'{"type":"text" "text":"x"}',
     b"}",
+    # what lenient parsers take for JSON: number spellings the grammar refuses (jq 1.6
+    # reads 01, +1, .5 and 1.), a raw control character or a bad escape in a string
+    # (Python's json.loads(strict=False) reads the tab), Python literals, bare keys,
+    # and bytes that are not UTF-8
+    b'{"type":"budget_tick","spent_usd":01,"mode":"observed"}',
+    b'{"type":"budget_tick","spent_usd":+1,"mode":"observed"}',
+    b'{"type":"budget_tick","spent_usd":.5,"mode":"observed"}',
+    b'{"type":"budget_tick","spent_usd":1.,"mode":"observed"}',
+    b'{"type":"budget_tick","spent_usd":0x1F,"mode":"observed"}',
+    b'{"type":"text","text":"a\tb"}',
+    b'{"type":"text","text":"a\x01b"}',
+    b'{"type":"text","text":"bad \\x41 escape"}',
+    b'{"type":"error","message":"x","retryable":True}',
+    b'{type:"text",text:"bare keys"}',
+    b'{"type":"text","text":"\xff\xfe"}',
 )
 
 
@@ -96,6 +111,8 @@ class Line:
     obj: Any = None
     raw: bytes | None = None
     marks: set[str] = field(default_factory=set)
+    #: This line's terminator when it is not the stream's (a CRLF line in an LF stream).
+    end: bytes | None = None
 
     def to_bytes(self) -> bytes:
         return self.raw if self.raw is not None else encode(self.obj)
@@ -119,6 +136,11 @@ class Stream:
 
     def to_bytes(self) -> bytes:
         end = b"\r\n" if self.crlf else b"\n"
+        if any(line.end is not None for line in self.lines):
+            ends = [line.end or end for line in self.lines]
+            if ends and not self.final_newline:
+                ends[-1] = b""
+            return b"".join(line.to_bytes() + e for line, e in zip(self.lines, ends, strict=True))
         parts = [line.to_bytes() for line in self.lines]
         body = end.join(parts)
         return body + end if (self.final_newline and parts) else body
@@ -759,13 +781,21 @@ def utf8_bom(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
 
 
 def blank_lines(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    """Empty and whitespace-only lines (a lone CR among them: a blank CRLF line)."""
     for _ in range(between(draw, 1, 3)):
-        raw = choose(draw, (b"", b"   ", b"\t", b" \t "))
+        raw = choose(draw, (b"", b"   ", b"\t", b" \t ", b"\r", b" \r"))
         _insert_at(draw, stream, Line(raw=raw, marks={"blank-lines"}))
 
 
 def crlf(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
-    stream.crlf = True
+    """CRLF on every line, or (a third of the time) on some lines of an LF stream."""
+    if draw(st.integers(0, 2)) < 2 or len(stream.lines) < 2:
+        stream.crlf = True
+        return
+    c = Content(draw(SEEDS))
+    for index in [0, *c.sample(range(1, len(stream.lines)), c.count(0, len(stream.lines) - 1))]:
+        stream.lines[index].end = b"\r\n"
+        stream.lines[index].marks.add("crlf")
 
 
 def no_trailing_newline(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
@@ -1021,7 +1051,7 @@ def _registry() -> dict[str, Mutation]:
         Mutation(
             "blank-lines", "R1", "blank and whitespace-only lines", blank_lines, byte_level=True
         ),
-        Mutation("crlf", "R1", "CRLF line endings", crlf, byte_level=True),
+        Mutation("crlf", "R1", "CRLF line endings, on every line or some", crlf, byte_level=True),
         Mutation(
             "no-trailing-newline",
             "R6",
@@ -1052,8 +1082,9 @@ def _registry() -> dict[str, Mutation]:
 def _with_hazards() -> dict[str, Mutation]:
     """The structural mutations above, then the content hazards (their own module)."""
     from stella_conform.generators.hazards import HAZARDS
+    from stella_conform.generators.text import TEXT
 
-    every = [*_registry().values(), *HAZARDS]
+    every = [*_registry().values(), *HAZARDS, *TEXT]
     # object-level first (structure, then content), byte-level last, each in registry order
     ordered = [m for m in every if not m.byte_level] + [m for m in every if m.byte_level]
     return {m.id: m for m in ordered}
@@ -1064,8 +1095,9 @@ MUTATIONS: Mapping[str, Mutation] = _with_hazards()
 
 def _rejecting() -> frozenset[str]:
     from stella_conform.generators.hazards import HAZARDS_REJECTING
+    from stella_conform.generators.text import TEXT_REJECTING
 
-    return HAZARDS_REJECTING
+    return HAZARDS_REJECTING | TEXT_REJECTING
 
 
 #: Mutations after which a correct client must reject the stream.

@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
 """Recorder bug: stores events ordered by ts (a table keyed on time), not as they arrived."""
 
-import json
 import os
 import sys
 
@@ -17,12 +16,12 @@ class Broken(RecordingReader):
 
     def on_event(self, line, event, tag):
         ts = event.get("ts")
-        self.held.append((ts if isinstance(ts, int) else 0, event))
+        self.held.append((ts if isinstance(ts, int) else 0, self.line_text(event)))
 
     def finish(self):
         out = super().finish()
-        for _, event in sorted(self.held, key=lambda pair: pair[0]):
-            self.out.write(json.dumps(event) + "\n")
+        for _, text in sorted(self.held, key=lambda pair: pair[0]):
+            self.out.write(text + "\n")
         self.held = []
         return out
 

@@ -31,12 +31,26 @@ class RecordingReader(Reader):
     def __init__(self, out: Any) -> None:
         super().__init__()
         self.out = out
+        self.content = b""
+
+    def push(self, line: int, content: bytes, terminated: bool = True) -> list[dict[str, Any]]:
+        self.content = content  # the line as it came, for an event JSON cannot write again
+        return super().push(line, content, terminated)
 
     def on_event(self, line: int, event: dict[str, Any], tag: str | None) -> None:
-        # ASCII escapes: a lone surrogate (legal as a JSON escape) has no UTF-8 encoding,
-        # and the escaped form parses back to the very same value
-        self.out.write(json.dumps(event, sort_keys=True) + "\n")
+        self.out.write(self.line_text(event) + "\n")
         self.out.flush()
+
+    def line_text(self, event: dict[str, Any]) -> str:
+        """The event as one line of JSON: re-serialized, or as it came when it holds a
+        number beyond a double (``1e400`` parses as ``inf``, which JSON cannot write: the
+        original text is the event whole)."""
+        try:
+            # ASCII escapes: a lone surrogate (legal as a JSON escape) has no UTF-8
+            # encoding, and the escaped form parses back to the very same value
+            return json.dumps(event, sort_keys=True, allow_nan=False)
+        except ValueError:
+            return self.content.strip(b" \t\r\n").decode("utf-8")
 
 
 def record(stream: Any, out: Any, reader_class: type[RecordingReader] = RecordingReader) -> int:

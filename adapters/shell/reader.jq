@@ -7,7 +7,12 @@ def blank: test("^[ \t\r]*$");
 # jq's parser repairs invalid UTF-8 to U+FFFD and (1.6) reads NaN as null, so both are
 # caught before parsing; see README.md for the limits this implies.
 def suspicious: test("\ufffd") or test("[:\\[,]\\s*-?(NaN|Infinity)\\s*[,}\\]]");
-def parse: if suspicious then {err: "not JSON"} else (try {ok: fromjson} catch {err: .}) end;
+# jq 1.6 also reads number spellings JSON refuses (01, +1, .5, 1.): a line that may hold one
+# is asked again with its strings emptied, so text like "a .5 mm" in a string is no number
+def skeleton: gsub("\"([^\"\\\\]|\\\\.)*\""; "\"\"");
+def not_a_number: "(^|[^0-9A-Za-z_.+-])(\\+|-?\\.[0-9]|-?0[0-9])|[0-9]\\.([^0-9]|$)";
+def bad_number: test(not_a_number) and (skeleton | test(not_a_number));
+def parse: if suspicious or bad_number then {err: "not JSON"} else (try {ok: fromjson} catch {err: .}) end;
 
 def str: type == "string";
 def num: type == "number";

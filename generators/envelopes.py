@@ -133,10 +133,19 @@ def _render(draw: st.DrawFn, doc: Doc) -> bytes:
     else:
         order = draw(st.sampled_from(("as-is", "reversed", "sorted")))
         string = string_writer(draw)
+        respell = draw(st.booleans())
+
+        def numbers(key: str, value: Any) -> str | None:
+            if not respell or key != "cost_usd" or not isinstance(value, float):
+                return None
+            options = [s for s in number_spellings(value) if s != "-0"]
+            return draw(st.sampled_from(options)) if options else None
+
         spelling = Spelling(
             draw(st.sampled_from(_DOC_COLONS)),
             draw(st.sampled_from(_DOC_COMMAS)),
             KEY_ORDERS[order],
+            numbers,
             inner=draw(st.sampled_from(_DOC_INNER)),
             string=string,
         )

@@ -575,23 +575,42 @@ KEY_ORDERS: dict[str, Callable[[list[str]], list[str]]] = {
 def string_writer(draw: st.DrawFn) -> Callable[[str], str] | None:
     """One of :data:`STRING_STYLES`, drawn (``None``: JSON's own escapes)."""
     style = draw(st.sampled_from(STRING_STYLES))
+    return styled(style, Content(draw(SEEDS)) if style == "some-ascii" else Content(0))
+
+
+def styled(style: str, c: Content) -> Callable[[str], str] | None:
+    """The string writer of one of :data:`STRING_STYLES` (``c`` picks the escaped letters)."""
     if style == "some-ascii":
-        return escape_some_ascii(Content(draw(SEEDS)))
+        return escape_some_ascii(c)
     return {"json": None, "solidus": escape_solidus, "upper-hex": upper_hex}[style]
 
 
+#: The whitespace a line's spelling puts around colons and commas, inside brackets, and
+#: before and after the line's value.
+COLONS = (": ", ":", " : ", ":\t")
+COMMAS = (", ", ",", " , ", ",\t")
+INNERS = ("", " ", "\t", "  ")
+LEADS = ("", " ", "\t", "  ")
+TRAILS = ("", " ", "\t", " \t")
+
+
 def json_spellings(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
-    """Every event line re-spelled one way: whitespace, key order, escapes, number forms."""
+    """Every event line re-spelled: whitespace, key order, escapes, number forms.
+
+    One spelling is drawn for the stream; half the lines (from one more seed, none for
+    the simplest) take their own instead, as lines copied in from another writer would.
+    """
     mark = "json-spellings"
-    colon = draw(st.sampled_from((": ", ":", " : ", ":\t")))
-    comma = draw(st.sampled_from((", ", ",", " , ", ",\t")))
-    order = draw(st.sampled_from(("as-is", "reversed", "type-last", "sorted")))
+    colon = draw(st.sampled_from(COLONS))
+    comma = draw(st.sampled_from(COMMAS))
+    order = draw(st.sampled_from(tuple(KEY_ORDERS)))
     ascii_only = draw(st.booleans())
     respell_numbers = not draw(st.booleans())
-    inner = draw(st.sampled_from(("", " ", "\t", "  ")))
-    lead = draw(st.sampled_from(("", " ", "\t", "  ")))
-    trail = draw(st.sampled_from(("", " ", "\t", " \t")))
+    inner = draw(st.sampled_from(INNERS))
+    lead = draw(st.sampled_from(LEADS))
+    trail = draw(st.sampled_from(TRAILS))
     string = string_writer(draw)
+    mix = Content(draw(SEEDS))
 
     reorder = KEY_ORDERS[order]
     for line in stream.lines:
@@ -607,8 +626,21 @@ def json_spellings(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
             options = number_spellings(value)
             return draw(st.sampled_from(options)) if options else None
 
-        spelling = Spelling(colon, comma, reorder, numbers, ascii_only, inner, string)
-        line.raw = (lead + spelling.write(line.obj) + trail).encode("utf-8")
+        if mix.chance():  # this line spelled its own way
+            spelling = Spelling(
+                mix.pick(COLONS),
+                mix.pick(COMMAS),
+                KEY_ORDERS[mix.pick(tuple(KEY_ORDERS))],
+                numbers,
+                mix.chance(),
+                mix.pick(INNERS),
+                styled(mix.pick(STRING_STYLES), mix),
+            )
+            text = mix.pick(LEADS) + spelling.write(line.obj) + mix.pick(TRAILS)
+        else:
+            spelling = Spelling(colon, comma, reorder, numbers, ascii_only, inner, string)
+            text = lead + spelling.write(line.obj) + trail
+        line.raw = text.encode("utf-8")
         line.marks.add(mark)
 
 

@@ -455,12 +455,12 @@ def journal_cases(draw: st.DrawFn, variants: tuple[str, ...] = READER_VARIANTS) 
             entry[name] = "12" if name in integers else {"session": None}.get(name, 12345)
     raw = [_dumps(e) for e in lines]
     if draw(st.integers(0, 2)) == 0:  # a third re-spelled: whitespace, key order, escapes
-        spelling = _journal_spelling(draw)
-        raw = [spelling.write(e).encode("utf-8") for e in lines]
+        spelled = _journal_spelling(draw)
+        raw = [spelled(e).encode("utf-8") for e in lines]
     if variant == "torn-tail":
         last = raw[-1]
         raw[-1] = last[: draw(st.integers(1, len(last) - 1))]
-        return JournalCase(variant, b"\n".join(raw))
+        return JournalCase(variant, _framed(draw, raw, final_newline=False))
     if variant == "corrupt-line":
         at = draw(st.integers(0, len(raw) - 1))
         if at + 2 < len(raw) and draw(st.integers(0, 3)) == 0:
@@ -469,22 +469,43 @@ def journal_cases(draw: st.DrawFn, variants: tuple[str, ...] = READER_VARIANTS) 
         else:
             corrupt = (b'{"seq":', b"not json", b'{"event":"turn_start",}')
             raw.insert(at, draw(st.sampled_from(corrupt)))
-    return JournalCase(variant, b"".join(r + b"\n" for r in raw))
+    return JournalCase(variant, _framed(draw, raw))
 
 
-def _journal_spelling(draw: st.DrawFn) -> Any:
+def _framed(draw: st.DrawFn, raw: list[bytes], final_newline: bool = True) -> bytes:
+    """The lines joined as a writer may end them: a third of journals with CRLF on every
+    line or some, and blank lines between lines (never after the last: a torn last line
+    stays unterminated)."""
+    if draw(st.integers(0, 2)) != 0:
+        return b"\n".join(raw) + (b"\n" if final_newline else b"")
+    from stella_conform.generators.content import SEEDS, Content
+
+    c = Content(draw(SEEDS))
+    every = c.chance(0.3)
+    out = []
+    for index, line in enumerate(raw):
+        if index and c.chance(0.15):
+            out.append(c.pick((b"", b"  ", b"\t", b"\r")) + b"\n")
+        end = b"\r\n" if every or c.chance(0.3) else b"\n"
+        out.append(line + (end if final_newline or index < len(raw) - 1 else b""))
+    return b"".join(out)
+
+
+def _journal_spelling(draw: st.DrawFn) -> Callable[[Entry], str]:
     """Another way to write each line that JSON allows (no newline: a line is one object)."""
     from stella_conform.generators.hazards import KEY_ORDERS, Spelling, string_writer
 
     string = string_writer(draw)
     order = draw(st.sampled_from(("as-is", "reversed", "sorted")))
-    return Spelling(
+    spelling = Spelling(
         draw(st.sampled_from((": ", " : ", ":\t", ":\r"))),
         draw(st.sampled_from((", ", ",", ",\t", "\r,"))),
         KEY_ORDERS[order],
         inner=draw(st.sampled_from(("", " ", "\t"))),
         string=string,
     )
+    lead, trail = draw(st.sampled_from(("", " ", "\t"))), draw(st.sampled_from(("", " ", "\t")))
+    return lambda entry: lead + spelling.write(entry) + trail
 
 
 #: Required body fields per event (the schema's), for the bad-body variant.

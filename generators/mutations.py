@@ -666,8 +666,20 @@ def _breaker(fn: Callable[[st.DrawFn, Event, Vocabulary], Event | None], mark: s
     return apply
 
 
+#: Corrupt lines by the parser that would misread them: the classic ones, then what a
+#: lenient parser takes for JSON (drawn a family first, so each is drawn often).
+CORRUPT_FAMILIES = (
+    CORRUPT_LINES[:6],
+    CORRUPT_LINES[6:11],
+    CORRUPT_LINES[11:13],
+    CORRUPT_LINES[13:14],
+    CORRUPT_LINES[14:16],
+    CORRUPT_LINES[16:],
+)
+
+
 def non_json_line(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
-    raw = choose(draw, CORRUPT_LINES)
+    raw = choose(draw, choose(draw, CORRUPT_FAMILIES))
     _insert_at(draw, stream, Line(raw=raw, marks={"non-json-line"}), not_last=True)
 
 
@@ -782,9 +794,19 @@ def utf8_bom(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
 
 def blank_lines(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     """Empty and whitespace-only lines (a lone CR among them: a blank CRLF line)."""
+    kinds = (b"", b"   ", b"\t", b" \t ", b"\r", b" \r")
     for _ in range(between(draw, 1, 3)):
-        raw = choose(draw, (b"", b"   ", b"\t", b" \t ", b"\r", b" \r"))
-        _insert_at(draw, stream, Line(raw=raw, marks={"blank-lines"}))
+        _insert_at(draw, stream, Line(raw=choose(draw, kinds), marks={"blank-lines"}))
+    # and, from one seed (none for the simplest), more of them: before the first line,
+    # after the last, and of every kind
+    c = Content(draw(SEEDS))
+    if c.chance():
+        stream.lines.insert(0, Line(raw=c.pick(kinds), marks={"blank-lines"}))
+    if c.chance():
+        stream.lines.append(Line(raw=c.pick(kinds), marks={"blank-lines"}))
+    for raw in c.sample(kinds, c.count(0, 3)):
+        at = c.count(0, len(stream.lines))
+        stream.lines.insert(at, Line(raw=raw, marks={"blank-lines"}))
 
 
 def crlf(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:

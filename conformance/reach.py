@@ -1,0 +1,126 @@
+"""Reach: which productions of the JSON grammar and the framing a default run's cases hold.
+
+A generator earns a row of the audit (``docs/generators.md``) only where a default
+``stella-conform run`` of a profile really draws it: this module draws exactly the
+generated cases such a run grades (each check's own strategy, seed and example count,
+through the property ``run`` builds) and scans their bytes with
+:func:`stella_conform.generators.grammar.scan`.  A conforming client sees these very
+cases (a failing one sees the same until its first failure, then Hypothesis shrinks).
+
+    >>> counts = measure(["recorder"], seeds=[0])
+    >>> counts["recorder"].cases
+    100
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from stella_conform.conformance.checks import Check, select
+from stella_conform.conformance.runner import Client
+from stella_conform.conformance.suite import SuiteConfig, check_property, check_strategy
+from stella_conform.generators.cases import Case
+from stella_conform.generators.envelopes import EnvelopeCase
+from stella_conform.generators.grammar import scan
+from stella_conform.generators.journals import JournalCase
+
+#: What each profile's cases are, for the scanner (the wrapper's are scenarios: not text).
+KIND = {"stream": "stream", "envelope": "envelope", "journal": "journal"}
+
+
+@dataclass(frozen=True)
+class DrawnCase:
+    """One generated case of a default run: its bytes, and what drew it."""
+
+    check: str
+    kind: str
+    data: bytes
+    mutations: tuple[str, ...]
+    touched: frozenset[str] = frozenset()
+
+    @property
+    def productions(self) -> frozenset[str]:
+        return scan(self.data, self.kind, self.touched)
+
+
+def drawn_cases(check: Check, seed: int = 0, examples: int = 25) -> Iterator[DrawnCase]:
+    """The generated cases a default run draws for ``check`` (a client claiming nothing)."""
+    if check.input not in KIND or not (check.mutations or check.valid_runs) or examples < 1:
+        return
+    config = SuiteConfig(
+        client=Client(argv=("reach",), mode="persistent"),
+        seed=seed,
+        examples=examples,
+        database_dir=None,
+    )
+    vocab = config.vocabulary()
+    strategy = check_strategy(check, vocab)
+    if strategy is None:
+        return
+    drawn: list[Any] = []
+    check_property(check, config, strategy, drawn.append)()
+    for case in drawn:
+        yield _drawn(check, case)
+
+
+def _drawn(check: Check, case: Any) -> DrawnCase:
+    if isinstance(case, Case):
+        touched = case.touched or frozenset()
+        return DrawnCase(check.id, "stream", case.stream, case.mutations, touched)
+    if isinstance(case, EnvelopeCase):
+        return DrawnCase(check.id, "envelope", case.data, (case.variant,))
+    if isinstance(case, JournalCase):
+        return DrawnCase(check.id, "journal", case.data, (case.variant,))
+    raise TypeError(f"not a text case: {type(case).__name__}")
+
+
+@dataclass
+class Reach:
+    """What one profile's default run drew: cases, and per production how many held it."""
+
+    profile: str
+    cases: int = 0
+    found: Counter[str] = field(default_factory=Counter)
+    #: Per production, the checks whose cases held it (and how many).
+    checks: dict[str, Counter[str]] = field(default_factory=dict)
+    #: Per production, the mutations of the cases that held it ("" for an unmutated run).
+    mutations: dict[str, Counter[str]] = field(default_factory=dict)
+
+    def add(self, case: DrawnCase) -> None:
+        self.cases += 1
+        for production in case.productions:
+            self.found[production] += 1
+            self.checks.setdefault(production, Counter())[case.check] += 1
+            by = self.mutations.setdefault(production, Counter())
+            for mutation in case.mutations or ("",):
+                by[mutation] += 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cases": self.cases,
+            "found": dict(sorted(self.found.items())),
+            "checks": {p: dict(c.most_common()) for p, c in sorted(self.checks.items())},
+            "mutations": {p: dict(c.most_common()) for p, c in sorted(self.mutations.items())},
+        }
+
+
+def measure(
+    profiles: Iterable[str], seeds: Sequence[int] = (0,), examples: int = 25
+) -> dict[str, Reach]:
+    """Per profile, the productions its default runs (one per seed) drew, summed."""
+    out: dict[str, Reach] = {}
+    for profile in profiles:
+        reach = out[profile] = Reach(profile)
+        for check in select((profile,)):
+            if check.profile != profile:
+                continue
+            for seed in seeds:
+                for case in drawn_cases(check, seed, examples):
+                    reach.add(case)
+    return out
+
+
+__all__ = ["DrawnCase", "Reach", "drawn_cases", "measure"]

@@ -1,9 +1,13 @@
 """Power: on how many seeds does a default ``stella-conform run`` catch each broken client?
 
 For every client in ``adapters/broken/targets.json`` (or those matching ``--clients``) and
-seeds 0..N-1, grades the client the way a user's run would — default example count, the
-client's profiles and mode as the client-matrix test picks them — and records whether its
-target checks failed, and whether a *generated* case (not only a curated fixture) caught it.
+seeds 0..N-1, in every language (Python, Node.js, and the Go and Rust programs, built once
+by ``adapters/broken/builds.py``), grades the client the way a user's run would — default
+example count, the client's profiles and mode as the client-matrix test picks them — and
+records whether its target checks failed, and whether a *generated* case (not only a
+curated fixture) caught it.  Its *reach* is how many of its target checks' generated cases
+hold what its pitfall needs (``targets.json``'s ``needs``: productions of the JSON grammar
+and framing, ``generators/grammar.py``, or mutation ids), per default run.
 
 Shortcuts that cannot change the answer (the table's notes say so):
 
@@ -29,7 +33,6 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -43,9 +46,14 @@ BROKEN = REPO / "adapters" / "broken"
 RESULTS = Path(__file__).resolve().parent / "power-results.json"
 DOC = REPO / "docs" / "generators.md"
 KIT = str(Path(sys.executable).parent / "stella-conform")
+#: What each broken client's pitfall needs to see (targets.json's "needs").
+NEEDS: dict[str, list[str]] = json.loads((BROKEN / "targets.json").read_text()).get("needs", {})
 START, END = "<!-- power-table:start -->", "<!-- power-table:end -->"
 
 sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(BROKEN))
+from builds import Unavailable, command  # noqa: E402
+
 from stella_conform.conformance.checks import BY_ID  # noqa: E402
 
 
@@ -60,8 +68,8 @@ def mode_for(targets: list[str]) -> str:
 
 
 def command_for(client: str) -> list[str]:
-    path = str(BROKEN / client)
-    return ["node", path] if client.endswith(".js") else [sys.executable, path]
+    """The client's argv (a Go or Rust client is built once, then reused)."""
+    return command(client)
 
 
 #: Seconds to acknowledge a line in report mode: a buffering client never answers before
@@ -195,6 +203,7 @@ def measure(
             runs[client].append(got)
             mark = "caught" if got["caught"] else f"MISSED {got['error'] or ''}"
             print(f"[{done}/{len(work)}] {client} seed {got['seed']}: {mark}", file=sys.stderr)
+    drawn: dict[tuple[str, int], list[Any]] = {}
     for client, got in runs.items():
         results[client] = {
             "seeds": seeds,
@@ -204,26 +213,64 @@ def measure(
             "missed_seeds": sorted(r["seed"] for r in got if not r["caught"]),
             "measured": time.strftime("%Y-%m-%d", time.gmtime()),
             "how": "subprocess" if subprocess_run else "in-process",
+            "reach": reach(targets[client], NEEDS.get(client, []), seeds, drawn),
         }
     RESULTS.write_text(json.dumps(dict(sorted(results.items())), indent=2) + "\n")
     print(f"{len(work)} run(s) in {time.monotonic() - started:.0f} s", file=sys.stderr)
     return runs
 
 
+def holds(case: Any, needs: list[str]) -> bool:
+    """Whether a drawn case holds what a pitfall needs: any of ``needs``, each a grammar
+    production, a mutation id, or ``a+b`` for both (no needs: every case)."""
+    if not needs:
+        return True
+    found = set(case.productions) | set(case.mutations)
+    return any(all(part in found for part in need.split("+")) for need in needs)
+
+
+def reach(
+    checks: list[str], needs: list[str], seeds: int, drawn: dict[tuple[str, int], list[Any]]
+) -> dict[str, int]:
+    """The target checks' generated cases over seeds 0..N-1, and how many hold the needs."""
+    from stella_conform.conformance.reach import drawn_cases
+
+    held = cases = 0
+    for seed in range(seeds):
+        for check in checks:
+            key = (check, seed)
+            if key not in drawn:
+                drawn[key] = list(drawn_cases(BY_ID[check], seed))
+            cases += len(drawn[key])
+            held += sum(holds(c, needs) for c in drawn[key])
+    return {"held": held, "cases": cases}
+
+
+def _reach_cell(client: str, r: dict[str, Any]) -> str:
+    got = r.get("reach")
+    if got is None:
+        return "not measured"
+    if not got["cases"]:
+        return "fixtures only"
+    n = r["seeds"]
+    needs = ", ".join(f"`{need}`" for need in NEEDS.get(client, [])) or "every case"
+    return f"{got['held'] / n:.1f} of {got['cases'] / n:.0f} ({needs})"
+
+
 def render(targets: dict[str, list[str]]) -> str:
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     rows = [
-        "| broken client | targets | caught | by a generated case |",
-        "| --- | --- | --- | --- |",
+        "| broken client | targets | caught | by a generated case | reach: cases per run holding |",
+        "| --- | --- | --- | --- | --- |",
     ]
     for client in targets:
         r = results.get(client)
         if r is None:
-            cells = ["not measured", "not measured"]
+            cells = ["not measured", "not measured", "not measured"]
         else:
             n = r["seeds"]
-            cells = [f"{r['caught']}/{n}", f"{r['generated']}/{n}"]
-        rows.append(f"| `{client}` | {', '.join(targets[client])} | {cells[0]} | {cells[1]} |")
+            cells = [f"{r['caught']}/{n}", f"{r['generated']}/{n}", _reach_cell(client, r)]
+        rows.append(f"| `{client}` | {', '.join(targets[client])} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
 
@@ -266,13 +313,16 @@ def main() -> int:
     args = parser.parse_args()
     targets: dict[str, list[str]] = json.loads((BROKEN / "targets.json").read_text())["clients"]
     if not args.write:
-        chosen = [
-            c
-            for c in targets
-            if not args.clients or any(fnmatch.fnmatchcase(c, g) for g in args.clients)
-        ]
-        if any(c.endswith(".js") for c in chosen) and not shutil.which("node"):
-            chosen = [c for c in chosen if not c.endswith(".js")]
+        chosen = []
+        for c in targets:
+            if args.clients and not any(fnmatch.fnmatchcase(c, g) for g in args.clients):
+                continue
+            try:
+                command_for(c)  # a compiled client is built here, once, before any worker
+            except Unavailable as exc:
+                print(f"skipping {c}: {exc}", file=sys.stderr)
+                continue
+            chosen.append(c)
         if args.compare:
             return compare(chosen, targets, args.seeds, args.jobs)
         measure(chosen, targets, args.seeds, args.jobs, args.subprocess)

@@ -117,10 +117,19 @@ CATALOGUE: tuple[Check, ...] = (
         "R1",
         "lockstep",
         fixtures=("minimal_run", "from_a_newer_stella", "multiple_turns", "retried_deltas"),
+        mutations=(
+            "blank-lines",
+            "crlf",
+            "json-spellings",
+            "cr-in-line",
+            "big-integers",
+            "unicode-edges",
+            "deep-tool-input",
+        ),
         valid_runs=True,
         modes=frozenset({"report"}),
         why="Reads the stream line by line and parses each line as an independent JSON "
-        "object. Never buffer the whole stream.",
+        "object, however the lines are spelled and ended. Never buffer the whole stream.",
     ),
     Check(
         "R1.valid-runs-accepted",
@@ -149,6 +158,7 @@ CATALOGUE: tuple[Check, ...] = (
             "json-spellings",
             "unicode-edges",
             "deep-tool-input",
+            "big-integers",
             "ts-removed",
             "ts-backwards",
             "ts-extreme",
@@ -164,7 +174,7 @@ CATALOGUE: tuple[Check, ...] = (
         "ends a line only at \\n: U+2028, U+2029, U+0085 and escaped controls in strings are text",
         "R1",
         "separator-content",
-        fixtures=("line_separators_in_strings",),
+        fixtures=("line_separators_in_strings", "cr_inside_line"),
         mutations=("line-separators", "cr-in-line"),
         fields=("final_text", "texts"),
         why="Reads the stream line by line: a line ends at \\n; a carriage return between "
@@ -245,7 +255,7 @@ CATALOGUE: tuple[Check, ...] = (
         "R3",
         "count",
         fixtures=(*_UNKNOWN_FIXTURES, "guessable_unknown_names"),
-        mutations=("unknown-type", "unknown-in-tool-pair"),
+        mutations=("unknown-type", "unknown-in-tool-pair", "blank-lines", "json-spellings", "crlf"),
         modes=REPORTING,
         fields=("unrecognized_events",),
         why="Counts it, logs it at debug level, or passes it through; a version gap is "
@@ -333,6 +343,7 @@ CATALOGUE: tuple[Check, ...] = (
             "extra_fields_nested",
             "extra_fields_borrowed",
             "extra_key_beside_arm",
+            "case_variant_keys",
         ),
         mutations=(
             "extra-fields",
@@ -409,6 +420,8 @@ CATALOGUE: tuple[Check, ...] = (
             "invalid_utf8_middle",
             "unicode_whitespace",
             "utf8_bom",
+            "two_values_on_a_line",
+            "value_across_lines",
         ),
         mutations=(
             "non-json-line",
@@ -445,7 +458,7 @@ DASHBOARD: tuple[Check, ...] = (
         "orders the transcript by the stream, not by ts",
         "ts",
         "stream-order",
-        fixtures=("ts_absent_and_backwards",),
+        fixtures=("ts_absent_and_backwards", "repeated_ts"),
         mutations=("ts-backwards", "ts-repeated"),
         profile="dashboard",
         modes=REPORTING,
@@ -464,6 +477,7 @@ DASHBOARD: tuple[Check, ...] = (
             "multiple_turns",
             "line_separators_in_strings",
             "type_like_payloads",
+            "case_variant_keys",
         ),
         mutations=(
             "line-separators",
@@ -588,6 +602,7 @@ RECORDER: tuple[Check, ...] = (
             "orphan_and_open_calls",
             "stage_scopes_interleaved",
             "ts_absent_and_backwards",
+            "repeated_ts",
         ),
         mutations=(
             "ts-repeated",
@@ -613,6 +628,7 @@ RECORDER: tuple[Check, ...] = (
             "missing_type",
             "non_string_type",
             "tempting_unknown_names",
+            "unknown_big_numbers",
         ),
         mutations=(
             "unknown-type",
@@ -638,6 +654,7 @@ RECORDER: tuple[Check, ...] = (
             "extra_fields_nested",
             "extra_fields_borrowed",
             "legacy_aliases",
+            "integers_above_2_53",
         ),
         mutations=(
             "extra-fields",

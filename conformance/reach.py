@@ -26,9 +26,11 @@ from stella_conform.generators.cases import Case
 from stella_conform.generators.envelopes import EnvelopeCase
 from stella_conform.generators.grammar import scan
 from stella_conform.generators.journals import JournalCase
+from stella_conform.generators.scenarios import ScenarioCase
 
-#: What each profile's cases are, for the scanner (the wrapper's are scenarios: not text).
-KIND = {"stream": "stream", "envelope": "envelope", "journal": "journal"}
+#: What each profile's cases are, for the scanner (a wrapper's scenario is not scanned:
+#: its case is what the fake stella plays, counted by its kind only).
+KIND = {"stream": "stream", "envelope": "envelope", "journal": "journal", "scenario": "scenario"}
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,8 @@ class DrawnCase:
 
     @property
     def productions(self) -> frozenset[str]:
+        if self.kind == "scenario":
+            return frozenset()
         return scan(self.data, self.kind, self.touched)
 
 
@@ -74,7 +78,9 @@ def _drawn(check: Check, case: Any) -> DrawnCase:
         return DrawnCase(check.id, "envelope", case.data, (case.variant,))
     if isinstance(case, JournalCase):
         return DrawnCase(check.id, "journal", case.data, (case.variant,))
-    raise TypeError(f"not a text case: {type(case).__name__}")
+    if isinstance(case, ScenarioCase):
+        return DrawnCase(check.id, "scenario", case.stream, (case.kind,))
+    raise TypeError(f"not a generated case: {type(case).__name__}")
 
 
 @dataclass

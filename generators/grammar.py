@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from stella_conform.decoder import UNICODE_WS
+from stella_conform.decoder import UNICODE_WS, parse_line
 
 #: What the unit of text is: a stream or journal is lines, an envelope one document.
 KINDS = ("stream", "journal", "envelope")
@@ -368,10 +368,9 @@ _TWO_53, _I64, _U64, _F64 = 2**53, 2**63 - 1, 2**64 - 1, 2**1024
 
 
 def _parses(text: bytes) -> tuple[bool, object]:
-    try:
-        return True, json.loads(text)
-    except (ValueError, RecursionError):
-        return False, None
+    """Whether the bytes are one JSON text (the reference decoder's parser: no NaN)."""
+    value, error = parse_line(text)
+    return error is None, value
 
 
 def _text(found: set[str], data: bytes, kind: str) -> None:

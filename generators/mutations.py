@@ -62,29 +62,39 @@ NEAR_MISS = {
     "error": ("Error", "ERROR", "error "),
     "text_delta": ("TextDelta", "text-delta", "text_delta "),
 }
-CORRUPT_LINES = (
-    b'{"type":"text","text":"unterminated',
-    b'{"type":"text",}',
-    b"not json at all",
-    b"{'type': 'text'}",
-    b'{"type":"text" "text":"x"}',
-    b"}",
-    # what lenient parsers take for JSON: number spellings the grammar refuses (jq 1.6
-    # reads 01, +1, .5 and 1.), a raw control character or a bad escape in a string
-    # (Python's json.loads(strict=False) reads the tab), Python literals, bare keys,
-    # and bytes that are not UTF-8
-    b'{"type":"budget_tick","spent_usd":01,"mode":"observed"}',
-    b'{"type":"budget_tick","spent_usd":+1,"mode":"observed"}',
-    b'{"type":"budget_tick","spent_usd":.5,"mode":"observed"}',
-    b'{"type":"budget_tick","spent_usd":1.,"mode":"observed"}',
-    b'{"type":"budget_tick","spent_usd":0x1F,"mode":"observed"}',
-    b'{"type":"text","text":"a\tb"}',
-    b'{"type":"text","text":"a\x01b"}',
-    b'{"type":"text","text":"bad \\x41 escape"}',
-    b'{"type":"error","message":"x","retryable":True}',
-    b'{type:"text",text:"bare keys"}',
-    b'{"type":"text","text":"\xff\xfe"}',
+#: Corrupt lines, by the kind of parser that would take them for JSON: the classic ones,
+#: then number spellings the grammar refuses (jq 1.6 reads 01, +1, .5 and 1.), a raw
+#: control character in a string (Python's json.loads(strict=False) reads it), escapes
+#: JSON does not have, literals it does not have, and bytes that are not UTF-8 (Go's
+#: encoding/json replaces them).  Drawn a family first, so each is drawn often.
+CORRUPT_FAMILIES: tuple[tuple[bytes, ...], ...] = (
+    (
+        b'{"type":"text","text":"unterminated',
+        b'{"type":"text",}',
+        b"not json at all",
+        b"{'type': 'text'}",
+        b'{"type":"text" "text":"x"}',
+        b"}",
+        b'{type:"text",text:"bare keys"}',
+    ),
+    (
+        b'{"type":"budget_tick","spent_usd":01,"mode":"observed"}',
+        b'{"type":"budget_tick","spent_usd":+1,"mode":"observed"}',
+        b'{"type":"budget_tick","spent_usd":.5,"mode":"observed"}',
+        b'{"type":"budget_tick","spent_usd":1.,"mode":"observed"}',
+        b'{"type":"budget_tick","spent_usd":0x1F,"mode":"observed"}',
+    ),
+    (b'{"type":"text","text":"a\tb"}', b'{"type":"text","text":"a\x01b"}'),
+    (b'{"type":"text","text":"bad \\x41 escape"}', b'{"type":"text","text":"bad \\\' escape"}'),
+    (
+        b'{"type":"error","message":"x","retryable":True}',
+        b'{"type":"text","text":None}',
+        b'{"type":"budget_tick","spent_usd":NaN,"mode":"observed"}',
+        b'{"type":"budget_tick","spent_usd":-Infinity,"mode":"observed"}',
+    ),
+    (b'{"type":"text","text":"\xff\xfe"}',),
 )
+CORRUPT_LINES: tuple[bytes, ...] = tuple(line for family in CORRUPT_FAMILIES for line in family)
 
 
 def json_copy(value: Any) -> Any:
@@ -664,18 +674,6 @@ def _breaker(fn: Callable[[st.DrawFn, Event, Vocabulary], Event | None], mark: s
         _break_event(draw, stream, vocab, mark, fn)
 
     return apply
-
-
-#: Corrupt lines by the parser that would misread them: the classic ones, then what a
-#: lenient parser takes for JSON (drawn a family first, so each is drawn often).
-CORRUPT_FAMILIES = (
-    CORRUPT_LINES[:6],
-    CORRUPT_LINES[6:11],
-    CORRUPT_LINES[11:13],
-    CORRUPT_LINES[13:14],
-    CORRUPT_LINES[14:16],
-    CORRUPT_LINES[16:],
-)
 
 
 def non_json_line(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:

@@ -23,12 +23,14 @@ from pathlib import Path
 
 import pytest
 from conftest import ADAPTERS, JQ_REFERENCE, NODE_REFERENCE, PY_REFERENCE, replay_args
+from toolchains import missing
 
 from stella_conform.conformance.checks import BY_ID, CATALOGUE, select
 from stella_conform.conformance.matrix import ClientSpec, MatrixConfig, VocabularySpec, run_matrix
 from stella_conform.conformance.runner import Client, ensure_mode_supported, resolve_client
 from stella_conform.conformance.suite import SuiteConfig, run_check
 
+sys.path.insert(0, str(ADAPTERS / "broken"))  # builds.py: how to run each broken client
 TARGETS: dict[str, list[str]] = json.loads((ADAPTERS / "broken" / "targets.json").read_text())[
     "clients"
 ]
@@ -206,6 +208,18 @@ def test_reference_client_is_conformant(
         assert got[check.id] == expected, (check.id, explain(doc))
 
 
+def broken_command(client: str) -> tuple[str, ...]:
+    """How to run a broken client: Python, Node.js, or a Go or Rust program built once per
+    checkout and toolchain (adapters/broken/builds.py; a test session reuses the build)."""
+    from builds import Unavailable, command
+
+    try:
+        return tuple(command(client))
+    except Unavailable as exc:
+        missing(str(exc))
+        raise
+
+
 def _mode_for(targets: set[str]) -> str:
     profiles = {BY_ID[t].profile for t in targets}
     if "recorder" in profiles:
@@ -221,9 +235,7 @@ def test_broken_client_fails_exactly_its_targets(tmp_path: Path, client: str) ->
     profiles = tuple(sorted({BY_ID[t].profile for t in targets}))
     mode = _mode_for(targets)
     line_timeout = 0.2 if "R1.line-by-line" in targets else 2.0
-    if client.endswith(".js") and not shutil.which("node"):
-        pytest.skip("no node")
-    command = ("node" if client.endswith(".js") else PY, str(ADAPTERS / "broken" / client))
+    command = broken_command(client)
     doc = grade(
         tmp_path, mode, *command, profiles=profiles,
         examples=BROKEN_EXAMPLES if mode == "persistent" else BROKEN_EXAMPLES_PER_PROCESS,

@@ -1,0 +1,173 @@
+"""How to run each broken client, building the compiled ones (Go, Rust) once.
+
+A broken client is named by its path under ``adapters/broken/`` (``targets.json``'s
+keys): a ``.py`` file runs under this interpreter, a ``.js`` file under Node.js,
+``go/NAME`` is the Go program in ``go/NAME/`` and ``rust/NAME`` the Rust binary of
+``rust/src/bin/NAME.rs``.  The compiled ones are built into
+``.ci/.toolchains/broken/`` (git-ignored), in a folder named by a digest of their
+sources and the toolchain's version, under a file lock: the first test (or power
+worker) that needs a language builds all of its clients, every later one in any process
+reuses them, until a source changes.  Rust builds offline against Debian's serde crates
+(``librust-serde-json-dev``, installed by ``.ci/run``) into the target folder the tests'
+other Rust builds share, so serde is compiled once per machine.
+
+    from builds import command
+    subprocess.run(command("go/bufio_scanner_64k"), input=stream)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+TOOLCHAINS = REPO / ".ci" / ".toolchains"
+BUILDS = Path(os.environ.get("STELLA_CONFORM_BROKEN_BUILDS", TOOLCHAINS / "broken"))
+CARGO_TARGET = Path(os.environ.get("STELLA_CONFORM_CARGO_TARGET", TOOLCHAINS / "cargo-target"))
+DEBIAN_REGISTRY = Path("/usr/share/cargo/registry")
+OFFLINE_CONFIG = f"""\
+[source.crates-io]
+replace-with = "debian"
+[source.debian]
+directory = "{DEBIAN_REGISTRY}"
+[net]
+offline = true
+"""
+BUILD_TIMEOUT = 900
+
+
+class Unavailable(Exception):
+    """The client's toolchain is not installed (``.ci/run`` installs it)."""
+
+
+def language(client: str) -> str:
+    if client.startswith("go/"):
+        return "go"
+    if client.startswith("rust/"):
+        return "rust"
+    return "node" if client.endswith(".js") else "python"
+
+
+def command(client: str) -> list[str]:
+    """The argv that runs a broken client (building it first when it is compiled)."""
+    kind = language(client)
+    if kind == "python":
+        return [sys.executable, str(HERE / client)]
+    if kind == "node":
+        if shutil.which("node") is None:
+            raise Unavailable("no node")
+        return ["node", str(HERE / client)]
+    name = client.split("/", 1)[1]
+    binary = (build_go() if kind == "go" else build_rust()) / name
+    if not binary.is_file():
+        raise FileNotFoundError(f"{client}: no such {kind} client (built: {binary.parent})")
+    return [str(binary)]
+
+
+def _digest(folder: Path, *versions: str) -> str:
+    digest = hashlib.sha256("\0".join(versions).encode())
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and "target" not in path.relative_to(folder).parts:
+            digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _version(argv: list[str]) -> str:
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    return done.stdout.strip()
+
+
+def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> None:
+    done = subprocess.run(
+        argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT, check=False
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} failed in {cwd}:\n{done.stdout}{done.stderr}")
+
+
+def _prune(kind: str, keep: Path) -> None:
+    """Earlier builds of a language (their sources changed since): nothing runs them now."""
+    for old in BUILDS.glob(f"{kind}-*"):
+        if old != keep and not old.name.startswith(f"{kind}-building-"):
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def build_go() -> Path:
+    """The folder holding every Go broken client, built (once) with ``go build``."""
+    go = shutil.which("go")
+    if go is None:
+        raise Unavailable("no go")
+    source = HERE / "go"
+    out = BUILDS / f"go-{_digest(source, _version([go, 'version']))}"
+    with _locked(BUILDS / "go.lock"):
+        if (out / ".built").exists():
+            return out
+        with tempfile.TemporaryDirectory(dir=BUILDS, prefix="go-building-") as tmp:
+            env = {**os.environ, "GOFLAGS": "-mod=mod"}
+            _run([go, "build", "-o", tmp + os.sep, "./..."], source, env)
+            shutil.rmtree(out, ignore_errors=True)
+            shutil.copytree(tmp, out)
+        (out / ".built").touch()
+        _prune("go", out)
+    return out
+
+
+def build_rust() -> Path:
+    """The folder holding every Rust broken client, built (once) with ``cargo build``,
+    offline against Debian's crates when they are installed."""
+    cargo = shutil.which("cargo")
+    if cargo is None:
+        raise Unavailable("no cargo")
+    debian = any(DEBIAN_REGISTRY.glob("serde_json-*"))
+    if not debian and os.environ.get("STELLA_CONFORM_REQUIRE_TOOLCHAINS"):
+        raise Unavailable(f"no serde crates under {DEBIAN_REGISTRY} (.ci/run installs them)")
+    source = HERE / "rust"
+    rustc = shutil.which("rustc") or "rustc"
+    versions = (_version([cargo, "--version"]), _version([rustc, "--version"]), str(debian))
+    out = BUILDS / f"rust-{_digest(source, *versions)}"
+    with _locked(BUILDS / "rust.lock"):
+        if (out / ".built").exists():
+            return out
+        with tempfile.TemporaryDirectory(dir=BUILDS, prefix="rust-building-") as tmp:
+            project = Path(tmp) / "project"
+            # a copy without a lock file: a Cargo.lock one cargo wrote another may not read
+            shutil.copytree(source, project, ignore=shutil.ignore_patterns("target", "*.lock"))
+            if debian:
+                (project / ".cargo").mkdir(exist_ok=True)
+                (project / ".cargo" / "config.toml").write_text(OFFLINE_CONFIG)
+            env = {**os.environ, "CARGO_TARGET_DIR": str(CARGO_TARGET), "CARGO_TERM_COLOR": "never"}
+            # the lock every Rust build of the tests takes on the shared target folder
+            with _locked(CARGO_TARGET.with_name("cargo-target.lock")):
+                _run([cargo, "build", "--release", "--quiet", "--bins"], project, env)
+                staged = Path(tmp) / "bin"
+                staged.mkdir()
+                for rs in sorted((source / "src" / "bin").glob("*.rs")):
+                    shutil.copy2(CARGO_TARGET / "release" / rs.stem, staged / rs.stem)
+            shutil.rmtree(out, ignore_errors=True)
+            shutil.copytree(staged, out)
+        (out / ".built").touch()
+        _prune("rust", out)
+    return out
+
+
+__all__ = ["Unavailable", "build_go", "build_rust", "command", "language"]

@@ -1,0 +1,3 @@
+module stella-broken
+
+go 1.19

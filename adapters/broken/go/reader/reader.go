@@ -1,0 +1,516 @@
+// Package reader is a conforming stella stream reader in Go (standard library only) and
+// the adapter protocol around it, for the broken Go clients beside it: each main package
+// swaps exactly one piece (how lines are split, how values are decoded, how a text is
+// read, how an event is recorded) for the pitfall it models.
+package reader
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"os"
+	"sort"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Message is one adapter-protocol message.
+type Message = map[string]interface{}
+
+type fits func(v interface{}) bool
+
+func uintUpTo(top uint64) fits {
+	return func(v interface{}) bool {
+		n, ok := v.(json.Number)
+		if !ok {
+			return false
+		}
+		u, err := strconv.ParseUint(string(n), 10, 64)
+		return err == nil && u <= top
+	}
+}
+
+func isString(v interface{}) bool { _, ok := v.(string); return ok }
+func isNumber(v interface{}) bool { _, ok := v.(json.Number); return ok }
+func isBool(v interface{}) bool   { _, ok := v.(bool); return ok }
+
+func oneOf(names ...string) fits {
+	return func(v interface{}) bool {
+		s, ok := v.(string)
+		for _, name := range names {
+			if ok && s == name {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func orNull(f fits) fits { return func(v interface{}) bool { return v == nil || f(v) } }
+
+func object(v interface{}) (map[string]interface{}, bool) {
+	m, ok := v.(map[string]interface{})
+	return m, ok
+}
+
+func toolCall(v interface{}) bool {
+	m, ok := object(v)
+	_, hasInput := m["input"]
+	return ok && isString(m["call_id"]) && isString(m["name"]) && hasInput
+}
+
+func toolOutput(v interface{}) bool {
+	m, _ := object(v)
+	okPart, isOk := object(m["ok"])
+	errPart, isErr := object(m["error"])
+	return (isOk && isString(okPart["content"])) || (isErr && isString(errPart["message"]))
+}
+
+const u64, u32 = math.MaxUint64, math.MaxUint32
+
+type shape struct{ required, optional map[string]fits }
+
+// Known: each known type's required fields, then its optional ones (rule 4).
+var Known = map[string]shape{
+	"stage":      {map[string]fits{"name": isString, "scope": oneOf("turn", "run")}, nil},
+	"text":       {map[string]fits{"text": isString}, nil},
+	"text_delta": {map[string]fits{"delta": isString}, nil},
+	"reasoning":  {map[string]fits{"delta": isString}, nil},
+	"tool_start": {map[string]fits{"call": toolCall}, nil},
+	"tool_result": {map[string]fits{"call_id": isString, "output": toolOutput, "duration_ms": uintUpTo(u64)},
+		map[string]fits{"speculated": isBool}},
+	"step_usage": {map[string]fits{"step": uintUpTo(u64), "model": isString, "input_tokens": uintUpTo(u64),
+		"output_tokens": uintUpTo(u64), "cached_input_tokens": uintUpTo(u64), "cost_usd": isNumber,
+		"duration_ms": uintUpTo(u64), "retries": uintUpTo(u32), "tool_calls": uintUpTo(u64)},
+		map[string]fits{"provider": isString, "reasoning_tokens": orNull(uintUpTo(u64)),
+			"output_text": orNull(isString), "complete": isBool}},
+	"turn_complete": {map[string]fits{"model": isString, "cost_usd": isNumber}, nil},
+	"run_complete":  {map[string]fits{"model": isString, "cost_usd": isNumber}, nil},
+	"error":         {map[string]fits{"message": isString, "retryable": isBool}, nil},
+	"budget_tick": {map[string]fits{"spent_usd": isNumber, "mode": oneOf("off", "observed", "enforced")},
+		map[string]fits{"limit_usd": orNull(isNumber), "session_spent_usd": orNull(isNumber),
+			"session_limit_usd": orNull(isNumber), "deadline_remaining_ms": orNull(uintUpTo(u64))}},
+	"file_change": {map[string]fits{"path": isString, "kind": oneOf("read", "created", "modified", "deleted")},
+		map[string]fits{"added": uintUpTo(u32), "removed": uintUpTo(u32), "diff": orNull(isString)}},
+}
+
+var aliases = map[string][2]string{"text": {"text", "delta"}, "text_delta": {"delta", "text"}}
+var archived = map[string]string{"stage": "scope"} // a stage from before `scope` existed
+
+type problem struct {
+	line   int
+	reason string
+}
+
+// Reader reads one stream, one physical line at a time.
+type Reader struct {
+	// TextOf reads the string of a text or text_delta event that fits (aliases resolved
+	// in event); a client may read it its own way from the line's bytes.
+	TextOf func(raw []byte, tag string, event map[string]interface{}) string
+	// OnEvent sees every real event, known (tag) or not (""), with its line's bytes.
+	OnEvent func(n int, raw []byte, tag string)
+
+	pending, rejected *problem
+	known, unknown    int
+	unknownTypes      map[string]bool
+	texts, preview    []string
+	stages            map[string][]string
+	turns             int
+	lastKnown         string
+	completed         bool
+	elapsed           *big.Int
+	lastTs            *uint64
+	usage             map[string]*big.Int
+}
+
+// New is a conforming reader.
+func New() *Reader {
+	return &Reader{unknownTypes: map[string]bool{}, stages: map[string][]string{"turn": {}, "run": {}},
+		TextOf: func(raw []byte, tag string, event map[string]interface{}) string {
+			if tag == "text" {
+				return event["text"].(string)
+			}
+			return event["delta"].(string)
+		}}
+}
+
+// Rejected reports whether the reader stopped on a rejection.
+func (r *Reader) Rejected() bool { return r.rejected != nil }
+
+// Parse is one line as one JSON value (rule 1), numbers kept exact.
+func Parse(content []byte) (interface{}, error) {
+	if !utf8.Valid(content) {
+		return nil, fmt.Errorf("not UTF-8")
+	}
+	decoder := json.NewDecoder(bytes.NewReader(content))
+	decoder.UseNumber()
+	var value interface{}
+	if err := decoder.Decode(&value); err != nil {
+		return nil, err
+	}
+	if _, err := decoder.Token(); err != io.EOF {
+		return nil, fmt.Errorf("more than one JSON value on the line")
+	}
+	return value, nil
+}
+
+func line(n int, outcome string) Message {
+	return Message{"kind": "line", "line": n, "outcome": outcome}
+}
+
+// Push reads one physical line (its content, without the newline).
+func (r *Reader) Push(n int, raw []byte) []Message {
+	if r.rejected != nil {
+		return nil
+	}
+	content := bytes.TrimSuffix(raw, []byte("\r"))
+	if len(bytes.Trim(content, " \t\r\n")) == 0 {
+		return []Message{line(n, "blank")}
+	}
+	if r.pending != nil { // rule 6: a corrupt line with more after it is an error
+		return r.Reject(r.pending.line, "corrupt line: "+r.pending.reason)
+	}
+	value, err := Parse(content)
+	if err != nil {
+		r.pending = &problem{n, err.Error()}
+		return []Message{{"kind": "pending", "line": n}}
+	}
+	return r.Value(n, value, content)
+}
+
+// Value reads one parsed JSON value, the event of line n (raw: its bytes).
+func (r *Reader) Value(n int, value interface{}, raw []byte) []Message {
+	event, ok := object(value)
+	if !ok {
+		return r.Reject(n, "line is JSON but not an object")
+	}
+	tag, isTag := event["type"].(string) // rule 2: the type string alone decides
+	shape, isKnown := Known[tag]
+	if field, old := archived[tag]; isKnown && old {
+		_, present := event[field]
+		isKnown = present
+	}
+	if !isTag || !isKnown {
+		r.unknown++ // rule 3: unrecognized events are counted, nothing more
+		o := line(n, "unknown")
+		o["type"] = nil
+		if isTag {
+			r.unknownTypes[tag] = true
+			o["type"] = tag
+		}
+		r.clock(event["ts"])
+		if r.OnEvent != nil {
+			r.OnEvent(n, raw, "")
+		}
+		return []Message{o}
+	}
+	if alias, ok := aliases[tag]; ok {
+		_, hasName := event[alias[0]]
+		legacy, hasLegacy := event[alias[1]]
+		if !hasName && hasLegacy {
+			event[alias[0]] = legacy
+		}
+	}
+	if why := misfit(tag, shape, event); why != "" { // rule 4: must fit; rule 5: extras ignored
+		return r.Reject(n, why)
+	}
+	r.fold(tag, event, raw)
+	if r.OnEvent != nil {
+		r.OnEvent(n, raw, tag)
+	}
+	o := line(n, "known")
+	o["type"] = tag
+	return []Message{o}
+}
+
+func misfit(tag string, s shape, event map[string]interface{}) string {
+	for field, ok := range s.required {
+		value, present := event[field]
+		if !present {
+			return fmt.Sprintf("%s: missing required field '%s'", tag, field)
+		}
+		if !ok(value) {
+			return fmt.Sprintf("%s: field '%s' has the wrong shape", tag, field)
+		}
+	}
+	for field, ok := range s.optional {
+		if value, present := event[field]; present && !ok(value) {
+			return fmt.Sprintf("%s: field '%s' has the wrong shape", tag, field)
+		}
+	}
+	if ts, present := event["ts"]; present && ts != nil && !uintUpTo(u64)(ts) { // null: no ts
+		return fmt.Sprintf("%s: ts must be an integer >= 0", tag)
+	}
+	return ""
+}
+
+func (r *Reader) clock(v interface{}) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return
+	}
+	ts, err := strconv.ParseUint(string(n), 10, 64)
+	if err != nil {
+		return
+	}
+	if r.lastTs == nil {
+		r.elapsed = big.NewInt(0)
+	} else if ts > *r.lastTs { // a clock going backwards adds nothing
+		step := new(big.Int).SetUint64(ts)
+		r.elapsed.Add(r.elapsed, step.Sub(step, new(big.Int).SetUint64(*r.lastTs)))
+	}
+	r.lastTs = &ts
+}
+
+func (r *Reader) fold(tag string, event map[string]interface{}, raw []byte) {
+	r.known++
+	r.lastKnown = tag
+	r.clock(event["ts"])
+	switch tag {
+	case "text":
+		r.texts = append(r.texts, r.TextOf(raw, tag, event))
+		r.preview = nil // the text replaces the preview, never appends to it
+	case "text_delta":
+		r.preview = append(r.preview, r.TextOf(raw, tag, event))
+	case "stage":
+		scope := event["scope"].(string)
+		r.stages[scope] = append(r.stages[scope], event["name"].(string))
+	case "turn_complete":
+		r.turns++
+	case "run_complete":
+		r.completed = true
+	case "step_usage":
+		if r.usage == nil {
+			r.usage = map[string]*big.Int{"input_tokens": {}, "output_tokens": {}, "duration_ms": {}}
+		}
+		for key, sum := range r.usage {
+			n, _ := new(big.Int).SetString(string(event[key].(json.Number)), 10)
+			sum.Add(sum, n)
+		}
+	}
+}
+
+// Finish ends the stream: a corrupt line still pending was the last one (rule 6).
+func (r *Reader) Finish() []Message {
+	if r.pending == nil || r.rejected != nil {
+		return nil
+	}
+	o := line(r.pending.line, "torn")
+	o["reason"] = r.pending.reason
+	r.pending = nil
+	return []Message{o}
+}
+
+// Reject fails the stream loudly at line n.
+func (r *Reader) Reject(n int, reason string) []Message {
+	r.rejected = &problem{n, reason}
+	o := line(n, "reject")
+	o["reason"] = reason
+	return []Message{o}
+}
+
+// Why is the rejection's line and reason.
+func (r *Reader) Why() (int, string) { return r.rejected.line, r.rejected.reason }
+
+func longText(t string) interface{} {
+	if len(t) <= 64*1024 || os.Getenv("STELLA_CONFORM_DIGESTS") != "sha256" {
+		return t
+	}
+	sum := sha256.Sum256([]byte(t))
+	return map[string]string{"sha256": hex.EncodeToString(sum[:])}
+}
+
+// Summary is what the reader reconstructed.
+func (r *Reader) Summary() Message {
+	types := []string{}
+	for t := range r.unknownTypes {
+		types = append(types, t)
+	}
+	sort.Strings(types)
+	texts := []interface{}{}
+	for _, t := range r.texts {
+		texts = append(texts, longText(t))
+	}
+	s := Message{"kind": "summary", "verdict": "accept", "rejected_line": nil,
+		"known_events": r.known, "unrecognized_events": r.unknown, "unrecognized_types": types,
+		"final_text": nil, "texts": texts, "turns_completed": r.turns, "terminator": nil,
+		"stages": r.stages, "elapsed_ms": nil, "preview": nil, "usage": nil}
+	if r.rejected != nil {
+		s["verdict"], s["rejected_line"] = "reject", r.rejected.line
+	}
+	if len(r.texts) > 0 {
+		s["final_text"] = longText(r.texts[len(r.texts)-1])
+	}
+	if len(r.preview) > 0 {
+		joined := ""
+		for _, p := range r.preview {
+			joined += p
+		}
+		s["preview"] = longText(joined)
+	}
+	if r.completed {
+		s["terminator"] = "run_complete"
+	} else if r.lastKnown == "error" {
+		s["terminator"] = "error"
+	}
+	if r.elapsed != nil {
+		s["elapsed_ms"] = json.Number(r.elapsed.String())
+	}
+	if r.usage != nil {
+		usage := Message{}
+		for key, sum := range r.usage {
+			usage[key] = json.Number(sum.String())
+		}
+		s["usage"] = usage
+	}
+	return s
+}
+
+// ---------------------------------------------------------------------------------------
+// Lines and the adapter protocol.
+
+// Splitter hands each physical line (without its "\n") to each, in order, until each
+// returns false; an error is a line it could not read (the reader rejects there).
+type Splitter func(in io.Reader, each func(n int, line []byte) bool) error
+
+// SplitLF splits at "\n" only, lines of any length, each handed over as soon as it ends.
+func SplitLF(in io.Reader, each func(n int, line []byte) bool) error {
+	buffered := bufio.NewReader(in)
+	for n := 1; ; n++ {
+		raw, err := buffered.ReadBytes('\n')
+		if len(raw) > 0 && !each(n, bytes.TrimSuffix(raw, []byte("\n"))) {
+			return nil
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// Client is one broken client: its name, what it claims, and the piece it swaps.
+type Client struct {
+	Name     string
+	Profiles []string
+	// Split splits the stream into lines (SplitLF when nil).
+	Split Splitter
+	// Setup adjusts each new reader (a text hook, say).
+	Setup func(r *Reader)
+	// Whole reads a whole stream itself (a client that does not read line by line: it
+	// claims summary_only and writes no line observations).
+	Whole func(data []byte, r *Reader)
+}
+
+func emit(m Message) {
+	out, _ := json.Marshal(m)
+	os.Stdout.Write(append(out, '\n')) // unbuffered: the kit waits for each answer (lockstep)
+}
+
+func (c Client) reader() *Reader {
+	r := New()
+	if c.Setup != nil {
+		c.Setup(r)
+	}
+	return r
+}
+
+// Read is one stream read by this client: its messages go to out.
+func (c Client) Read(in io.Reader, out func(Message)) *Reader {
+	r := c.reader()
+	if c.Whole != nil {
+		data, _ := io.ReadAll(in)
+		c.Whole(data, r)
+		return r
+	}
+	split := c.Split
+	if split == nil {
+		split = SplitLF
+	}
+	last := 0
+	err := split(in, func(n int, raw []byte) bool {
+		last = n
+		for _, m := range r.Push(n, raw) {
+			out(m)
+		}
+		return !r.Rejected()
+	})
+	if err != nil && !r.Rejected() {
+		for _, m := range r.Reject(last+1, err.Error()) {
+			out(m)
+		}
+	}
+	for _, m := range r.Finish() {
+		out(m)
+	}
+	return r
+}
+
+func (c Client) hello() {
+	h := Message{"kind": "hello", "protocol": 1, "profiles": c.Profiles,
+		"client": map[string]string{"name": c.Name, "version": "1.0", "language": "go"}}
+	if c.Whole != nil {
+		h["summary_only"] = true
+	}
+	emit(h)
+}
+
+// Main runs the client in the mode the kit chose (exit when none).
+func (c Client) Main() {
+	switch os.Getenv("STELLA_CONFORM_MODE") {
+	case "report":
+		c.hello()
+		r := c.Read(os.Stdin, emit)
+		emit(r.Summary())
+		if r.Rejected() {
+			os.Exit(1)
+		}
+	case "persistent":
+		c.hello()
+		frames := bufio.NewReader(os.Stdin)
+		for {
+			frame, err := frames.ReadBytes('\n')
+			if len(frame) > 0 {
+				var msg struct {
+					Kind, ID, Stream string
+				}
+				if json.Unmarshal(frame, &msg) == nil && msg.Kind == "shutdown" {
+					os.Exit(0)
+				}
+				if msg.Kind == "case" {
+					data, _ := base64.StdEncoding.DecodeString(msg.Stream)
+					withID := func(m Message) { m["id"] = msg.ID; emit(m) }
+					r := c.Read(bytes.NewReader(data), withID)
+					withID(r.Summary())
+				}
+			}
+			if err != nil {
+				os.Exit(0)
+			}
+		}
+	default:
+		in := io.Reader(os.Stdin)
+		if len(os.Args) > 1 {
+			file, err := os.Open(os.Args[1])
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(2)
+			}
+			in = file
+		}
+		r := c.Read(in, func(Message) {})
+		if r.Rejected() {
+			n, why := r.Why()
+			fmt.Fprintf(os.Stderr, "%s: line %d: %s\n", c.Name, n, why)
+			os.Exit(1)
+		}
+	}
+}

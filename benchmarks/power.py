@@ -163,7 +163,7 @@ def in_process(client: str, targets: list[str], seed: int) -> dict[str, Any]:
         return {"seed": seed, "caught": False, "generated": False, "error": repr(exc)}
     failed = [r for r in results if r.outcome in ("fail", "warn")]
     generated = any(f.source == "generated" for r in failed for f in r.failures)
-    errors = [r.message for r in results if r.outcome == "error"]
+    errors = [r.message for r in results if r.outcome in ("error", "crash")]
     return {
         "seed": seed,
         "caught": bool(failed),

@@ -78,6 +78,12 @@ CORRUPT_FAMILIES: tuple[tuple[bytes, ...], ...] = (
         b'{type:"text",text:"bare keys"}',
     ),
     (
+        b'{"type":"error","message":"x","retryable":True}',
+        b'{"type":"text","text":None}',
+        b'{"type":"budget_tick","spent_usd":NaN,"mode":"observed"}',
+        b'{"type":"budget_tick","spent_usd":-Infinity,"mode":"observed"}',
+    ),
+    (
         b'{"type":"budget_tick","spent_usd":01,"mode":"observed"}',
         b'{"type":"budget_tick","spent_usd":+1,"mode":"observed"}',
         b'{"type":"budget_tick","spent_usd":.5,"mode":"observed"}',
@@ -86,12 +92,6 @@ CORRUPT_FAMILIES: tuple[tuple[bytes, ...], ...] = (
     ),
     (b'{"type":"text","text":"a\tb"}', b'{"type":"text","text":"a\x01b"}'),
     (b'{"type":"text","text":"bad \\x41 escape"}', b'{"type":"text","text":"bad \\\' escape"}'),
-    (
-        b'{"type":"error","message":"x","retryable":True}',
-        b'{"type":"text","text":None}',
-        b'{"type":"budget_tick","spent_usd":NaN,"mode":"observed"}',
-        b'{"type":"budget_tick","spent_usd":-Infinity,"mode":"observed"}',
-    ),
     (b'{"type":"text","text":"\xff\xfe"}',),
 )
 CORRUPT_LINES: tuple[bytes, ...] = tuple(line for family in CORRUPT_FAMILIES for line in family)

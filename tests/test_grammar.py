@@ -121,9 +121,13 @@ def test_duplicate_keys_are_the_oracle_s_to_see() -> None:
 
 @pytest.mark.slow
 def test_every_production_is_reached_in_a_default_run_of_each_profile_it_lists() -> None:
-    """The default runs of three seeds (every check of each profile, 25 examples each)."""
+    """The default runs of four seeds (every check of each profile, 25 examples each).
+
+    Hypothesis mixes constants of the modules it sees as local into some draws, so under
+    pytest a seed draws other cases than a kit run of it: four runs, not one, so that a
+    production a run draws twice on average is not missed by chance here."""
     profiles = sorted({p for production in PRODUCTIONS for p in production.profiles})
-    reach = measure(profiles, seeds=(0, 1, 2))
+    reach = measure(profiles, seeds=(0, 1, 2, 3))
     missed = [
         f"{production.id} in {profile}"
         for production in PRODUCTIONS

@@ -344,6 +344,7 @@ CATALOGUE: tuple[Check, ...] = (
             "extra_fields_borrowed",
             "extra_key_beside_arm",
             "case_variant_keys",
+            "two_arms_in_a_wrapper",
         ),
         mutations=(
             "extra-fields",

@@ -201,7 +201,7 @@ def judge(check: Check, case: GradedCase, obs: Observation, ctx: Context) -> Jud
     passing = [a for a, j in results if j.verdict == "pass"]
     if passing or first.verdict == "pass":
         chosen = next(j for _, j in results if j.verdict == "pass")
-        chosen.readings = _agreed(passing, alternatives)
+        chosen.readings = _agreed(passing, alternatives, _default_touched(case))
         return chosen
     fails = [(a, j) for a, j in results if j.verdict == "fail"]
     matched = [
@@ -212,15 +212,34 @@ def judge(check: Check, case: GradedCase, obs: Observation, ctx: Context) -> Jud
     return (matched or [j for _, j in fails] or [first])[0]
 
 
+def _default_touched(case: GradedCase) -> frozenset[str] | None:
+    """The points the default reading of a stream case reached (``None``: not known)."""
+    if case.kind != "stream":
+        return None
+    return case.readings.default.touched
+
+
 def _agreed(
-    passing: Sequence[Alternative | None], alternatives: Sequence[Alternative]
+    passing: Sequence[Alternative | None],
+    alternatives: Sequence[Alternative],
+    default_touched: frozenset[str] | None = None,
 ) -> dict[str, str]:
-    """Per point that has a reading B: ``A`` or ``B`` when every passing reading takes it."""
+    """Per point that has a reading B: ``A`` or ``B`` when every passing reading takes it.
+
+    A passing reading that never reaches the point (it rejected the stream first) leaves
+    the client's choice there open: nothing is said about that point."""
     points = sorted({p for a in alternatives for p in a.taken})
     out = {}
     for point in points:
-        taken = {"B" if a is not None and point in a.taken else "A" for a in passing}
-        if len(taken) == 1:
+        taken, open_ = set(), False
+        for a in passing:
+            took = a is not None and point in a.taken
+            reached = a.touched if a is not None else default_touched
+            if took or reached is None or point in reached:
+                taken.add("B" if took else "A")
+            else:
+                open_ = True
+        if len(taken) == 1 and not open_:
             out[point] = taken.pop()
     return out
 

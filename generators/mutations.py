@@ -700,7 +700,8 @@ def scopeless_stage(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
 
 
 def ts_null(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
-    """ts: null on known events: the absent stamp (valid under every reading)."""
+    """ts: null on known events: the absent stamp (reading A), or a ts that is not the
+    integer the wire schema types it as (reading B of ``ts-null``)."""
     indexes = stream.event_indexes(vocab)
     chosen = Content(draw(SEEDS)) if indexes else None
     for index in chosen.sample(indexes, chosen.count(1, len(indexes))) if chosen else ():
@@ -1004,7 +1005,13 @@ def _registry() -> dict[str, Mutation]:
             field_and_alias,
             reading="field-and-alias",
         ),
-        Mutation("ts-null", "ts", "ts: null on known events (the absent stamp)", ts_null),
+        Mutation(
+            "ts-null",
+            "ts",
+            "ts: null on known events (the absent stamp)",
+            ts_null,
+            reading="ts-null",
+        ),
         Mutation(
             "ts-out-of-range",
             "ts",

@@ -42,6 +42,12 @@ def _contributed_carries_judge(definition: Mapping[str, Any], value: Any) -> str
     return f"check mechanism {value['name']!r} is contributed (not built in) and carries no judge"
 
 
+def _read_only_carries_no_checks(definition: Mapping[str, Any], value: Any) -> str | None:
+    if not isinstance(value, dict) or value.get("kind") != "read_only" or "checks" not in value:
+        return None
+    return "a read_only task contract carries checks, and the schema says it carries none"
+
+
 @dataclass(frozen=True)
 class ProseConstraint:
     definition: str
@@ -52,6 +58,9 @@ class ProseConstraint:
 
 CONSTRAINTS: tuple[ProseConstraint, ...] = (
     ProseConstraint("CheckMechanism", "MUST carry `judge`", _contributed_carries_judge),
+    # its read_only branch's description: "it carries no checks", in a schema whose keywords
+    # let a `checks` key ride along as an unknown field (and stella refuses it)
+    ProseConstraint("TaskContract", "it carries no checks", _read_only_carries_no_checks),
 )
 
 #: Where a constrained definition sits inside a body (``*``: every item or map value).
@@ -100,7 +109,7 @@ def sites(vocab: Vocabulary, tag: str) -> tuple[Site, ...]:
         c.definition: c
         for c in CONSTRAINTS
         if isinstance(defs.get(c.definition), Mapping)
-        and c.words in str(defs[c.definition].get("description", ""))
+        and c.words in " ".join(_descriptions(defs[c.definition]))
     }
     member = vocab.members.get(tag)
     if not targets or member is None:
@@ -111,6 +120,17 @@ def sites(vocab: Vocabulary, tag: str) -> tuple[Site, ...]:
     for site in out:
         unique.setdefault((site[0], site[1].definition), site)
     return tuple(unique.values())
+
+
+def _descriptions(definition: Mapping[str, Any]) -> list[str]:
+    """The definition's description and its branches' (a oneOf states per branch), each
+    with its line breaks read as spaces."""
+    found = [definition.get("description")]
+    for key in ("oneOf", "anyOf"):
+        branches = definition.get(key)
+        if isinstance(branches, list):
+            found += [b.get("description") for b in branches if isinstance(b, Mapping)]
+    return [" ".join(str(d).split()) for d in found if isinstance(d, str)]
 
 
 def _at(value: Any, path: tuple[str, ...]) -> list[Any]:
@@ -152,9 +172,15 @@ def _repair_mechanism(definition: Mapping[str, Any], value: Any) -> None:
         value["name"] = builtins[0]
 
 
+def _repair_read_only(definition: Mapping[str, Any], value: Any) -> None:
+    if isinstance(value, dict):
+        value.pop("checks", None)
+
+
 #: How a generator mends a value that breaks a constraint (per definition).
 REPAIRS: Mapping[str, Callable[[Mapping[str, Any], Any], None]] = {
     "CheckMechanism": _repair_mechanism,
+    "TaskContract": _repair_read_only,
 }
 
 

@@ -101,10 +101,14 @@ def beside_arm(vocab: Vocabulary, tag: str, body: Mapping[str, Any]) -> str | No
     for path, arms in wrappers(vocab, tag):
         for node in _at(body, path):
             if isinstance(node, dict) and len(node) > 1 and any(k in arms for k in node):
+                where = ".".join(path) or "the event"
                 extra = sorted(k for k in node if k not in arms)
                 if extra:
-                    where = ".".join(path) or "the event"
                     return f"{where} has {extra[0]!r} beside its arm"
+                # two arms at once: each is a key beside the other (the schema's oneOf
+                # matches both, and stella refuses it); reading A reads the first arm
+                both = [k for k in node if k in arms]
+                return f"{where} has two arms, {both[0]!r} and {both[1]!r}"
     return None
 
 

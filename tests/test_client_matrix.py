@@ -152,6 +152,32 @@ REFERENCES = [
         marks=pytest.mark.skipif(not shutil.which("jq"), reason="no jq"),
     ),
     pytest.param("persistent", DASHBOARD, ("reader", "dashboard"), id="dashboard-persistent"),
+    # the clients of this round's readings, each taking the non-default side at one point
+    # (their seeds: tests/test_reading_clients.py), and a client of two stellas' types
+    pytest.param(
+        "persistent",
+        (PY, str(ADAPTERS / "python" / "validating_ts_client.py")),
+        ("reader", "dashboard"),
+        id="validating-ts-persistent",
+    ),
+    pytest.param(
+        "persistent",
+        (PY, str(ADAPTERS / "python" / "counts_type_names_client.py")),
+        ("reader", "dashboard"),
+        id="counts-type-names-persistent",
+    ),
+    pytest.param(
+        "persistent",
+        (PY, str(ADAPTERS / "python" / "unknown_tokens_envelope_client.py")),
+        ("envelope",),
+        id="unknown-tokens-envelope-persistent",
+    ),
+    pytest.param(
+        "persistent",
+        (PY, str(ADAPTERS / "python" / "both_versions_client.py")),
+        ("reader", "dashboard"),
+        id="both-versions-persistent",
+    ),
     pytest.param("exit", RECORDER, ("reader", "recorder"), id="recorder-exit"),
     pytest.param("exit", (*RECORDER, "--out", "{record}"), ("recorder",), id="recorder-exit-file"),
     pytest.param("exit", ENVELOPE, ("envelope",), id="envelope-exit"),

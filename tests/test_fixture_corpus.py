@@ -98,5 +98,6 @@ def test_every_registered_reading_has_a_fixture() -> None:
         for point in split_label(entry["reading"])
     }
     # prose-constraint needs a wire schema (tests/test_readings.py), shape-archived-today
-    # the older stella's vocabulary (archived_complete there: tests/test_claims_versions.py)
-    assert named == IDS - {"prose-constraint", "shape-archived-today"}
+    # the older stella's vocabulary (archived_complete there: tests/test_claims_versions.py),
+    # tokens-without-usage an envelope (fixtures/envelopes: tests/test_readings_envelopes.py)
+    assert named == IDS - {"prose-constraint", "shape-archived-today", "tokens-without-usage"}

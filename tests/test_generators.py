@@ -249,9 +249,13 @@ def _torn(case: Case, base: dict[str, Any], got: dict[str, Any]) -> None:
 
 @intent("ts-null")
 def _ts_null(case: Case, base: dict[str, Any], got: dict[str, Any]) -> None:
-    # the absent stamp: every reading accepts, and nothing but elapsed time can change
-    assert got["verdict"] == "accept" and not read_stream(case.stream).alternatives
+    # the absent stamp (reading A): nothing but elapsed time can change; reading B rejects
+    # the first line that carries it (the wire schema types ts as an integer)
+    assert got["verdict"] == "accept"
     same_except(base, got, "elapsed_ms")
+    (other,) = [a for a in read_stream(case.stream).alternatives if a.taken == {"ts-null"}]
+    assert other.summary.verdict == "reject"
+    assert other.summary.rejected_line == min(case.marks["ts-null"])
 
 
 #: Registered points whose default reading (A) accepts the line the mutation made.

@@ -30,6 +30,9 @@ POINT_CASES = {
     "scopeless-stage": (b'{"type":"stage","name":"x"}\n' + RC, "accept", "reject"),
     "field-and-alias": (b'{"type":"text","text":"a","delta":"b"}\n' + RC, "accept", "reject"),
     "ts-out-of-range": (b'{"type":"text","text":"a","ts":-5}\n' + RC, "reject", "accept"),
+    "ts-null": (b'{"type":"text","text":"a","ts":null}\n' + RC, "accept", "reject"),
+    # both accept: the count differs (2 events, 1 name)
+    "unknown-count": (b'{"type":"x"}\n{"type":"x"}\n' + RC, "accept", "accept"),
     "torn-then-newline": (TEXT + b'{"type":"te\n', "accept", "reject"),
     "unicode-whitespace": (TEXT.replace(b"}", b"}\xc2\xa0") + RC, "reject", "accept"),
     "negative-zero": (
@@ -40,8 +43,8 @@ POINT_CASES = {
     ),
     "number-beyond-f64": (b'{"type":"x","n":1e400}\n' + RC, "accept", "reject"),
     "lone-surrogate": (b'{"type":"text","text":"\\udc00"}\n' + RC, "accept", "reject"),
-    "deep-nesting": (
-        b'{"type":"x","n":' + b"[" * 129 + b"]" * 129 + b"}\n" + RC,
+    "deep-nesting": (  # 128 levels: the event object and 127 arrays (serde_json refuses)
+        b'{"type":"x","n":' + b"[" * 127 + b"]" * 127 + b"}\n" + RC,
         "accept",
         "reject",
     ),
@@ -58,8 +61,13 @@ POINT_CASES = {
 def test_every_point_is_registered_once_and_tested() -> None:
     assert len(REGISTER) == len(IDS) == len(POINTS)
     # prose-constraint needs a wire schema that states one: tested below; an archived shape
-    # of today in an older stella's stream needs that stella: tests/test_claims_versions.py
-    assert set(POINT_CASES) == IDS - {"prose-constraint", "shape-archived-today"}
+    # of today in an older stella's stream needs that stella: tests/test_claims_versions.py;
+    # tokens-without-usage is an envelope's: tests/test_readings_envelopes.py
+    assert set(POINT_CASES) == IDS - {
+        "prose-constraint",
+        "shape-archived-today",
+        "tokens-without-usage",
+    }
 
 
 TASK = {
@@ -152,9 +160,47 @@ def test_an_integer_literal_beyond_f64_is_the_same_point_as_1e400(digits: str) -
 
 
 def test_a_plain_stream_has_one_reading() -> None:
-    readings = read_stream(b'{"type":"stage","name":"x","scope":"turn","ts":null}\n' + TEXT + RC)
-    assert readings.default.summary.verdict == "accept"  # ts: null is the absent stamp
+    readings = read_stream(b'{"type":"stage","name":"x","scope":"turn","ts":5}\n' + TEXT + RC)
+    assert readings.default.summary.verdict == "accept"
     assert not readings.touched and not readings.alternatives
+
+
+def test_nesting_of_127_levels_is_json_under_every_reading() -> None:
+    """serde_json parses 127 levels and refuses 128: the point starts at 128, not 129."""
+    line = b'{"type":"x","n":' + b"[" * 126 + b"]" * 126 + b"}\n"
+    assert not read_stream(line + RC).touched
+
+
+def test_two_arms_in_one_wrapper_is_a_key_beside_its_arm() -> None:
+    """Accepted with no reading before, though the schema's oneOf and stella refuse it."""
+    line = (
+        b'{"type":"tool_result","call_id":"c","output":{"ok":{"content":""},'
+        b'"error":{"message":"x"}},"duration_ms":1}\n'
+    )
+    readings = read_stream(line + RC)
+    assert readings.touched == {"extra-key-beside-arm"}
+    assert readings.default.summary.verdict == "accept"
+    (other,) = readings.alternatives
+    assert other.summary.verdict == "reject" and "two arms" in str(other.summary.reason)
+
+
+def test_a_read_only_contract_with_checks_breaks_a_prose_constraint(wire_schema: Path) -> None:
+    """The wire schema says a read_only task contract "carries no checks"; its keywords let
+    one ride along as an unknown field; stella refuses it."""
+    vocab = Vocabulary.from_wire_schema(wire_schema)
+    task = json.loads(json.dumps(TASK))
+    task["tasks"][0]["contract"] = {
+        "kind": "read_only",
+        "checks": TASK["tasks"][0]["contract"]["checks"],
+    }
+    task["tasks"][0]["contract"]["checks"][0]["mechanism"]["name"] = "unit"
+    readings = read_stream(json.dumps(task).encode() + b"\n" + RC, vocab)
+    assert readings.touched == {"prose-constraint"}
+    assert "read_only task contract carries checks" in str(readings.default.summary.reason)
+    (other,) = readings.alternatives
+    assert other.summary.verdict == "accept"
+    del task["tasks"][0]["contract"]["checks"]
+    assert not read_stream(json.dumps(task).encode() + b"\n" + RC, vocab).touched
 
 
 def test_readings_combine_when_b_reveals_another_point() -> None:
@@ -219,12 +265,14 @@ def test_an_envelope_s_events_follow_the_same_readings() -> None:
         "e", json.dumps(doc).encode(), "fixture", kind="envelope", command="stella run"
     )
     assert case.envelope.verdict == "accept"  # reading A: a line without a type is skipped
-    (other,) = case.alternatives
-    assert other.reading == "missing-or-non-string-type" and other.verdict == "reject"
+    # (with no step_usage, its token totals are 0 or unknown: tests/test_readings_envelopes.py)
+    others = {a.reading: a.verdict for a in case.alternatives}
+    assert others["missing-or-non-string-type"] == "reject"
     check = BY_ID["E.events-follow-stream-rules"]
     for verdict, reading in (("accept", "A"), ("reject", "B")):
         j = judge(check, case, _obs(verdict, unrecognized_events=1), Context())
-        assert j.verdict == "pass" and j.readings == {"missing-or-non-string-type": reading}
+        assert j.verdict == "pass"
+        assert j.readings["missing-or-non-string-type"] == reading
 
 
 @pytest.mark.parametrize(

@@ -14,9 +14,11 @@ passes every check: the proof that the grader honours both readings.
 * ts is not part of the event: any value is ignored (ts-out-of-range)
 * an unparseable line ended by a newline is corrupt, even the last (torn-then-newline)
 * JSON as serde_json reads it: -0 is a float, numbers beyond f64, lone surrogates and
-  nesting beyond 128 levels are not JSON, a duplicate field of a known event is an error
+  nesting of 128 levels or more are not JSON, a duplicate field of a known event is an error
   (negative-zero, number-beyond-f64, lone-surrogate, deep-nesting, duplicate-keys)
-* a key beside a tagged union's arm is an error (extra-key-beside-arm)
+* a key beside a tagged union's arm is an error (extra-key-beside-arm), two arms too
+* ``ts: null`` on a known type is an error: the wire schema types it as an integer (ts-null)
+* the version gap counts distinct unrecognized type names, not events (unknown-count)
 """
 
 from __future__ import annotations
@@ -102,6 +104,7 @@ class ReaderB(Reader):
     def __init__(self) -> None:
         super().__init__()
         self.duplicates = False
+        self.named = 0  # unrecognized events with a type name
 
     def trim(self, content: bytes) -> bytes:
         """Unicode whitespace around the line goes (a line of it is blank)."""
@@ -139,8 +142,8 @@ class ReaderB(Reader):
         )
         if any(SURROGATE.search(s) for s in _strings(value)):
             raise ValueError("lone surrogate in a string")
-        if _depth(value) > MAX_DEPTH:
-            raise ValueError(f"nested deeper than {MAX_DEPTH}")
+        if _depth(value) >= MAX_DEPTH:  # serde_json refuses 128 levels
+            raise ValueError(f"nested {MAX_DEPTH} levels or deeper")
         if not isinstance(value, dict):
             return NonObject(value=value)
         return value
@@ -158,6 +161,7 @@ class ReaderB(Reader):
             self.unrecognized_events += 1
             return
         super().on_unknown(line, event)
+        self.named += isinstance(event.get("type"), str)
 
     def normalize(self, tag: str, event: dict[str, Any]) -> dict[str, Any]:
         alias = ALIASES.get(tag)
@@ -168,6 +172,8 @@ class ReaderB(Reader):
     def misfit(self, tag: str, event: dict[str, Any]) -> str | None:
         if self.duplicates:
             return f"{tag}: a duplicate field"
+        if "ts" in event and event["ts"] is None:
+            return f"{tag}: 'ts' must be an integer, got null"
         output = event.get("output")
         if tag == "tool_result" and isinstance(output, dict) and len(output) > 1:
             return f"{tag}: output has a key beside its arm"
@@ -177,6 +183,12 @@ class ReaderB(Reader):
     def _clock(self, ts: Any) -> None:
         if isinstance(ts, int) and not isinstance(ts, bool) and 0 <= ts < 2**64:
             super()._clock(ts)
+
+    def summary(self) -> dict[str, Any]:
+        out = super().summary()
+        # each type name once (a line without a name still counts once)
+        out["unrecognized_events"] += len(self.unrecognized_types) - self.named
+        return out
 
 
 class AdapterB(Adapter):

@@ -3,9 +3,11 @@
 
 What stella's reader does, from its source at the wire schema's commit: it reads
 the whole input as UTF-8 before splitting, splits on ``\\n`` and trims Unicode
-whitespace, parses strict JSON (serde_json), rejects non-objects, a missing or
-non-string ``type``, a scope-less ``stage`` and a field beside its legacy alias,
-ignores ``ts``, and drops the last non-blank line whenever it fails.  Every one of
+whitespace (a byte order mark is none: line 1 is then not JSON), parses strict JSON
+(serde_json) into a value first (a key written twice: the last one wins), rejects
+non-objects, a missing or non-string ``type``, a scope-less ``stage`` and a field beside
+its legacy alias, ignores ``ts`` (``null`` too), and drops the last non-blank line
+whenever it fails.  Every one of
 those choices is a registered reading of the contract (docs/contract-readings.md)
 and passes.  Two are bugs against the contract, and the kit fails them:
 
@@ -57,7 +59,13 @@ class StellaLikeReader(ReaderB):
         value = super().parse(content)
         if isinstance(value, NonObject):
             raise Rejected("the line is JSON but not an object")
+        self.duplicates = False  # parsed into a serde_json Value first: the last key wins
         return value
+
+    def misfit(self, tag: str, event: dict[str, Any]) -> str | None:
+        if "ts" in event and event["ts"] is None:  # ts is ignored, a null one too
+            event = {k: v for k, v in event.items() if k != "ts"}
+        return super().misfit(tag, event)
 
 
 class StellaLike(Adapter):

@@ -222,6 +222,18 @@ def classify(
         )
     body = value
     if "ts" in value and value["ts"] is None:  # ts ?? null: a null stamp is no stamp
+        if touched is not None:
+            touched.add("ts-null")
+        if "ts-null" in choices:  # the wire schema types ts as an integer
+            return LineOutcome(
+                line,
+                Kind.REJECT,
+                tag=tag,
+                raw=value,
+                terminated=terminated,
+                reason=f"known type {tag!r} with a body that does not fit: 'ts' is null, "
+                "and the wire schema types it as an integer",
+            )
         body = {k: v for k, v in value.items() if k != "ts"}
     normalized = vocab.normalize(tag, body)
     misfit = None if vocab.fits(tag, normalized) else vocab.misfit(tag, normalized)
@@ -410,7 +422,8 @@ _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _DIGITS = tuple(b"0123456789")
 _LONG_DIGITS = b"0" * 309
 _SURROGATE = re.compile("[\ud800-\udfff]")
-#: Nesting serde_json reads before it gives up.
+#: Nesting at which serde_json gives up: it refuses 128 levels ("recursion limit
+#: exceeded"), 127 parse (serde_json 1.0.87, measured).
 MAX_DEPTH = 128
 
 
@@ -441,9 +454,9 @@ _LONG_LINE = 64 * 1024
 
 def _containers(value: Any, limit: int) -> int:
     """How many objects and arrays ``value`` holds, itself included, counting no further
-    than ``limit + 1``: a value nests no deeper than that count."""
+    than ``limit``: a value nests no deeper than that count."""
     found, stack = 0, [value]
-    while stack and found <= limit:
+    while stack and found < limit:
         item = stack.pop()
         if isinstance(item, dict):
             found += 1
@@ -527,12 +540,12 @@ def _json_edges(content: bytes, value: Any, beyond_f64: bool) -> dict[str, str]:
     ):
         found["lone-surrogate"] = "not JSON: a lone surrogate escape in a string"
     if (
-        len(content) > MAX_DEPTH
-        and (len(content) < _LONG_LINE or _containers(value, MAX_DEPTH) > MAX_DEPTH)
-        and content.count(b"[") + content.count(b"{") > MAX_DEPTH
-        and _depth(value) > MAX_DEPTH
+        len(content) >= 2 * MAX_DEPTH
+        and (len(content) < _LONG_LINE or _containers(value, MAX_DEPTH) >= MAX_DEPTH)
+        and content.count(b"[") + content.count(b"{") >= MAX_DEPTH
+        and _depth(value) >= MAX_DEPTH
     ):
-        found["deep-nesting"] = f"not JSON: nested deeper than {MAX_DEPTH} levels"
+        found["deep-nesting"] = f"not JSON: nested {MAX_DEPTH} levels or deeper"
     return found
 
 
@@ -771,8 +784,18 @@ class RunFold:
     (:attr:`Vocabulary.turn_boundaries`: a client that knows both names counts either).
     """
 
-    def __init__(self, turn_boundary: str | Collection[str] = "turn_complete") -> None:
+    def __init__(
+        self,
+        turn_boundary: str | Collection[str] = "turn_complete",
+        *,
+        choices: frozenset[str] = NO_CHOICES,
+        touched: set[str] | None = None,
+    ) -> None:
         self.summary = RunSummary()
+        #: Reading B of ``unknown-count``: the count is of distinct type names.
+        self._count_names = "unknown-count" in choices
+        self._touched = touched
+        self._untyped = 0  # unrecognized lines with no type name
         one = isinstance(turn_boundary, str)
         self._turn_boundaries = frozenset([turn_boundary] if one else turn_boundary)
         self._preview: list[str] = []
@@ -805,6 +828,8 @@ class RunFold:
         s.unrecognized_events += 1
         if outcome.tag is not None:
             self._unknown.setdefault(outcome.tag)
+        else:
+            self._untyped += 1
 
     def _known(self, outcome: LineOutcome) -> None:
         s = self.summary
@@ -865,6 +890,13 @@ class RunFold:
     def finish(self) -> RunSummary:
         s = self.summary
         s.unrecognized_types = sorted(self._unknown)
+        # reading B counts each type name once (a line without a name still counts once)
+        by_name = len(s.unrecognized_types) + self._untyped
+        if s.unrecognized_events != by_name:  # some name seen twice
+            if self._touched is not None:
+                self._touched.add("unknown-count")
+            if self._count_names:
+                s.unrecognized_events = by_name
         s.preview = "".join(self._preview) if self._preview else None
         if s.terminator is None and self._last_known == "error":
             s.terminator = "error"
@@ -885,7 +917,11 @@ def decode_all(
     touched: set[str] | None = None,
 ) -> Decoded:
     """Decode a whole stream, keeping the outcomes (for tests and small cases)."""
-    fold = RunFold(vocab.turn_boundaries if vocab is not None else "turn_complete")
+    fold = RunFold(
+        vocab.turn_boundaries if vocab is not None else "turn_complete",
+        choices=choices,
+        touched=touched,
+    )
     outcomes = []
     for outcome in decode(source, vocab, choices=choices, touched=touched):
         fold.feed(outcome)

@@ -238,8 +238,9 @@ def _read_turn(
     if reads is None or "events" in reads:
         events = _optional(doc, "events", (list,), "an array")
     if events is not None:
-        fold = RunFold(vocab.turn_boundaries)
+        fold = RunFold(vocab.turn_boundaries, choices=choices, touched=touched)
         tokens = [0, 0]
+        usages = 0
         for index, value in enumerate(events, 1):
             outcome = classify(index, value, vocab, True, choices, touched)
             if outcome.kind is Kind.REJECT:
@@ -248,8 +249,14 @@ def _read_turn(
             if outcome.kind is Kind.KNOWN and outcome.tag == "step_usage" and outcome.event:
                 tokens[0] += outcome.event.get("input_tokens", 0)
                 tokens[1] += outcome.event.get("output_tokens", 0)
+                usages += 1
         summary = fold.finish()
         out.known_events = summary.known_events
         out.unrecognized_events = summary.unrecognized_events
         if "step_usage" in vocab.known:
             out.input_tokens, out.output_tokens = tokens
+            if not usages:  # no step_usage to sum: no tokens (A), or not known (B)
+                if touched is not None:
+                    touched.add("tokens-without-usage")
+                if "tokens-without-usage" in choices:
+                    out.input_tokens = out.output_tokens = None

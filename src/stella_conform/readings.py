@@ -53,7 +53,7 @@ POINTS: tuple[Point, ...] = (
         "a UTF-8 byte order mark before the first line",
         "the first line is not JSON (strict parsers refuse the BOM)",
         "the BOM is ignored (RFC 8259 lets a parser do so)",
-        "B: the whole input is read as UTF-8 text and trimmed before parsing",
+        "A: it rejects line 1 (its whole-input trim is str::trim, and U+FEFF is no whitespace)",
     ),
     Point(
         "non-object-line",
@@ -100,6 +100,13 @@ POINTS: tuple[Point, ...] = (
         "B: the stream reader ignores ts entirely (its journal reader takes A)",
     ),
     Point(
+        "ts-null",
+        "ts: null on a known type",
+        "the absent stamp: read ts as ts ?? null",
+        "an error: the wire schema types ts as an integer (a client that validates against it)",
+        "A: both of its readers accept it",
+    ),
+    Point(
         "torn-then-newline",
         "an unparseable last non-blank line followed by a newline",
         "torn and tolerated: the final line is the last non-blank one",
@@ -136,17 +143,31 @@ POINTS: tuple[Point, ...] = (
     ),
     Point(
         "deep-nesting",
-        "nesting deeper than 128 levels (inside an unrecognized event)",
+        "nesting of 128 levels or more (inside an unrecognized event)",
         "JSON: the grammar has no depth limit",
         "not JSON: RFC 8259 lets a parser limit the depth",
-        "B: serde_json refuses more than 128 levels",
+        "B: serde_json refuses 128 levels (127 parse)",
     ),
     Point(
         "duplicate-keys",
         "a key twice in one object of a known event",
         "the last one wins (JSON.parse, Python, Go)",
         "an error: the same field twice",
-        "B: rejects a duplicate field",
+        "A: the last one wins (it parses each line into a serde_json Value first)",
+    ),
+    Point(
+        "unknown-count",
+        "the count of unrecognized events, where a type name occurs twice (or a line has none)",
+        "occurrences: every unrecognized event counts",
+        "distinct type names: 'count the unrecognized event types'",
+        "its decoder tracks the list of known type tags; it counts no events for a client",
+    ),
+    Point(
+        "tokens-without-usage",
+        "the token totals of an envelope whose events hold no step_usage",
+        "0: the sum of no step_usage events",
+        "null: unknown, as no event reported any",
+        "the envelope carries no token keys; its readers sum step_usage",
     ),
     Point(
         "extra-key-beside-arm",
@@ -184,6 +205,9 @@ class Alternative:
     summary: RunSummary
     #: For a document (an envelope): the reference reader's reading of it under ``taken``.
     document: EnvelopeReading | None = None
+    #: The points this reading's decode reached (``None``: not recorded). A point it did not
+    #: reach is moot for a client taking it (read past, or never reached: a rejection first).
+    touched: frozenset[str] | None = None
 
     @property
     def reading(self) -> str:
@@ -247,7 +271,7 @@ def read_stream(
         first, touched = careful_default(bytes(data), vocab)
     else:
         first, touched = decoded[0], set(decoded[1])
-    default = Alternative(frozenset(), first.outcomes, first.summary)
+    default = Alternative(frozenset(), first.outcomes, first.summary, touched=frozenset(touched))
     if not touched:
         return Readings(default, (), frozenset())
     seen_keys = {_key(first.outcomes, first.summary)}
@@ -268,7 +292,7 @@ def read_stream(
         key = _key(again.outcomes, again.summary)
         if key not in seen_keys:
             seen_keys.add(key)
-            found.append(Alternative(taken, again.outcomes, again.summary))
+            found.append(Alternative(taken, again.outcomes, again.summary, touched=frozenset(more)))
         for point in sorted(more - taken):
             queue.append(taken | {point})
     return Readings(default, tuple(found), frozenset(all_touched))
@@ -302,9 +326,27 @@ def read_envelope_readings(
         key = json.dumps(reading.to_json(), sort_keys=True, default=str)
         if key not in seen:
             seen.add(key)
-            found.append(Alternative(taken, [], RunSummary(), reading))
+            found.append(Alternative(taken, [], RunSummary(), reading, frozenset(more)))
         queue.extend(taken | {p} for p in sorted(more - taken))
     return tuple(found)
+
+
+def envelope_also_conforming(
+    data: bytes, command: str, vocab: Vocabulary | None = None
+) -> list[dict[str, Any]]:
+    """The ``also_conforming`` entries of an envelope fixture's expectation, from the oracle:
+    per other reading, its verdict and every key whose value differs from the default's."""
+    from stella_conform.envelope import read_envelope
+
+    base = read_envelope(data, command, vocab).to_json()
+    out = []
+    for alt in read_envelope_readings(data, command, vocab):
+        assert alt.document is not None
+        doc = alt.document.to_json()
+        entry: dict[str, Any] = {"reading": alt.reading, "verdict": doc["verdict"]}
+        entry.update({k: v for k, v in doc.items() if v != base.get(k) and k not in entry})
+        out.append(entry)
+    return out
 
 
 def also_conforming(readings: Readings) -> list[dict[str, Any]]:

@@ -1,0 +1,74 @@
+"""The readings of an envelope: its events follow the stream's points, and its token totals
+have one of their own (``tokens-without-usage``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from stella_conform.conformance.checks import BY_ID
+from stella_conform.conformance.grader import Context, GradedCase, judge
+from stella_conform.conformance.runner import Observation
+from stella_conform.corpus import iter_envelope_fixtures
+from stella_conform.readings import envelope_also_conforming
+
+DOC = {
+    "schema_version": 1,
+    "status": "completed",
+    "text": "Done.",
+    "cost_usd": 0.1,
+    "reason": None,
+    "model": "m",
+    "events": [
+        {"type": "text", "text": "Done."},
+        {"type": "run_complete", "model": "m", "cost_usd": 0.1},
+    ],
+}
+
+
+def _obs(**summary: object) -> Observation:
+    return Observation(verdict="accept", summary={"verdict": "accept", **summary})
+
+
+@pytest.mark.parametrize("tokens", [0, None])
+def test_tokens_without_step_usage_are_zero_or_unknown(tokens: int | None) -> None:
+    case = GradedCase(
+        "e", json.dumps(DOC).encode(), "fixture", kind="envelope", command="stella run"
+    )
+    assert case.envelope.input_tokens == 0  # reading A: the sum of no step_usage events
+    (other,) = case.alternatives
+    assert other.reading == "tokens-without-usage" and other.document is not None
+    assert other.document.input_tokens is None
+    fields = {"status": "completed", "text": "Done.", "model": "m", "cost_usd": 0.1}
+    j = judge(
+        BY_ID["E.usage-read"],
+        case,
+        _obs(**fields, input_tokens=tokens, output_tokens=tokens),
+        Context(),
+    )
+    assert j.verdict == "pass", j.message
+    wrong = judge(
+        BY_ID["E.usage-read"], case, _obs(**fields, input_tokens=7, output_tokens=7), Context()
+    )
+    assert wrong.verdict == "fail"
+
+
+def test_with_step_usage_there_is_one_reading() -> None:
+    usage = {
+        "type": "step_usage", "step": 0, "model": "m", "input_tokens": 3, "output_tokens": 4,
+        "cached_input_tokens": 0, "cost_usd": 0.1, "duration_ms": 1, "retries": 0, "tool_calls": 0,
+    }  # fmt: skip
+    doc = {**DOC, "events": [usage, *DOC["events"]]}
+    case = GradedCase(
+        "e", json.dumps(doc).encode(), "fixture", kind="envelope", command="stella run"
+    )
+    assert case.envelope.input_tokens == 3 and not case.alternatives
+
+
+@pytest.mark.parametrize("fixture", list(iter_envelope_fixtures()), ids=lambda f: f.name)
+def test_envelope_fixtures_list_their_other_readings(fixture: object) -> None:
+    """As a stream fixture's expectation does (tests/test_fixture_corpus.py)."""
+    expect = fixture.expect  # type: ignore[attr-defined]
+    listed = expect.get("also_conforming", [])
+    assert listed == envelope_also_conforming(fixture.data, fixture.command)  # type: ignore[attr-defined]

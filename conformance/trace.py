@@ -11,9 +11,11 @@ a crash left open) are reported beside the outcome.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
+import hashlib
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,74 +71,138 @@ def _result(
 
 # ------------------------------------------------------------------ the checks
 
+#: Evidence kept per check (the rest is counted in its facts): a journal with a gap at
+#: every seq would otherwise hold one record per line.
+EVIDENCE_CAP = 1000
 
-def sequence_integrity(entries: Sequence[Entry], known: Sequence[Entry]) -> TraceResult:
+
+class _Check:
+    """One check as a fold over the journal, one entry at a time, in journal order.
+
+    :meth:`entry` sees every parsed entry (recognized or not), :meth:`known` the
+    recognized ones; :meth:`result` gives the outcome.  A journal is read once, line by
+    line, whatever its size (``trace check`` held every entry: 752 MiB for 60 MB).
+    """
+
+    id = ""
+    name = ""
+
+    def __init__(self) -> None:
+        self.problems: list[Evidence] = []
+        self.not_kept = 0
+        self.seen = False
+
+    def problem(self, seq: int | None, message: str) -> None:
+        if len(self.problems) < EVIDENCE_CAP:
+            self.problems.append(Evidence(seq, message))
+        else:
+            self.not_kept += 1
+
+    def entry(self, entry: Entry) -> None:
+        return None
+
+    def known(self, entry: Entry) -> None:
+        return None
+
+    def facts(self) -> dict[str, Any]:
+        return {}
+
+    def result(self) -> TraceResult:
+        facts = self.facts()
+        if self.not_kept:
+            facts["evidence_not_kept"] = self.not_kept
+        return _result(self.id, self.name, self.problems, self.seen, **facts)
+
+
+class _SequenceIntegrity(_Check):
     """Dense increasing seq from 1; one session; RFC 3339 UTC times; balanced turns; an end."""
-    problems: list[Evidence] = []
-    expected = 1
-    sessions: dict[str, int] = {}
-    for entry in entries:
+
+    id = "T.sequence-integrity"
+    name = "dense seq, one session, well-formed times, balanced turns, nothing after the end"
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: What the entries show, then what the recognized ones show (the report's order)
+        self.of_known: list[Evidence] = []
+        self.expected = 1
+        self.sessions: dict[str, int] = {}
+        self.open_turn: int | None = None
+        self.ended_at: int | None = None
+        self.index = 0
+        self.last: int | None = None
+
+    def entry(self, entry: Entry) -> None:
+        self.seen = True
         seq = _seq(entry)
+        self.last = seq
         if seq is None:
-            problems.append(Evidence(None, f"an entry without an integer seq after {expected - 1}"))
-            continue
-        if seq != expected:
-            what = "a gap" if seq > expected else "out of order or repeated"
-            problems.append(Evidence(seq, f"seq {seq} where {expected} was next ({what})"))
-        expected = seq + 1
+            self.problem(None, f"an entry without an integer seq after {self.expected - 1}")
+            return
+        if seq != self.expected:
+            what = "a gap" if seq > self.expected else "out of order or repeated"
+            self.problem(seq, f"seq {seq} where {self.expected} was next ({what})")
+        self.expected = seq + 1
         session = entry.get("session")
-        if isinstance(session, str):
-            sessions.setdefault(session, seq)
+        if isinstance(session, str) and len(self.sessions) < 2:
+            self.sessions.setdefault(session, seq)
         at = entry.get("at")
         if not isinstance(at, str) or not _well_formed_time(at):
-            problems.append(Evidence(seq, f"'at' is not an RFC 3339 UTC timestamp: {at!r}"))
-    if len(sessions) > 1:
-        (first, _), (other, where) = list(sessions.items())[:2]
-        problems.append(Evidence(where, f"a second session {other!r} in the journal of {first!r}"))
-    open_turn: int | None = None
-    ended_at: int | None = None
-    for index, entry in enumerate(known):
+            self.problem(seq, f"'at' is not an RFC 3339 UTC timestamp: {at!r}")
+
+    def problem(self, seq: int | None, message: str, *, known: bool = False) -> None:
+        if len(self.problems) + len(self.of_known) >= EVIDENCE_CAP:
+            self.not_kept += 1
+        else:
+            (self.of_known if known else self.problems).append(Evidence(seq, message))
+
+    def known(self, entry: Entry) -> None:
+        problem = functools.partial(self.problem, known=True)
         seq, tag, turn = _seq(entry), entry["event"], entry.get("turn")
-        if index == 0 and tag != "session_start":
-            problems.append(Evidence(seq, f"the journal opens with {tag}, not session_start"))
-        if ended_at is not None:
-            problems.append(Evidence(seq, f"{tag} after session_end (seq {ended_at})"))
+        first, self.index = self.index == 0, self.index + 1
+        if first and tag != "session_start":
+            problem(seq, f"the journal opens with {tag}, not session_start")
+        if self.ended_at is not None:
+            problem(seq, f"{tag} after session_end (seq {self.ended_at})")
         if tag == "session_end":
-            ended_at = seq
+            self.ended_at = seq
         if tag == "resume":
-            open_turn = None  # a resume closes any open turn
+            self.open_turn = None  # a resume closes any open turn
+        open_turn = self.open_turn
         if tag == "turn_start":
             if open_turn is not None:
-                problems.append(Evidence(seq, f"turn_start while turn {open_turn} is open"))
+                problem(seq, f"turn_start while turn {open_turn} is open")
             if turn is None:
-                problems.append(Evidence(seq, "turn_start without a turn number"))
-            open_turn = turn
-            continue
+                problem(seq, "turn_start without a turn number")
+            self.open_turn = turn
+            return
         if tag == "turn_end":
             if open_turn is None:
-                problems.append(Evidence(seq, "turn_end with no open turn"))
+                problem(seq, "turn_end with no open turn")
             elif turn != open_turn:
-                problems.append(
-                    Evidence(seq, f"turn_end for turn {turn}; turn {open_turn} is open")
-                )
-            open_turn = None
-            continue
+                problem(seq, f"turn_end for turn {turn}; turn {open_turn} is open")
+            self.open_turn = None
+            return
         if open_turn is not None and turn != open_turn and tag != "resume":
-            problems.append(Evidence(seq, f"{tag} carries turn {turn} inside turn {open_turn}"))
+            problem(seq, f"{tag} carries turn {turn} inside turn {open_turn}")
         elif open_turn is None and turn is not None and tag not in ("resume",):
-            problems.append(Evidence(seq, f"{tag} carries turn {turn} outside any turn"))
-    last = _seq(entries[-1]) if entries else None
-    crashed = ended_at is None
-    facts: dict[str, Any] = {"crashed": crashed}
-    if crashed:
-        facts["crash"] = f"no session_end: the journal stops at seq {last} (a crash)"
-    return _result(
-        "T.sequence-integrity",
-        "dense seq, one session, well-formed times, balanced turns, nothing after the end",
-        problems,
-        bool(entries),
-        **facts,
-    )
+            problem(seq, f"{tag} carries turn {turn} outside any turn")
+
+    def result(self) -> TraceResult:
+        if len(self.sessions) > 1:
+            (first, _), (other, where) = list(self.sessions.items())[:2]
+            self.problems.append(
+                Evidence(where, f"a second session {other!r} in the journal of {first!r}")
+            )
+        self.problems += self.of_known
+        self.of_known = []
+        return super().result()
+
+    def facts(self) -> dict[str, Any]:
+        crashed = self.ended_at is None
+        facts: dict[str, Any] = {"crashed": crashed}
+        if crashed:
+            facts["crash"] = f"no session_end: the journal stops at seq {self.last} (a crash)"
+        return facts
 
 
 def _well_formed_time(text: str) -> bool:
@@ -149,290 +215,282 @@ def _well_formed_time(text: str) -> bool:
     return moment.utcoffset() == _dt.timedelta(0)
 
 
-def turn_loop_pairing(entries: Sequence[Entry], known: Sequence[Entry]) -> TraceResult:
+class _TurnLoopPairing(_Check):
     """Each requested call resolved exactly once before the next prompt; nothing phantom."""
-    problems: list[Evidence] = []
-    requested: dict[str, int] = {}  # call id -> seq of the request
-    pending: dict[str, int] = {}
-    resolved: dict[str, int] = {}
-    executing: set[str] = set()
-    orphaned_by_crash: list[str] = []
-    seen = False
-    ended = False
-    for entry in known:
+
+    id = "T.turn-loop-pairing"
+    name = "every requested call resolved exactly once before the next prompt; no phantom calls"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requested: dict[str, int] = {}  # call id -> seq of the request
+        self.pending: dict[str, int] = {}
+        self.resolved: dict[str, int] = {}
+        self.orphaned_by_crash: list[str] = []
+        self.ended = False
+
+    def known(self, entry: Entry) -> None:
         seq, tag = _seq(entry), entry["event"]
+        requested, pending, resolved = self.requested, self.pending, self.resolved
         if tag == "model_response":
-            seen = True
+            self.seen = True
             for call_id in entry["tool_calls"]:
                 if call_id in requested:
-                    problems.append(
-                        Evidence(
-                            seq,
-                            f"call {call_id!r} requested again (first at seq {requested[call_id]})",
-                        )
+                    self.problem(
+                        seq, f"call {call_id!r} requested again (first at seq {requested[call_id]})"
                     )
                     continue
                 requested[call_id] = seq or 0
                 pending[call_id] = seq or 0
         elif tag == "tool_call":
-            seen = True
+            self.seen = True
             call_id = entry["call_id"]
             if call_id not in requested:
-                problems.append(
-                    Evidence(
-                        seq, f"tool_call {call_id!r} the model never requested (phantom execution)"
-                    )
+                self.problem(
+                    seq, f"tool_call {call_id!r} the model never requested (phantom execution)"
                 )
             elif call_id in resolved:
-                problems.append(Evidence(seq, f"tool_call {call_id!r} after it was resolved"))
-            executing.add(call_id)
+                self.problem(seq, f"tool_call {call_id!r} after it was resolved")
         elif tag == "tool_result":
-            seen = True
+            self.seen = True
             call_id = entry["call_id"]
             if call_id not in requested:
-                problems.append(
-                    Evidence(seq, f"tool_result for {call_id!r}, never requested (orphan)")
-                )
+                self.problem(seq, f"tool_result for {call_id!r}, never requested (orphan)")
             elif call_id in resolved:
-                problems.append(
-                    Evidence(
-                        seq,
-                        f"a second tool_result for {call_id!r} (first at seq {resolved[call_id]})",
-                    )
+                self.problem(
+                    seq, f"a second tool_result for {call_id!r} (first at seq {resolved[call_id]})"
                 )
             else:
                 resolved[call_id] = seq or 0
                 pending.pop(call_id, None)
         elif tag == "prompt_assembled" and pending:
             left = ", ".join(sorted(pending))
-            problems.append(Evidence(seq, f"prompt_assembled with call(s) {left} still unresolved"))
+            self.problem(seq, f"prompt_assembled with call(s) {left} still unresolved")
             pending.clear()
         elif tag == "resume":
-            orphaned_by_crash.extend(sorted(pending))  # expected: the crash left them open
+            self.orphaned_by_crash.extend(sorted(pending))  # expected: the crash left them open
             pending.clear()
         elif tag == "session_end":
-            ended = True
+            self.ended = True
             if pending:
                 left = ", ".join(sorted(pending))
-                problems.append(Evidence(seq, f"session_end with call(s) {left} never resolved"))
+                self.problem(seq, f"session_end with call(s) {left} never resolved")
                 pending.clear()
-    facts: dict[str, Any] = {}
-    if orphaned_by_crash:
-        facts["orphaned_by_resume"] = orphaned_by_crash
-    if pending and not ended:
-        facts["open_at_crash"] = sorted(pending)
-    return _result(
-        "T.turn-loop-pairing",
-        "every requested call resolved exactly once before the next prompt; no phantom calls",
-        problems,
-        seen,
-        **facts,
-    )
+
+    def facts(self) -> dict[str, Any]:
+        facts: dict[str, Any] = {}
+        if self.orphaned_by_crash:
+            facts["orphaned_by_resume"] = self.orphaned_by_crash
+        if self.pending and not self.ended:
+            facts["open_at_crash"] = sorted(self.pending)
+        return facts
 
 
-def assembly_budget_honesty(entries: Sequence[Entry], known: Sequence[Entry]) -> TraceResult:
+class _AssemblyBudgetHonesty(_Check):
     """Per-frame costs add up to the declared total, which fits the budget."""
-    problems: list[Evidence] = []
-    prompts = [e for e in known if e["event"] == "prompt_assembled"]
-    for entry in prompts:
+
+    id = "T.assembly-budget-honesty"
+    name = "per-frame costs sum to the declared total, within the budget"
+
+    def known(self, entry: Entry) -> None:
+        if entry["event"] != "prompt_assembled":
+            return
+        self.seen = True
         seq = _seq(entry)
         frames = entry["frames"]
         total = sum(int(f["token_cost"]) for f in frames)
         declared, budget = entry["declared_total_tokens"], entry["budget_tokens"]
         if total != declared:
-            problems.append(
-                Evidence(seq, f"frames cost {total} tokens; declared_total_tokens says {declared}")
-            )
+            self.problem(seq, f"frames cost {total} tokens; declared_total_tokens says {declared}")
         if declared > budget:
-            problems.append(Evidence(seq, f"declared {declared} tokens over a budget of {budget}"))
+            self.problem(seq, f"declared {declared} tokens over a budget of {budget}")
         for index, frame in enumerate(frames):
             if frame.get("representation") == "reference" and frame["token_cost"] != 0:
-                problems.append(
-                    Evidence(seq, f"frames[{index}] is a reference yet costs {frame['token_cost']}")
-                )
-    return _result(
-        "T.assembly-budget-honesty",
-        "per-frame costs sum to the declared total, within the budget",
-        problems,
-        bool(prompts),
-    )
+                self.problem(seq, f"frames[{index}] is a reference yet costs {frame['token_cost']}")
 
 
-def staleness_at_use(entries: Sequence[Entry], known: Sequence[Entry]) -> TraceResult:
+class _StalenessAtUse(_Check):
     """No frame identity rendered after a verify said it was stale or gone."""
-    problems: list[Evidence] = []
-    dead: dict[tuple[str, str, str], tuple[int | None, str]] = {}
-    seen = False
-    for entry in known:
+
+    id = "T.staleness-at-use"
+    name = "no frame rendered after a verify said it was stale or gone"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dead: dict[tuple[str, str, str], tuple[int | None, str]] = {}
+
+    def known(self, entry: Entry) -> None:
         seq, tag = _seq(entry), entry["event"]
         if tag == "verify_observed":
-            seen = True
+            self.seen = True
             identity = _identity(entry["frame"])
             status = entry["verdict"]["status"]
             if status in ("stale", "gone"):
-                dead[identity] = (seq, status)
+                self.dead[identity] = (seq, status)
             else:
-                dead.pop(identity, None)  # observed valid again
+                self.dead.pop(identity, None)  # observed valid again
         elif tag == "prompt_assembled":
             for frame in entry["frames"]:
                 identity = _identity(frame["frame"])
-                if identity in dead:
-                    when, status = dead[identity]
-                    problems.append(
-                        Evidence(
-                            seq,
-                            f"frame {identity[1]!r} ({identity[2]}) rendered after it was "
-                            f"observed {status} at seq {when} (citing dead evidence)",
-                        )
+                if identity in self.dead:
+                    when, status = self.dead[identity]
+                    self.problem(
+                        seq,
+                        f"frame {identity[1]!r} ({identity[2]}) rendered after it was "
+                        f"observed {status} at seq {when} (citing dead evidence)",
                     )
-    return _result(
-        "T.staleness-at-use",
-        "no frame rendered after a verify said it was stale or gone",
-        problems,
-        seen,
-    )
 
 
-def citation_at_use(entries: Sequence[Entry], known: Sequence[Entry]) -> TraceResult:
+class _CitationAtUse(_Check):
     """Every rendered frame carries a non-empty citation label."""
-    problems: list[Evidence] = []
-    prompts = [e for e in known if e["event"] == "prompt_assembled"]
-    for entry in prompts:
+
+    id = "T.citation-at-use"
+    name = "every rendered frame carries a non-empty citation label"
+
+    def known(self, entry: Entry) -> None:
+        if entry["event"] != "prompt_assembled":
+            return
+        self.seen = self.seen or bool(entry["frames"])
         for index, frame in enumerate(entry["frames"]):
             if not str(frame["citation_label"]).strip():
                 name = frame["frame"]["frame_id"]
-                problems.append(
-                    Evidence(_seq(entry), f"frames[{index}] ({name!r}) has an empty citation label")
-                )
-    return _result(
-        "T.citation-at-use",
-        "every rendered frame carries a non-empty citation label",
-        problems,
-        any(e["frames"] for e in prompts),
-    )
+                self.problem(_seq(entry), f"frames[{index}] ({name!r}) has an empty citation label")
 
 
-def deterministic_composition(entries: Sequence[Entry], known: Sequence[Entry]) -> TraceResult:
+class _DeterministicComposition(_Check):
     """An unchanged frame set reproduces the same composition_digest."""
-    problems: list[Evidence] = []
-    first: dict[str, tuple[int | None, str]] = {}
-    seen = False
-    for entry in known:
+
+    id = "T.deterministic-composition"
+    name = "an unchanged frame set reproduces the same composition_digest"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first: dict[bytes, tuple[int | None, str]] = {}
+
+    def known(self, entry: Entry) -> None:
         if entry["event"] != "prompt_assembled" or entry.get("composition_digest") is None:
-            continue
-        seen = True
-        # the frame set exactly as rendered (identity, cost, label, representation)
-        key = json.dumps(entry["frames"], sort_keys=True)
+            return
+        self.seen = True
+        # the frame set exactly as rendered (identity, cost, label, representation), kept
+        # as its digest: a journal of many prompts holds one short key per frame set
+        text = json.dumps(entry["frames"], sort_keys=True)
+        key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
         digest = entry["composition_digest"]
+        first = self.first
         if key in first and first[key][1] != digest:
-            problems.append(
-                Evidence(
-                    _seq(entry),
-                    f"the frame set of seq {first[key][0]} composed again with digest {digest}, "
-                    f"not {first[key][1]}",
-                )
+            self.problem(
+                _seq(entry),
+                f"the frame set of seq {first[key][0]} composed again with digest {digest}, "
+                f"not {first[key][1]}",
             )
         first.setdefault(key, (_seq(entry), digest))
-    return _result(
-        "T.deterministic-composition",
-        "an unchanged frame set reproduces the same composition_digest",
-        problems,
-        seen,
-    )
 
 
-def effect_exactly_once(entries: Sequence[Entry], known: Sequence[Entry]) -> TraceResult:
+class _EffectExactlyOnce(_Check):
     """No effect_id performed twice, within a run or across a resume."""
-    problems: list[Evidence] = []
-    done: dict[str, int | None] = {}
-    resumed_since: dict[str, bool] = {}
-    seen = False
-    for entry in known:
+
+    id = "T.effect-exactly-once"
+    name = "no effect_id performed twice, within a run or across a resume"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.done: dict[str, int | None] = {}
+        self.resumed_since: dict[str, bool] = {}
+
+    def known(self, entry: Entry) -> None:
         tag = entry["event"]
         if tag == "resume":
-            resumed_since = dict.fromkeys(done, True)
+            self.resumed_since = dict.fromkeys(self.done, True)
         if tag != "side_effect":
-            continue
-        seen = True
+            return
+        self.seen = True
         effect = entry["effect_id"]
-        if effect in done:
+        if effect in self.done:
             across = (
                 " across a resume (the crash-replay double effect)"
-                if resumed_since.get(effect)
+                if self.resumed_since.get(effect)
                 else ""
             )
-            problems.append(
-                Evidence(
-                    _seq(entry),
-                    f"effect {effect!r} performed again{across}; first at seq {done[effect]}",
-                )
+            self.problem(
+                _seq(entry),
+                f"effect {effect!r} performed again{across}; first at seq {self.done[effect]}",
             )
         else:
-            done[effect] = _seq(entry)
-    return _result(
-        "T.effect-exactly-once",
-        "no effect_id performed twice, within a run or across a resume",
-        problems,
-        seen,
-    )
+            self.done[effect] = _seq(entry)
 
 
-def resume_integrity(entries: Sequence[Entry], known: Sequence[Entry]) -> TraceResult:
+class _ResumeIntegrity(_Check):
     """A resume recovered everything the journal recorded before it."""
-    problems: list[Evidence] = []
-    lost_total = 0
-    previous: int | None = None
-    seen = False
-    for entry in entries:
+
+    id = "T.resume-integrity"
+    name = "resume.last_seq_seen equals what the journal recorded before it"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lost_total = 0
+        self.previous: int | None = None
+
+    def entry(self, entry: Entry) -> None:
         seq = _seq(entry)
         if entry.get("event") == "resume" and isinstance(entry.get("last_seq_seen"), int):
-            seen = True
-            recorded = previous or 0
+            self.seen = True
+            recorded = self.previous or 0
             claimed = entry["last_seq_seen"]
             if claimed < recorded:
                 lost = recorded - claimed
-                lost_total += lost
-                problems.append(
-                    Evidence(
-                        seq,
-                        f"resumed from seq {claimed}, but the journal recorded up to {recorded}: "
-                        f"{lost} event(s) of work lost (seq {claimed + 1}..{recorded})",
-                    )
+                self.lost_total += lost
+                self.problem(
+                    seq,
+                    f"resumed from seq {claimed}, but the journal recorded up to {recorded}: "
+                    f"{lost} event(s) of work lost (seq {claimed + 1}..{recorded})",
                 )
             elif claimed > recorded:
-                problems.append(
-                    Evidence(seq, f"resumed from seq {claimed}, beyond the {recorded} recorded")
-                )
+                self.problem(seq, f"resumed from seq {claimed}, beyond the {recorded} recorded")
         if seq is not None:
-            previous = seq
-    facts = {"work_lost_events": lost_total} if seen else {}
-    return _result(
-        "T.resume-integrity",
-        "resume.last_seq_seen equals what the journal recorded before it",
-        problems,
-        seen,
-        **facts,
-    )
+            self.previous = seq
+
+    def facts(self) -> dict[str, Any]:
+        return {"work_lost_events": self.lost_total} if self.seen else {}
 
 
-CheckFn = Callable[[Sequence[Entry], Sequence[Entry]], TraceResult]
-
-TRACE_CHECKS: tuple[tuple[str, CheckFn], ...] = (
-    ("T.sequence-integrity", sequence_integrity),
-    ("T.turn-loop-pairing", turn_loop_pairing),
-    ("T.assembly-budget-honesty", assembly_budget_honesty),
-    ("T.staleness-at-use", staleness_at_use),
-    ("T.citation-at-use", citation_at_use),
-    ("T.deterministic-composition", deterministic_composition),
-    ("T.effect-exactly-once", effect_exactly_once),
-    ("T.resume-integrity", resume_integrity),
+TRACE_CHECKS: tuple[type[_Check], ...] = (
+    _SequenceIntegrity,
+    _TurnLoopPairing,
+    _AssemblyBudgetHonesty,
+    _StalenessAtUse,
+    _CitationAtUse,
+    _DeterministicComposition,
+    _EffectExactlyOnce,
+    _ResumeIntegrity,
 )
-TRACE_CHECK_IDS = tuple(cid for cid, _ in TRACE_CHECKS)
+TRACE_CHECK_IDS = tuple(check.id for check in TRACE_CHECKS)
+
+
+class JournalChecks:
+    """Every check, fed one entry at a time (see :class:`_Check`)."""
+
+    def __init__(self) -> None:
+        self.checks = [check() for check in TRACE_CHECKS]
+
+    def feed(self, entry: Entry, known: bool) -> None:
+        for check in self.checks:
+            check.entry(entry)
+            if known:
+                check.known(entry)
+
+    def results(self) -> list[TraceResult]:
+        return [check.result() for check in self.checks]
 
 
 def check_journal(entries: Sequence[Entry], known: Sequence[Entry]) -> list[TraceResult]:
     """Every check over one journal's entries (all of them) and its recognized ones."""
-    return [fn(entries, known) for _, fn in TRACE_CHECKS]
+    checks = JournalChecks()
+    for check in checks.checks:
+        for entry in entries:
+            check.entry(entry)
+        for entry in known:
+            check.known(entry)
+    return checks.results()
 
 
 TRACE_REPORT_FORMAT = "stella-conform/trace-report/1"
@@ -472,9 +530,49 @@ class JournalReport:
 
 def grade_journal(data: bytes) -> JournalReport:
     """Read a journal with the reference reader and, if it is readable, run every check."""
-    from stella_conform.journal import read_journal
+    return grade_journal_lines(split_journal(data))
 
-    journal = read_journal(data)
+
+def split_journal(data: bytes) -> Iterable[bytes]:
+    """A journal's physical lines, without their newlines (a final newline ends the last)."""
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    return lines
+
+
+@dataclass
+class JournalFacts:
+    """What a streamed journal showed of its shape (for ``trace check``'s "not a journal")."""
+
+    blank: bool = True
+    entries: int = 0
+    numbered: bool = False
+    typed: bool = False
+
+
+def grade_journal_lines(lines: Iterable[bytes], facts: JournalFacts | None = None) -> JournalReport:
+    """:func:`grade_journal` over a journal's lines (no newlines) as they come: one pass,
+    nothing kept per line, so a journal of any length is read in flat memory.
+    ``facts`` collects what ``trace check`` needs to tell a journal from something else."""
+    from stella_conform.journal import JournalReader
+
+    checks = JournalChecks()
+    shape = facts if facts is not None else JournalFacts()
+
+    def on_entry(entry: Entry, known: bool) -> None:
+        shape.entries += 1
+        shape.numbered = shape.numbered or "seq" in entry or isinstance(entry.get("event"), str)
+        shape.typed = shape.typed or isinstance(entry.get("type"), str)
+        checks.feed(entry, known)
+
+    reader = JournalReader(keep=False, on_entry=on_entry)
+    for line in lines:
+        if shape.blank and line.strip(b" \t\r\n"):
+            shape.blank = False
+        if not reader.feed(line):
+            break
+    journal = reader.finish()
     if journal.verdict != "accept":
         return JournalReport(journal.summary(), [])
-    return JournalReport(journal.summary(), check_journal(journal.entries, journal.known))
+    return JournalReport(journal.summary(), checks.results())

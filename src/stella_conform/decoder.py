@@ -39,7 +39,7 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sized
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import IO, Any
@@ -339,6 +339,32 @@ def _archived(
     )
 
 
+class _HeldBlanks:
+    """The blank lines after an unparseable line, until the stream says whether it was the
+    last: counted, not kept (a bad line followed by 100 million newlines held as many
+    outcomes).  They are consecutive lines, each ended by a newline but perhaps the last."""
+
+    def __init__(self) -> None:
+        self.first = 0
+        self.count = 0
+        self.last_terminated = True
+
+    def add(self, number: int, terminated: bool) -> None:
+        if not self.count:
+            self.first = number
+        self.count += 1
+        self.last_terminated = terminated
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+    def outcomes(self) -> Iterator[LineOutcome]:
+        last = self.first + self.count - 1
+        for number in range(self.first, last + 1):
+            terminated = self.last_terminated if number == last else True
+            yield LineOutcome(number, Kind.BLANK, terminated=terminated)
+
+
 def decode(
     source: IO[bytes] | Iterable[bytes] | bytes,
     vocab: Vocabulary | None = None,
@@ -355,7 +381,7 @@ def decode(
     if choices or touched is not None:
         yield from _decode_careful(source, vocab, choices, touched)
         return
-    held: list[LineOutcome] = []  # blanks after an unparseable line, until we know it is final
+    held = _HeldBlanks()  # blanks after an unparseable line, until we know it is final
     unparsed: tuple[int, str, bool] | None = None
     number = 0
     stream: Iterable[bytes]
@@ -369,11 +395,10 @@ def decode(
         # JSON allows the trailing newline as whitespace: parse the chunk as it came
         terminated = content.endswith(b"\n")
         if blank_line(content):
-            blank = LineOutcome(number, Kind.BLANK, terminated=terminated)
             if unparsed is None:
-                yield blank
+                yield LineOutcome(number, Kind.BLANK, terminated=terminated)
             else:
-                held.append(blank)
+                held.add(number, terminated)
             continue
         if unparsed is not None:
             line, reason, was_terminated = unparsed
@@ -403,7 +428,7 @@ def decode(
             reason=f"torn final line tolerated: {reason}",
             terminated=was_terminated,
         )
-        yield from held
+        yield from held.outcomes()
 
 
 #: Unicode White_Space (what Rust's ``str::trim`` strips), beyond JSON's four.
@@ -632,7 +657,7 @@ def _decode_careful(
 ) -> Iterator[LineOutcome]:
     """:func:`decode` following ``choices`` and noting the points the stream touches."""
     points: set[str] = touched if touched is not None else set()
-    held: list[LineOutcome] = []
+    held = _HeldBlanks()
     unparsed: tuple[int, str, bool] | None = None
     number = 0
     stream: Iterable[bytes]
@@ -651,11 +676,10 @@ def _decode_careful(
             # the line is not JSON (a newline inside a string is then what is wrong)
             value, error, blank = _careful_parse(number, content, choices, points)
         if blank:
-            outcome = LineOutcome(number, Kind.BLANK, terminated=terminated)
             if unparsed is None:
-                yield outcome
+                yield LineOutcome(number, Kind.BLANK, terminated=terminated)
             else:
-                held.append(outcome)
+                held.add(number, terminated)
             continue
         if unparsed is not None:
             line, reason, was_terminated = unparsed
@@ -706,7 +730,7 @@ def _decode_careful(
             reason=f"torn final line tolerated: {reason}",
             terminated=was_terminated,
         )
-        yield from held
+        yield from held.outcomes()
 
 
 @dataclass
@@ -740,6 +764,10 @@ class RunSummary:
     elapsed_ms: int | None = None
     #: Sums over step_usage events (None before the first one): exact integers, however big.
     usage: dict[str, int] | None = None
+    #: What a bounded fold (``decode``) did not keep, by field: characters of ``preview``,
+    #: earlier ``texts``, ``tool_calls``, ``stages``, ``unrecognized_types``.  Empty when
+    #: nothing was cut (always, when grading).
+    cut: dict[str, int] = field(default_factory=dict)
 
     @property
     def final_text(self) -> str | None:
@@ -769,11 +797,18 @@ class RunSummary:
             "cost_usd": self.cost_usd,
             "elapsed_ms": self.elapsed_ms,
             "usage": dict(self.usage) if self.usage is not None else None,
+            **({"cut": dict(self.cut)} if self.cut else {}),
         }
 
 
 #: The step_usage counts a dashboard sums (RunSummary.usage).
 USAGE_FIELDS = ("input_tokens", "output_tokens", "duration_ms")
+
+
+#: What a bounded fold keeps: characters of the texts and of the preview (each), and
+#: items of each list (tool calls, a scope's stages, unrecognized types).
+FOLD_TEXT_KEEP = 4 * 1024 * 1024
+FOLD_ITEMS_KEEP = 50_000
 
 
 class RunFold:
@@ -782,6 +817,12 @@ class RunFold:
     ``turn_boundary`` is the vocabulary's name for the end of a turn: ``turn_complete``
     today, ``complete`` in the older stella that had not renamed it yet; or several
     (:attr:`Vocabulary.turn_boundaries`: a client that knows both names counts either).
+
+    ``bounded``: keep at most :data:`FOLD_TEXT_KEEP` characters of the texts (the latest:
+    the final text stays right) and of the preview (its start), and at most
+    :data:`FOLD_ITEMS_KEEP` items of each list; what is left out is counted in
+    ``summary.cut``.  ``decode`` folds bounded, so its memory does not grow with the
+    stream (292 MiB after 145 MB of text deltas); grading folds whole.
     """
 
     def __init__(
@@ -790,6 +831,7 @@ class RunFold:
         *,
         choices: frozenset[str] = NO_CHOICES,
         touched: set[str] | None = None,
+        bounded: bool = False,
     ) -> None:
         self.summary = RunSummary()
         #: Reading B of ``unknown-count``: the count is of distinct type names.
@@ -803,6 +845,19 @@ class RunFold:
         self._unknown: dict[str, None] = {}
         self._last_ts: int | None = None
         self._last_known: str | None = None
+        self._bounded = bounded
+        self._preview_chars = 0
+        self._text_chars = 0
+
+    def _cut(self, what: str, amount: int = 1) -> None:
+        self.summary.cut[what] = self.summary.cut.get(what, 0) + amount
+
+    def _full(self, items: Sized, what: str) -> bool:
+        """Whether a bounded fold keeps no more of this list (and counts the one left out)."""
+        if self._bounded and len(items) >= FOLD_ITEMS_KEEP:
+            self._cut(what)
+            return True
+        return False
 
     def feed(self, outcome: LineOutcome) -> None:
         s = self.summary
@@ -826,10 +881,10 @@ class RunFold:
         event = outcome.event or {}
         self._clock(event.get("ts"))
         s.unrecognized_events += 1
-        if outcome.tag is not None:
-            self._unknown.setdefault(outcome.tag)
-        else:
+        if outcome.tag is None:
             self._untyped += 1
+        elif outcome.tag in self._unknown or not self._full(self._unknown, "unrecognized_types"):
+            self._unknown.setdefault(outcome.tag)
 
     def _known(self, outcome: LineOutcome) -> None:
         s = self.summary
@@ -843,26 +898,40 @@ class RunFold:
             s.events_after_terminator += 1
         self._last_known = tag
         if tag == "text_delta":
-            self._preview.append(event["delta"])
+            delta = event["delta"]
+            if self._bounded and self._preview_chars + len(delta) > FOLD_TEXT_KEEP:
+                self._cut("preview", len(delta))
+            else:
+                self._preview.append(delta)
+                self._preview_chars += len(delta)
         elif tag == "text":
             s.texts.append(event["text"])
             self._preview.clear()
+            self._preview_chars = 0
+            if self._bounded:
+                self._text_chars += len(event["text"])
+                while self._text_chars > FOLD_TEXT_KEEP and len(s.texts) > 1:
+                    self._text_chars -= len(s.texts.pop(0))
+                    self._cut("texts")
         elif tag == "stage":
             # a stage without scope is known only to a vocabulary from before scope
             # existed, when every stage was the engine's: a turn stage
-            s.stages.setdefault(event.get("scope", "turn"), []).append(event["name"])
+            stages = s.stages.setdefault(event.get("scope", "turn"), [])
+            if not self._full(stages, "stages"):
+                stages.append(event["name"])
         elif tag == "tool_start":
             call = event["call"]
-            record = ToolCallRecord(call["call_id"], call["name"], "open")
-            self._calls[record.call_id] = record
-            s.tool_calls.append(record)
+            if not self._full(s.tool_calls, "tool_calls"):
+                record = ToolCallRecord(call["call_id"], call["name"], "open")
+                self._calls[record.call_id] = record
+                s.tool_calls.append(record)
         elif tag == "tool_result":
             output = event["output"]
             status = "ok" if "ok" in output else "error"
             found = self._calls.get(event["call_id"])
             if found is not None and found.status == "open":
                 found.status = status
-            else:
+            elif not self._full(s.tool_calls, "tool_calls"):
                 s.tool_calls.append(ToolCallRecord(event["call_id"], None, "orphan"))
         elif tag == "step_usage":
             totals = s.usage if s.usage is not None else dict.fromkeys(USAGE_FIELDS, 0)

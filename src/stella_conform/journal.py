@@ -102,45 +102,99 @@ class Journal:
 
 def read_journal(data: bytes) -> Journal:
     """Read a whole journal as a conforming reader must."""
-    journal = Journal()
-    raw = data.split(b"\n")
-    if raw and raw[-1] == b"":
-        raw.pop()
-    last = max((i for i, r in enumerate(raw) if r.strip(JSON_WS)), default=-1)
-    unknown: dict[str, None] = {}
-    for index, content in enumerate(raw):
-        number = index + 1
+    reader = JournalReader()
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    for content in lines:
+        if not reader.feed(content):
+            break
+    return reader.finish()
+
+
+class JournalReader:
+    """The reader, one physical line (without its newline) at a time.
+
+    A line that does not parse is held until the next line that is not blank: then it
+    was not the last, and the journal is rejected at it; if the journal ends first, it
+    was the torn tail.  ``keep=False`` keeps no line (``trace check`` streams: each
+    parsed entry goes to ``on_entry`` with whether its tag is recognized).
+    """
+
+    def __init__(
+        self,
+        *,
+        keep: bool = True,
+        on_entry: Callable[[dict[str, Any], bool], None] | None = None,
+    ) -> None:
+        self.journal = Journal()
+        self.keep = keep
+        self.on_entry = on_entry
+        self._unknown: dict[str, None] = {}
+        self._number = 0
+        self._held: tuple[int, str] | None = None
+        self._done = False
+
+    def _add(self, line: JournalLine) -> None:
+        if self.keep:
+            self.journal.lines.append(line)
+
+    def _rejected(self, line: int, reason: str) -> bool:
+        self._add(JournalLine(line, Kind.REJECT, reason=reason))
+        journal = self.journal
+        journal.verdict, journal.rejected_line, journal.reason = "reject", line, reason
+        self._done = True
+        return False
+
+    def feed(self, content: bytes) -> bool:
+        """Read one line; False once the journal is rejected (read no further)."""
+        if self._done:
+            return False
+        self._number += 1
+        number = self._number
         if not content.strip(JSON_WS):
-            journal.lines.append(JournalLine(number, Kind.BLANK))
-            continue
+            if self._held is None:
+                self._add(JournalLine(number, Kind.BLANK))
+            return True
+        if self._held is not None:
+            line, why_not = self._held
+            return self._rejected(line, f"corrupt line (not the last): {why_not}")
         value, problem = parse_line(content)
         if problem is not None:
-            if index == last:
-                journal.lines.append(JournalLine(number, Kind.TORN, reason=problem))
-                journal.torn_final_line = True
-                break
-            return _reject(journal, number, f"corrupt line (not the last): {problem}")
+            self._held = (number, problem)
+            return True
         if not isinstance(value, dict):
-            return _reject(journal, number, "line is JSON but not an object")
+            return self._rejected(number, "line is JSON but not an object")
+        journal = self.journal
         tag = value.get("event")
         if not isinstance(tag, str) or tag not in EVENTS:
             journal.unrecognized_events += 1
             if isinstance(tag, str):
-                unknown.setdefault(tag)
-            journal.lines.append(
+                self._unknown.setdefault(tag)
+            self._add(
                 JournalLine(number, Kind.UNKNOWN, tag if isinstance(tag, str) else None, value)
             )
-            continue
+            if self.on_entry is not None:
+                self.on_entry(value, False)
+            return True
         why = misfit(tag, value)
         if why is not None:
-            return _reject(journal, number, f"recognized event {tag!r} that does not fit: {why}")
+            return self._rejected(number, f"recognized event {tag!r} that does not fit: {why}")
         journal.known_events += 1
-        journal.lines.append(JournalLine(number, Kind.KNOWN, tag, value))
-    journal.unrecognized_types = sorted(unknown)
-    return journal
+        self._add(JournalLine(number, Kind.KNOWN, tag, value))
+        if self.on_entry is not None:
+            self.on_entry(value, True)
+        return True
 
-
-def _reject(journal: Journal, line: int, reason: str) -> Journal:
-    journal.lines.append(JournalLine(line, Kind.REJECT, reason=reason))
-    journal.verdict, journal.rejected_line, journal.reason = "reject", line, reason
-    return journal
+    def finish(self) -> Journal:
+        """The journal as read (a line still held was the torn tail)."""
+        journal = self.journal
+        if self._done:
+            return journal
+        if self._held is not None:
+            line, problem = self._held
+            self._add(JournalLine(line, Kind.TORN, reason=problem))
+            journal.torn_final_line = True
+        journal.unrecognized_types = sorted(self._unknown)
+        self._done = True
+        return journal

@@ -33,7 +33,7 @@ def decode(stream: str, as_json: bool, quiet: bool, wire_schema: Path | None) ->
     from stella_conform.decoder import decode as run_decoder
 
     vocab = load_vocabulary(wire_schema)
-    fold = RunFold(vocab.turn_boundaries)
+    fold = RunFold(vocab.turn_boundaries, bounded=True)  # flat memory, whatever the stream
     out = _JsonLines(vocab.ident) if as_json else None
     with open_input(stream) as fh:
         for outcome in run_decoder(stream_lines(fh), vocab):
@@ -97,6 +97,9 @@ def _print_summary(summary: Any, quiet: bool) -> None:
         click.echo("verdict: accept")
         if quiet:
             return
+    for what, count in summary.cut.items():
+        unit = "character(s)" if what == "preview" else "item(s)"
+        click.echo(f"cut: {count} {unit} of {what} not kept (decode keeps a bounded summary)")
     types = ", ".join(summary.unrecognized_types) or "none"
     click.echo(f"unrecognized: {summary.unrecognized_events} event(s); types: {types}")
     click.echo(

@@ -496,7 +496,22 @@ def _claimed(case: GradedCase, claims: Claims) -> bool:
     return claims.reads_parts(envelope_parts(case.stream, case.command))
 
 
-def _save(config: SuiteConfig, check: Check, case: GradedCase) -> tuple[str, str | None]:
+def _save(config: SuiteConfig, check: Check, case: GradedCase) -> tuple[str | None, str | None]:
+    """Save a failing case in the fixture format: (its path, the replay command), or
+    (None, None) when it cannot be written (the failure is still reported, with a warning:
+    a full disk, or a client that swapped the failures folder for a link)."""
+    try:
+        return _write_case(config, check, case)
+    except OSError as exc:
+        import sys
+
+        said = str(exc) if getattr(exc, "why", None) else (exc.strerror or str(exc))
+        print(f"stella-conform: warning: a failing case of {check.id} was not saved: {said}",
+              file=sys.stderr)  # fmt: skip
+        return None, None
+
+
+def _write_case(config: SuiteConfig, check: Check, case: GradedCase) -> tuple[str, str | None]:
     digest = hashlib.sha256(case.stream + case.command.encode() + repr(case.scenario).encode())
     name = f"{check.id}-{digest.hexdigest()[:10]}"
     directory = config.failures_dir

@@ -290,9 +290,13 @@ class Vocabulary:
     @classmethod
     def from_wire_schema(cls, path: str | Path, *, name: str | None = None) -> Vocabulary:
         """Import a stella wire schema file; raises :class:`VocabularyError`."""
+        from stella_conform.safe_files import DOCUMENT_CAP, read_regular
+
         path = Path(path)
         try:
-            text = path.read_text(encoding="utf-8")
+            # a regular file of at most a document's size: a FIFO is refused at once (it
+            # hung the kit), /dev/zero is not read without bound
+            text = read_regular(path, DOCUMENT_CAP).decode("utf-8")
         except FileNotFoundError:
             raise VocabularyError(f"wire schema not found: {path}") from None
         except (OSError, UnicodeDecodeError) as exc:

@@ -1326,3 +1326,117 @@ def test_the_auto_mode_probe_reaps_a_grandchild_that_left_the_session(tmp_path: 
     )  # fmt: skip
     assert "in exit mode (auto: no hello, it waited for input" in out.stderr, out.stderr
     assert out.returncode == 0, out.stdout
+
+
+# ---------------------------------------------- one safe reader, streaming (item 2)
+
+
+def _peak_of(generator: list[str], *args: str) -> tuple[int, int, str]:
+    gen = subprocess.Popen([sys.executable, *generator], stdout=subprocess.PIPE)
+    assert gen.stdout is not None
+    try:
+        return kit_peak(*args, stdin=gen.stdout.fileno())
+    finally:
+        gen.stdout.close()
+        gen.wait()
+
+
+@pytest.mark.parametrize("kind", ["deltas", "tools"])
+def test_decode_keeps_a_bounded_summary_of_a_huge_stream(kind: str) -> None:
+    """64 MiB of text deltas (the preview) or of tool calls: decode stays flat (before:
+    325 and 570 MiB after 150 MB) and says what its summary left out."""
+    flood = str(Path(__file__).parent / "hostile" / "stream_flood.py")
+    code, peak, stderr = _peak_of([flood, "64", kind], "decode", "-q", "-")
+    assert code == 0, stderr
+    assert peak < 80, f"{peak} MiB"
+
+
+def test_blank_lines_after_a_bad_line_are_counted_not_held() -> None:
+    """A corrupt line and then two million newlines: one torn line and blanks, counted."""
+    script = (
+        'import os; os.write(1, b\'{"type":"text","text":"a"}\\n{bad\\n\' + b\'\\n\' * 2000000)'
+    )
+    code, peak, stderr = _peak_of(["-c", script], "decode", "-q", "-")
+    assert code == 0, stderr  # the corrupt line was the last one with anything on it
+    assert peak < 80, f"{peak} MiB"
+
+
+def test_trace_check_reads_a_journal_line_by_line() -> None:
+    """A valid 16 MiB journal: flat memory (a 60 MB one took 661 MiB; now 57 MiB)."""
+    flood = str(Path(__file__).parent / "hostile" / "journal_flood.py")
+    code, peak, stderr = _peak_of([flood, "16"], "trace", "check", "-")
+    assert code == 0, stderr
+    assert peak < 80, f"{peak} MiB"
+
+
+def test_a_wire_schema_that_is_a_fifo_or_a_device_is_refused_at_once(tmp_path: Path) -> None:
+    fifo = tmp_path / "schema.json"
+    os.mkfifo(fifo)
+    zero = tmp_path / "zero.json"
+    zero.symlink_to("/dev/zero")
+    case = str(bundled_fixtures_dir() / "minimal_run.jsonl")
+    for schema, kind in ((fifo, "a FIFO"), (zero, "a character device")):
+        out = kit("decode", "--wire-schema", str(schema), case, timeout=60)
+        assert out.returncode == 2 and f"is {kind}, not a regular file" in out.stderr, out.stderr
+
+
+def test_replay_plays_no_link_and_no_case_over_the_cap(tmp_path: Path) -> None:
+    """A symlinked case file (to a 0600 file) was played to the client; a 3 GiB one was a
+    MemoryError. Both are one line and exit 2, the client never started."""
+    from stella_conform.safe_files import CASE_CAP
+
+    secret = tmp_path / "secret"
+    secret.write_text('{"type":"text","text":"private"}\n')
+    secret.chmod(0o600)
+    link = tmp_path / "case.jsonl"
+    link.symlink_to(secret)
+    big = tmp_path / "big.jsonl"
+    with big.open("wb") as fh:
+        fh.truncate(CASE_CAP + 1)
+    marker = tmp_path / "started"
+    client = [sys.executable, "-c", f"open({str(marker)!r}, 'w')"]
+    for case, said in ((link, "is a symbolic link"), (big, f"is larger than {CASE_CAP} bytes")):
+        out = kit("replay", str(case), "--", *client, timeout=60)
+        assert out.returncode == 2 and said in out.stderr, out.stderr
+        assert out.stderr.count("\n") == 1 and not marker.exists()
+
+
+def test_a_bounded_fold_reads_every_fixture_as_the_grader_does() -> None:
+    """The bound is far past any real run: on the corpus both folds agree field by field,
+    and past it the latest texts (the final text) are the ones kept."""
+    from stella_conform.decoder import FOLD_TEXT_KEEP, RunFold, decode
+
+    for path in sorted(bundled_fixtures_dir().glob("*.jsonl")):
+        whole, bounded = RunFold(), RunFold(bounded=True)
+        for outcome in decode(path.read_bytes()):
+            whole.feed(outcome)
+            bounded.feed(outcome)
+        assert bounded.finish().to_json() == whole.finish().to_json(), path.name
+    text = "t" * (FOLD_TEXT_KEEP // 4)
+    stream = "".join(f'{{"type":"text","text":"{text}{n}"}}\n' for n in range(5)).encode()
+    fold = RunFold(bounded=True)
+    for outcome in decode(stream):
+        fold.feed(outcome)
+    summary = fold.finish()
+    assert summary.final_text == f"{text}4" and summary.cut == {"texts": 2}
+    assert len(summary.texts) == 3
+
+
+def test_a_failures_folder_swapped_for_a_link_mid_run_gets_nothing_written(
+    tmp_path: Path,
+) -> None:
+    """The client replaces .stella-conform/failures with a link to another folder, then
+    fails a check: the failing case is reported, and not written through the link."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = kit(
+        "run", "--only", "R4.bad-body-rejected", "--examples", "1", "--max-shrinks", "0",
+        "--no-database", "-j", "1", "--json", "r.json", "--",
+        sys.executable, str(HOSTILE), "swap-failures", str(elsewhere), cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 1, out.stderr[-2000:]
+    assert (tmp_path / ".stella-conform" / "failures").is_symlink()  # it did swap it
+    assert not list(elsewhere.iterdir()), list(elsewhere.iterdir())
+    assert "was not saved" in out.stderr and "is a link" in out.stderr, out.stderr[-2000:]
+    [check] = json.loads((tmp_path / "r.json").read_text())["checks"]
+    assert check["outcome"] == "fail" and check["failures"], check

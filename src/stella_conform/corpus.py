@@ -21,7 +21,7 @@ import jsonschema
 
 from stella_conform.decoder import RunSummary
 from stella_conform.errors import SetupError, read_json_file
-from stella_conform.safe_files import DOCUMENT_CAP, read_regular, write_atomic
+from stella_conform.safe_files import CASE_CAP, RefusedFile, make_dirs, read_regular, write_atomic
 from stella_conform.schemas.vocabulary import load_schema
 
 EXPECT_FORMAT = "stella-conform/expect/1"
@@ -45,6 +45,22 @@ COMPARED = (
 )
 
 
+def case_bytes(path: Path, *, follow: bool = True) -> bytes:
+    """A case file's bytes: a regular file of at most :data:`CASE_CAP` bytes, or
+    :class:`SetupError` naming the cap (``follow=False``: a link is refused too)."""
+    try:
+        return read_regular(path, CASE_CAP, follow=follow)
+    except FileNotFoundError:
+        raise SetupError(f"case file not found: {path}") from None
+    except RefusedFile as exc:
+        raise SetupError(
+            f"cannot read case file: {exc} (the kit plays regular files of at most "
+            f"{CASE_CAP} bytes)"
+        ) from None
+    except OSError as exc:
+        raise SetupError(f"cannot read case file {path}: {exc.strerror or exc}") from None
+
+
 @dataclass(frozen=True)
 class Fixture:
     """One case on disk."""
@@ -55,7 +71,7 @@ class Fixture:
 
     @property
     def stream(self) -> bytes:
-        return self.stream_path.read_bytes()
+        return case_bytes(self.stream_path)
 
     @property
     def rules(self) -> tuple[str, ...]:
@@ -173,7 +189,7 @@ def corpus_version(directory: Path | None = None) -> str:
 
 def write_fixture(directory: Path, name: str, stream: bytes, expect: Mapping[str, Any]) -> None:
     """Write one case in the fixture format (stable bytes for a given input)."""
-    directory.mkdir(parents=True, exist_ok=True)
+    make_dirs(directory)  # below a pinned folder: no link followed on the way
     write_atomic(directory / f"{name}.jsonl", stream)  # never through a planted link
     text = json.dumps(expect, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
     if not text.isascii():
@@ -217,7 +233,7 @@ class EnvelopeFixture:
 
     @property
     def data(self) -> bytes:
-        return self.path.read_bytes()
+        return case_bytes(self.path)
 
     @property
     def command(self) -> str:
@@ -236,7 +252,7 @@ class ScenarioFixture:
     def stream(self) -> bytes:
         if "stream_text" in self.scenario:
             return str(self.scenario["stream_text"]).encode("utf-8")
-        return read_regular(scenario_stream_path(self.path, self.scenario["stream"]), DOCUMENT_CAP)
+        return case_bytes(scenario_stream_path(self.path, self.scenario["stream"]))
 
     @property
     def expect(self) -> Mapping[str, Any]:
@@ -302,7 +318,7 @@ def iter_scenarios(directory: Path | None = None) -> Iterator[ScenarioFixture]:
 def write_envelope_fixture(
     directory: Path, name: str, data: bytes, expect: Mapping[str, Any]
 ) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
+    make_dirs(directory)  # below a pinned folder: no link followed on the way
     path = directory / f"{name}.json"
     write_atomic(path, data)
     text = json.dumps({"format": ENVELOPE_EXPECT_FORMAT, **expect}, indent=2, ensure_ascii=False)
@@ -312,7 +328,7 @@ def write_envelope_fixture(
 
 def write_scenario(directory: Path, name: str, scenario: Mapping[str, Any], stream: bytes) -> Path:
     """The stream goes inline (``stream_text``) so a failures directory holds one file per case."""
-    directory.mkdir(parents=True, exist_ok=True)
+    make_dirs(directory)  # below a pinned folder: no link followed on the way
     doc = {"format": SCENARIO_FORMAT, **scenario, "stream_text": stream.decode("utf-8", "replace")}
     doc.pop("stream", None)
     path = directory / f"{name}{SCENARIO_SUFFIX}"
@@ -335,7 +351,7 @@ class TraceFixture:
 
     @property
     def data(self) -> bytes:
-        return self.path.read_bytes()
+        return case_bytes(self.path)
 
 
 def read_trace_fixture(path: Path) -> TraceFixture:
@@ -377,7 +393,7 @@ def write_trace_fixture(directory: Path, name: str, data: bytes, description: st
     """A journal and the reference reader's reading of it (checks too, when readable)."""
     from stella_conform.conformance.trace import grade_journal
 
-    directory.mkdir(parents=True, exist_ok=True)
+    make_dirs(directory)  # below a pinned folder: no link followed on the way
     path = directory / f"{name}.jsonl"
     write_atomic(path, data)
     report = grade_journal(data)

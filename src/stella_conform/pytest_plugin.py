@@ -293,6 +293,10 @@ def pytest_configure(config: pytest.Config) -> None:
     from stella_conform.conformance.automode import settle_mode
     from stella_conform.conformance.runner import Client, resolve_client
     from stella_conform.errors import SetupError
+    from stella_conform.safe_files import pin_dir
+
+    # before the client starts: the cases saved later go there or nowhere
+    pin_dir(Path(str(config.rootpath)) / ".stella-conform" / "failures")
 
     try:
         argv = resolve_client(shlex.split(str(_option(config, "client"))))

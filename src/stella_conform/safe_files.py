@@ -31,6 +31,9 @@ from stella_conform import stopping
 DOCUMENT_CAP = 64 * 1024 * 1024
 #: The longest stream line ``decode``, ``validate`` and ``corpus check`` hold at once.
 STREAM_LINE_CAP = 16 * 1024 * 1024
+#: The largest case file (a stream, an envelope, a journal) the kit plays to a client: a
+#: case is held whole, decoded and kept for its report, several times its size in memory.
+CASE_CAP = 16 * 1024 * 1024
 
 
 class RefusedFile(OSError):
@@ -125,25 +128,110 @@ def bounded_lines(fh: IO[bytes], cap: int = STREAM_LINE_CAP) -> Iterator[bytes]:
 def write_atomic(path: Path, data: bytes | str) -> None:
     """Write ``path`` whole or not at all, replacing (never following) a link at ``path``.
 
-    The temporary file gets the usual permissions (``0o666`` less the umask).
+    Below a pinned folder (:func:`pin_dir`) the folders on the way are made and entered
+    without following a link, so a client cannot redirect the write elsewhere by
+    swapping one of them; :class:`RefusedFile` if it tried.  The temporary file gets the
+    usual permissions (``0o666`` less the umask).
     """
     # a lone surrogate (valid in a JSON escape, not in UTF-8) is written as its escape
     payload = data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data
     directory = path.parent if str(path.parent) else Path(".")
-    temp = directory / f".{path.name}.{secrets.token_hex(6)}.tmp"
+    temp = f".{path.name}.{secrets.token_hex(6)}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     # a stop signal waits until the file is in place or gone: a second Ctrl-C (which exits
     # at once) cannot leave half a report or its temporary file behind
-    with stopping.signals_held():
-        fd = os.open(temp, flags | getattr(os, "O_CLOEXEC", 0), 0o666)
+    with stopping.signals_held(), _folder(directory) as dir_fd:
+        at = {"dir_fd": dir_fd} if dir_fd is not None else {}
+        temp_path = temp if dir_fd is not None else os.fspath(directory / temp)
+        target = path.name if dir_fd is not None else os.fspath(path)
+        fd = os.open(temp_path, flags | getattr(os, "O_CLOEXEC", 0), 0o666, **at)
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(payload)
-            os.replace(temp, path)
+            os.replace(temp_path, target, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         except BaseException:
             with contextlib.suppress(OSError):
-                os.unlink(temp)
+                os.unlink(temp_path, **at)
             raise
+
+
+def make_dirs(directory: Path) -> None:
+    """``mkdir -p``; below a pinned folder, without following a link on the way."""
+    if _pinned(directory) is None:
+        directory.mkdir(parents=True, exist_ok=True)
+        return
+    with _folder(directory):
+        pass
+
+
+#: Folders the kit will write below, pinned before any client ran: the folder as given
+#: (absolute) -> its nearest folder that existed then (absolute), and that one's identity.
+_PINNED: dict[str, tuple[str, tuple[int, int]]] = {}
+
+
+def pin_dir(path: Path) -> None:
+    """Remember, before any client runs, where ``path`` is: what the kit writes below it
+    later goes there or nowhere.
+
+    Nothing is made now.  The nearest folder of ``path`` that exists is pinned by its
+    identity (device and inode); the folders from it down are made when first written,
+    each entered without following a link.  A client that swaps the failures folder
+    (or any folder on the way) for a link mid-run no longer has the kit's saved cases
+    written wherever the link points (it did).
+    """
+    absolute = os.path.abspath(path)
+    existing = absolute
+    while not os.path.isdir(existing):
+        parent = os.path.dirname(existing)
+        if parent == existing:
+            return
+        existing = parent
+    st = os.stat(existing)
+    _PINNED[absolute] = (existing, (st.st_dev, st.st_ino))
+
+
+def _pinned(directory: Path) -> tuple[str, tuple[int, int], list[str]] | None:
+    absolute = os.path.abspath(directory)
+    for pinned, (existing, identity) in _PINNED.items():
+        if absolute == pinned or absolute.startswith(pinned.rstrip(os.sep) + os.sep):
+            rest = os.path.relpath(absolute, existing)
+            parts = [] if rest == "." else rest.split(os.sep)
+            return existing, identity, parts
+    return None
+
+
+@contextlib.contextmanager
+def _folder(directory: Path) -> Iterator[int | None]:
+    """A descriptor of ``directory`` made from its pinned folder without following a link
+    on the way; ``None`` when it is not below a pinned folder."""
+    found = _pinned(directory)
+    if found is None:
+        yield None
+        return
+    existing, identity, parts = found
+    fd = os.open(existing, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != identity:
+            raise RefusedFile(
+                existing, "is no longer the folder it was when the run started: nothing written"
+            )
+        nofollow = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0)
+        for depth, part in enumerate(parts, 1):
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, 0o777, dir_fd=fd)
+            try:
+                inner = os.open(part, nofollow | getattr(os, "O_CLOEXEC", 0), dir_fd=fd)
+            except OSError:
+                where = os.path.join(existing, *parts[:depth])
+                raise RefusedFile(
+                    where, "is a link or not a folder: nothing written there"
+                ) from None
+            os.close(fd)
+            fd = inner
+        yield fd
+    finally:
+        os.close(fd)
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+=@-]")

@@ -163,7 +163,7 @@ def _diff_all(
 
     for directory in directories or (bundled_fixtures_dir(),):
         fixtures = [
-            DiffCase(str(directory), f.name, f.stream_path.read_bytes())
+            DiffCase(str(directory), f.name, f.stream)  # capped, regular files only
             for f in iter_fixtures(directory)
         ]
         if not fixtures:

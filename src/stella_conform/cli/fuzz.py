@@ -143,6 +143,7 @@ def fuzz(
     from stella_conform.conformance.fuzz import FuzzConfig, Fuzzer, Progress, parse_duration
     from stella_conform.conformance.report import check_writable, load_known_failures
     from stella_conform.conformance.suite import SuiteConfig, preflight
+    from stella_conform.safe_files import pin_dir
 
     resolve_profiles(profiles, None)  # an unknown --profile is a usage error before any run
     bad = unmatched_globs([*only, *skip])
@@ -158,6 +159,7 @@ def fuzz(
     check_writable([json_path, junit_path, markdown_path])
     database = build_database(databases, github_artifact, no_database=no_database)
     client = make_client(command, mode, timeout, line_timeout)
+    pin_dir(failures_dir)  # before any client runs: saved cases go there or nowhere
     stopping.install()  # SIGTERM, SIGHUP, a second Ctrl-C: clients killed, partial report
     started = time.monotonic()  # --for bounds the whole command, from here
     client, hello, mode_reason = settle_mode(client, mode)

@@ -41,7 +41,9 @@ def matrix(
     """
     from stella_conform import stopping
     from stella_conform.conformance.matrix import cell_text, load_config, run_matrix
+    from stella_conform.safe_files import pin_dir
 
+    pin_dir(out_dir)  # before any client runs (load_config reads hellos): no link followed
     config = load_config(config_path)
     if jobs is not None:
         config.jobs = jobs
@@ -52,6 +54,7 @@ def matrix(
         config.seed = seed
     if config.failures_dir is None:
         config.failures_dir = out_dir / "failures"  # failures travel with the report
+    pin_dir(config.failures_dir)
     parsed = parse_shard(shard) if shard else None
     try:
         out_dir.mkdir(parents=True, exist_ok=True)

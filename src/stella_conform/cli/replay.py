@@ -92,10 +92,14 @@ def replay(
     from stella_conform.conformance.grader import GradedCase
     from stella_conform.conformance.runner import run_once
     from stella_conform.conformance.travel import case_argument
+    from stella_conform.corpus import case_bytes
 
     case = case_argument(str(case))  # fixture:NAME is the bundled corpus's
     if not case.is_file():
         raise SetupError(f"no such case file: {case}")
+    # what is played to the client: a regular file, not a link (one to a 0600 file was
+    # played), of at most CASE_CAP bytes (a 3 GiB case was a MemoryError)
+    stream = case_bytes(case, follow=False)
     if parser_spec is not None:
         if command:
             raise SetupError("give either --parser or a command after '--', not both")
@@ -120,7 +124,7 @@ def replay(
     client = dataclasses.replace(client, summary_only=claims.summary_only)
     if check_id is not None or case.suffix == ".json":
         _replay_as_check(case, check_id, client, vocab, claims)
-    graded = GradedCase(case.name, case.read_bytes(), "saved", vocab=vocab)
+    graded = GradedCase(case.name, stream, "saved", vocab=vocab)
     obs = run_once(client, graded.stream)
     keep = decisive_lines(graded, obs)
     _safe_echo(_stream_header("stream", len(graded.stream), keep, "it"))

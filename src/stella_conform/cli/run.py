@@ -157,6 +157,7 @@ def run(
         write_outputs,
     )
     from stella_conform.conformance.suite import CheckResult, SuiteConfig, preflight, run_suite
+    from stella_conform.safe_files import pin_dir
     from stella_conform.safe_text import for_terminal
 
     resolve_profiles(profiles, None)  # an unknown --profile is a usage error before any run
@@ -175,6 +176,7 @@ def run(
     # an unknown claimed name is a usage error before the client starts (again with its hello)
     build_claims(vocab, None, knows, reads, computes, summary_only)
     client = make_client(command, mode, timeout, line_timeout)
+    pin_dir(failures_dir)  # before any client runs: saved cases go there or nowhere
     stopping.install()  # SIGTERM, SIGHUP, SIGINT: clients killed, partial report, 128 + N
     try:
         client, hello, mode_reason = settle_mode(client, mode)

@@ -48,7 +48,8 @@ class RefusedFile(OSError):
         return f"{self.path} {self.why}"
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular file is, in words (``a FIFO``)."""
     if stat.S_ISFIFO(mode):
         return "a FIFO"
     if stat.S_ISCHR(mode):
@@ -80,7 +81,7 @@ def open_regular(path: str | os.PathLike[str], *, follow: bool = True) -> IO[byt
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise RefusedFile(path, f"is {_kind(mode)}, not a regular file")
+            raise RefusedFile(path, f"is {file_kind(mode)}, not a regular file")
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
@@ -125,13 +126,14 @@ def bounded_lines(fh: IO[bytes], cap: int = STREAM_LINE_CAP) -> Iterator[bytes]:
 # ---------------------------------------------------------------------- writing
 
 
-def write_atomic(path: Path, data: bytes | str) -> None:
+def write_atomic(path: Path, data: bytes | str, *, mode: int | None = None) -> None:
     """Write ``path`` whole or not at all, replacing (never following) a link at ``path``.
 
     Below a pinned folder (:func:`pin_dir`) the folders on the way are made and entered
     without following a link, so a client cannot redirect the write elsewhere by
     swapping one of them; :class:`RefusedFile` if it tried.  The temporary file gets the
-    usual permissions (``0o666`` less the umask).
+    usual permissions (``0o666`` less the umask), or ``mode`` when given (set on the new
+    file itself, before it is in place).
     """
     # a lone surrogate (valid in a JSON escape, not in UTF-8) is written as its escape
     payload = data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data
@@ -148,6 +150,8 @@ def write_atomic(path: Path, data: bytes | str) -> None:
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(payload)
+                if mode is not None:
+                    os.fchmod(fh.fileno(), mode)
             os.replace(temp_path, target, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         except BaseException:
             with contextlib.suppress(OSError):

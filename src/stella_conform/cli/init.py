@@ -9,12 +9,14 @@ are plain files under ``adapters/templates/LANG/``, shipped in the wheel.
 from __future__ import annotations
 
 import shlex
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
 from stella_conform.errors import SetupError
+from stella_conform.safe_files import DOCUMENT_CAP, file_kind, read_regular, write_atomic
 
 
 @dataclass(frozen=True)
@@ -51,19 +53,36 @@ def templates_dir() -> Path:
 
 
 def write_template(language: str, directory: Path, *, force: bool = False) -> list[Path]:
-    """Copy a language's template into ``directory``; :class:`SetupError` rather than overwrite."""
+    """Copy a language's template into ``directory``; :class:`SetupError` rather than overwrite.
+
+    A name the template writes that is a link (dangling or not), a FIFO, a folder or a
+    device is refused, ``--force`` or not: a dangling link created a file outside the
+    folder, a linked 0600 file was overwritten and made 0755, a FIFO hung ``init``.  Each
+    file is written whole to a temporary file beside it and renamed into place.
+    """
     template = TEMPLATES[language]
     source = templates_dir() / language
     targets = [directory / name for name in template.files]
-    existing = [t for t in targets if t.exists()]
+    existing = []
+    for target in targets:
+        try:
+            mode = target.lstat().st_mode
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise SetupError(f"cannot write {target}: {exc.strerror or exc}") from None
+        if stat.S_ISLNK(mode):
+            raise SetupError(f"{target} is a symbolic link: refusing to write through it")
+        if not stat.S_ISREG(mode):
+            raise SetupError(f"{target} is {file_kind(mode)}, not a regular file: refusing it")
+        existing.append(target)
     if existing and not force:
         raise SetupError(f"{existing[0]} exists; pass --force to overwrite it")
     try:
         directory.mkdir(parents=True, exist_ok=True)
         for name, target in zip(template.files, targets, strict=True):
-            target.write_bytes((source / name).read_bytes())
-            if name.endswith(".py"):
-                target.chmod(0o755)
+            data = read_regular(source / name, DOCUMENT_CAP)
+            write_atomic(target, data, mode=0o755 if name.endswith(".py") else None)
     except OSError as exc:
         raise SetupError(f"cannot write to {directory}: {exc.strerror or exc}") from None
     return targets

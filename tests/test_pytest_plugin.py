@@ -353,3 +353,29 @@ test_lambda = conformance_tests(
     assert "KeyError: 'type'" in done.stdout and 'event["type"]' in done.stdout
     # a lambda cannot be imported again: the pytest command that re-runs the check instead
     assert "re-run:   pytest 'test_conf.py::test_lambda[R3.missing-or-non-string-type]'" in text
+
+
+@pytest.mark.parametrize(
+    ("ini", "said"),
+    [
+        ('stella_client = "unbalanced', "stella_client (--stella-client): No closing quotation"),
+        ("stella_examples = abc", "stella_examples (--stella-examples): a whole number"),
+        ("stella_examples = -1", "stella_examples (--stella-examples): at least 0"),
+        ("stella_seed = 1.5", "stella_seed (--stella-seed): a whole number"),
+        ("stella_timeout = nan", "stella_timeout (--stella-timeout): seconds"),
+        ("stella_timeout = inf", "stella_timeout (--stella-timeout): seconds"),
+        ("stella_timeout = 0", "stella_timeout (--stella-timeout): seconds"),
+    ],
+)
+def test_every_bad_ini_value_is_a_usage_error(
+    pytester: pytest.Pytester, ini: str, said: str
+) -> None:
+    """An unbalanced quote was an INTERNALERROR, ``abc`` a traceback, ``nan`` accepted."""
+    client = (
+        "" if ini.startswith("stella_client") else f"stella_client = {client_arg(*PY_REFERENCE)}\n"
+    )
+    pytester.makeini(f"[pytest]\n{client}{ini}\n")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    assert said in result.stderr.str(), result.stderr.str()
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()

@@ -20,6 +20,7 @@ makes a test parametrized by check id in that module (see docs/pytest-plugin.md)
 
 from __future__ import annotations
 
+import math
 import shlex
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -81,10 +82,45 @@ def _active(config: pytest.Config) -> bool:
     return _option(config, "client") is not None
 
 
+def _whole(config: pytest.Config, name: str, minimum: int | None = None) -> int | None:
+    """An option or ini value that must be a whole number (``None`` when not given): a
+    usage error otherwise (``stella_examples = abc`` was a traceback)."""
+    value = _option(config, name)
+    if value is None:
+        return None
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        raise pytest.UsageError(
+            f"stella_{name.replace('-', '_')} (--stella-{name}): a whole number, got {value!r}"
+        ) from None
+    if minimum is not None and number < minimum:
+        raise pytest.UsageError(
+            f"stella_{name.replace('-', '_')} (--stella-{name}): at least {minimum}, got {number}"
+        )
+    return number
+
+
+def _timeout(config: pytest.Config) -> float:
+    """``stella_timeout``: seconds, a finite number of at least 0.1 (``nan`` was taken)."""
+    value = _option(config, "timeout")
+    if value is None:
+        return 10.0
+    try:
+        seconds = float(str(value).strip())
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds < 0.1:
+        raise pytest.UsageError(
+            f"stella_timeout (--stella-timeout): seconds, a number of at least 0.1, got {value!r}"
+        )
+    return seconds
+
+
 def _examples(config: pytest.Config) -> int:
-    explicit = _option(config, "examples")
+    explicit = _whole(config, "examples", minimum=0)
     if explicit is not None:
-        return int(explicit)
+        return explicit
     if config.getoption("hypothesis_profile", default=None):
         from hypothesis import settings
 
@@ -93,9 +129,9 @@ def _examples(config: pytest.Config) -> int:
 
 
 def _seed(config: pytest.Config) -> int:
-    explicit = _option(config, "seed")
+    explicit = _whole(config, "seed")
     if explicit is not None:
-        return int(explicit)
+        return explicit
     hyp = config.getoption("hypothesis_seed", default=None)
     return int(hyp) if hyp is not None else 0
 
@@ -298,8 +334,16 @@ def pytest_configure(config: pytest.Config) -> None:
     # before the client starts: the cases saved later go there or nowhere
     pin_dir(Path(str(config.rootpath)) / ".stella-conform" / "failures")
 
+    # every value is checked before the client starts: a bad one is a usage error
+    _examples(config)
+    _seed(config)
+    timeout = _timeout(config)
     try:
-        argv = resolve_client(shlex.split(str(_option(config, "client"))))
+        words = shlex.split(str(_option(config, "client")))
+    except ValueError as exc:  # an unbalanced quote was an INTERNALERROR
+        raise pytest.UsageError(f"stella_client (--stella-client): {exc}") from None
+    try:
+        argv = resolve_client(words)
     except SetupError as exc:
         raise pytest.UsageError(f"--stella-client: {exc}") from None
     mode = str(_option(config, "mode") or "auto")
@@ -312,7 +356,7 @@ def pytest_configure(config: pytest.Config) -> None:
     client = Client(
         argv=argv,
         mode="report" if mode == "auto" else mode,  # type: ignore[arg-type]
-        timeout=float(_option(config, "timeout") or 10),
+        timeout=timeout,
     )
     try:
         client, hello, reason = settle_mode(client, mode)

@@ -380,6 +380,10 @@ OBSERVATIONS_BASE = 8 * 1024 * 1024
 OBSERVATIONS_PER_INPUT_BYTE = 4
 
 
+#: The fields of a line observation the kit keeps (all the grader and the report read).
+OBSERVATION_KEPT = ("kind", "line", "outcome", "type", "reason", "id")
+
+
 def observations_cap(input_size: int) -> int:
     return OBSERVATIONS_BASE + OBSERVATIONS_PER_INPUT_BYTE * input_size
 
@@ -456,7 +460,9 @@ class _Reader:
                     f"({OBSERVATIONS_BASE} + {OBSERVATIONS_PER_INPUT_BYTE} per input byte), "
                     f"at line {n}"
                 )
-            self.obs.lines[n] = message
+            # only what is graded is kept: an echoed event can be few bytes and many objects
+            # (3.8 MiB of {} is a million dicts parsed; two such observations were 241 MiB)
+            self.obs.lines[n] = {k: message[k] for k in OBSERVATION_KEPT if k in message}
             self.pending.discard(n)
         elif kind == "summary":
             if self.summary_only:

@@ -175,6 +175,10 @@ def main():
         # echoes a 4 MB event in every line observation
         pad = "x" * 4_000_000  # 4 MB: under the line cap, so only the total can stop it
         answer(reject=False, extra={"event": {"type": "text", "pad": pad}})
+    elif what == "report-echo-empties":
+        # echoes 3.8 MiB of empty objects in every line observation: few bytes, many objects
+        pad = [{}] * 1_000_000  # "{}, " each: 3.8 MiB of JSON, a million dicts parsed
+        answer(reject=False, extra={"event": {"type": "text", "pad": pad}})
     elif what == "report-deep-summary":
         # a 400 KB summary nested 900 deep, with items at every level
         deep = []

@@ -54,7 +54,7 @@ from stella_conform.conformance.suite import (
 from stella_conform.corpus import corpus_version
 from stella_conform.errors import SetupError, read_json_file, read_toml_file
 from stella_conform.safe_files import inside
-from stella_conform.safe_text import clip, markdown_code, no_surrogates
+from stella_conform.safe_text import clip, markdown_code, markdown_name, no_surrogates
 from stella_conform.schemas.vocabulary import (
     BUNDLED,
     BUNDLED_ALIASES,
@@ -660,12 +660,12 @@ def to_markdown(doc: dict[str, Any]) -> str:
     clients = [c["name"] for c in doc["clients"]]
     vocabs = [v["name"] for v in doc["vocabularies"]]
     out = ["## stella-conform compatibility matrix", "", markdown_code(_header(doc), 2000), ""]
-    # names come from a config or a shard: code spans, so they cannot link, mention or inject
-    out.append("| client | mode | " + " | ".join(markdown_code(v) for v in vocabs) + " |")
+    # names come from a config or a shard: escaped, so no markup, link or mention survives
+    out.append("| client | mode | " + " | ".join(markdown_name(v) for v in vocabs) + " |")
     out.append("| --- | --- | " + " | ".join("---" for _ in vocabs) + " |")
     for client in doc["clients"]:
         row = [cell_text(cells[(client["name"], v)]["report"]) for v in vocabs]
-        name, mode = markdown_code(client["name"]), markdown_code(client["mode"])
+        name, mode = markdown_name(client["name"]), markdown_code(client["mode"])
         out.append(f"| {name} | {mode} | " + " | ".join(row) + " |")
     out += ["", " · ".join(f"{ICONS[o]} {o}: {meaning}" for o, meaning in LEGEND)]
     out.append("(known): listed in the client's known-failures file; it does not fail the matrix.")
@@ -677,13 +677,13 @@ def to_markdown(doc: dict[str, Any]) -> str:
     if claimed:  # a release gate shows what the clients' claims left ungraded
         out += ["", "### claims", ""]
         out += [
-            f"- {markdown_code(c)} × {markdown_code(v)}: {markdown_code(line, 2000)}"
+            f"- {markdown_name(c)} × {markdown_name(v)}: {markdown_code(line, 2000)}"
             for c, v, line in claimed
         ]
     for vocab in doc["vocabularies"]:
-        title = f"{markdown_code(vocab['name'])} ({markdown_code(vocab['ident'])})"
+        title = f"{markdown_name(vocab['name'])} ({markdown_code(vocab['ident'])})"
         out += ["", f"### checks, vocabulary {title}", ""]
-        out.append("| check | " + " | ".join(markdown_code(c) for c in clients) + " |")
+        out.append("| check | " + " | ".join(markdown_name(c) for c in clients) + " |")
         out.append("| --- | " + " | ".join("---" for _ in clients) + " |")
         for check_id, by_client in _check_rows(doc, cells, vocab["name"]):
             marks = []
@@ -697,7 +697,7 @@ def to_markdown(doc: dict[str, Any]) -> str:
         for client, vocab, check in failing:
             failure = _first_failure(check)
             line = (
-                f"- {ICONS[_outcome(check)]} {markdown_code(client)} × {markdown_code(vocab)}, "
+                f"- {ICONS[_outcome(check)]} {markdown_name(client)} × {markdown_name(vocab)}, "
                 f"{markdown_code(str(check.get('id')))}: {markdown_code(str(check.get('message')))}"
             )
             if isinstance(failure.get("replay"), str):

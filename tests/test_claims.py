@@ -357,7 +357,10 @@ def test_the_matrix_shows_the_older_client_passing_its_own_stella(tmp_path: Path
         "stella-older": "stella-older",
     }
     markdown = (tmp_path / "out" / "matrix.md").read_text()
-    assert "### claims" in markdown and "`older` × `stella-older`: `reads: run`" in markdown
+    assert (
+        "### claims" in markdown
+        and "<code>older</code> × <code>stella-older</code>: `reads: run`" in markdown
+    )
 
 
 @pytest.mark.slow

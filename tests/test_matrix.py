@@ -134,12 +134,14 @@ def test_json_records_provenance_and_every_cell(graded: Path) -> None:
 
 
 def test_markdown_has_the_overview_and_a_check_table_per_vocabulary(graded: Path) -> None:
+    from stella_conform.safe_text import markdown_name
+
     doc = json.loads((graded / "out" / "matrix.json").read_text())
     text = (graded / "out" / "matrix.md").read_text()
     for cell in doc["cells"]:
         assert cell_text(cell["report"]) in text
     for vocab in doc["vocabularies"]:
-        assert f"### checks, vocabulary `{vocab['name']}`" in text
+        assert f"### checks, vocabulary {markdown_name(vocab['name'])}" in text
     assert "| `D.text-replaces-preview` |" in text
     assert doc["kit"]["version"] in text and doc["corpus_version"] in text
 

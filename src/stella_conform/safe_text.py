@@ -134,3 +134,20 @@ def markdown_code(text: str, limit: int = 500) -> str:
     fence = "`" * (longest + 1)
     pad = " " if body.startswith("`") or body.endswith("`") or not body.strip() else ""
     return f"{fence}{pad}{body}{pad}{fence}"
+
+
+#: Characters a name is never written with in Markdown: HTML, table and inline syntax.
+_NAME_ESCAPES = {c: f"&#{ord(c)};" for c in "&<>\"'`|*_[]()#!~@:\\{}$^"}
+
+
+def markdown_name(text: str, limit: int = 200) -> str:
+    """A name from a config or a shard (a client, a vocabulary) in Markdown: as text in a
+    ``<code>`` element, every character that could be markup written as a numeric
+    character reference.
+
+    A code span keeps its content literal on a CommonMark renderer, but leaves the raw
+    ``<script>`` in the file for any consumer that is not one; a reference is text to
+    every renderer, and inside ``<code>`` GitHub links no mention and no emoji.
+    """
+    body = terminal_safe(clip(no_surrogates(text), limit)).replace("\n", " ")
+    return "<code>" + "".join(_NAME_ESCAPES.get(c, c) for c in body) + "</code>"

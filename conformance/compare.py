@@ -98,6 +98,10 @@ def _totals(merged: dict[str, Any], docs: Sequence[dict[str, Any]]) -> None:
         if c["outcome"] in ("fail", "crash", "error") and not c.get("known_failure")
     ]
     merged["exit_code"] = 1 if blocking else 0
+    errors = [d["error"] for d in docs if isinstance(d.get("error"), str)]
+    merged.pop("error", None)
+    if errors:  # a part whose client could not be graded at all: so is the merged run
+        merged["error"], merged["exit_code"] = errors[0], 2
 
 
 #: Outcomes from the worst: a check two workers graded takes the worse of the two.

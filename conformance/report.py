@@ -66,6 +66,9 @@ class Report:
     shard: str | None = None
     #: Why the run stopped before grading every check (a stop signal), if it did.
     incomplete: str | None = None
+    #: Why the client could not be graded at all (first contact failed: it does not start,
+    #: answers no trivially valid stream, refuses the mode): the report says so, exit 2.
+    error: str | None = None
     date: str = field(
         default_factory=lambda: _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     )
@@ -110,6 +113,8 @@ class Report:
 
     @property
     def exit_code(self) -> int:
+        if self.error is not None:
+            return 2
         return 1 if self.blocking else 0
 
     def counts(self) -> dict[str, int]:
@@ -144,6 +149,7 @@ class Report:
                 else {}
             ),
             **({"incomplete": self.incomplete} if self.incomplete else {}),
+            **({"error": self.error} if self.error is not None else {}),
         }
 
     def _stella(self) -> Any:
@@ -230,6 +236,11 @@ class Report:
         out = [
             "## stella-conform",
             *(["", f"**⚠️ incomplete: {self.incomplete}**"] if self.incomplete else []),
+            *(
+                ["", f"**the client could not be graded:** {markdown_code(self.error, 2000)}"]
+                if self.error is not None
+                else []
+            ),
             "",
             f"{markdown_code(' '.join(client.argv))} ({client.mode} mode"
             + (f", {_markdown_text(self.mode_chosen() or '')}" if self.config.mode_reason else "")
@@ -342,6 +353,14 @@ class Report:
             properties = ET.Element("properties")
             ET.SubElement(properties, "property", name="incomplete", value=self.incomplete)
             suite.insert(0, properties)
+        if self.error is not None:  # one error a CI test view shows, with the kit's words
+            suite.set("tests", str(len(self.results) + 1))
+            suite.set("errors", str(counts["error"] + 1))
+            case = ET.SubElement(
+                suite, "testcase", classname="stella_conform.setup", name="first-contact"
+            )
+            el = ET.SubElement(case, "error", message=xml_safe(clip(no_surrogates(self.error))))
+            el.text = xml_safe(no_surrogates(self.error))
         ET.indent(suite)
         return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
 

@@ -475,3 +475,22 @@ def load_seed_corpus(paths: tuple[Path, ...], vocab: Any) -> tuple[Any, ...]:
         click.echo(f"warning: seed corpus: skipped {more} more file(s)", err=True)
     click.echo(corpus.summary(), err=True)
     return tuple(corpus.recordings)
+
+
+def write_not_graded(
+    client: Any,
+    vocab: Any,
+    message: str,
+    *,
+    json_path: Path | None,
+    junit_path: Path | None,
+    markdown_path: Path | None,
+    config: Any = None,
+) -> None:
+    """Every report asked for, for a client that could not be graded at all (its first
+    contact failed): no check, the reason as the report's ``error``, exit status 2."""
+    from stella_conform.conformance.report import Report, write_outputs
+    from stella_conform.conformance.suite import SuiteConfig
+
+    report = Report(config or SuiteConfig(client=client), [], vocab.ident, error=message)
+    write_outputs(report, json_path=json_path, junit_path=junit_path, markdown_path=markdown_path)

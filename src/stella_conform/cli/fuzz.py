@@ -25,6 +25,7 @@ from stella_conform.cli._common import (
     seed_corpus_option,
     use_color,
     wire_schema_option,
+    write_not_graded,
 )
 from stella_conform.errors import SetupError
 
@@ -162,9 +163,14 @@ def fuzz(
     pin_dir(failures_dir)  # before any client runs: saved cases go there or nowhere
     stopping.install()  # SIGTERM, SIGHUP, a second Ctrl-C: clients killed, partial report
     started = time.monotonic()  # --for bounds the whole command, from here
-    client, hello, mode_reason = settle_mode(client, mode)
-    mode = client.mode
     vocab = load_vocabulary(wire_schema)
+    outputs = {"json_path": json_path, "junit_path": junit_path, "markdown_path": markdown_path}
+    try:
+        client, hello, mode_reason = settle_mode(client, mode)
+    except SetupError as exc:  # the client refuses the mode: the reports say so too
+        write_not_graded(client, vocab, str(exc), **outputs)
+        raise
+    mode = client.mode
     claims = build_claims(vocab, hello, knows, reads, computes, summary_only)
     checks = select(resolve_profiles(profiles, hello), only, skip)
     if not checks:
@@ -182,7 +188,8 @@ def fuzz(
     ).with_claims(claims)
     suite = dataclasses.replace(suite, recordings=load_seed_corpus(seed_corpus, suite.vocabulary()))
     probe = preflight(checks, suite)
-    if probe is not None and probe.cannot_start:
+    if probe is not None and probe.cannot_start:  # every report asked for says why
+        write_not_graded(suite.client, vocab, probe.message(), **outputs, config=suite)
         raise SetupError(probe.message())
     warm(database)  # an artifact is downloaded (with a timeout) before fuzzing starts
     config = FuzzConfig(

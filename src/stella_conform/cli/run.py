@@ -30,6 +30,7 @@ from stella_conform.cli._common import (
     shard_checks,
     use_color,
     wire_schema_option,
+    write_not_graded,
 )
 from stella_conform.errors import SetupError
 
@@ -178,10 +179,14 @@ def run(
     client = make_client(command, mode, timeout, line_timeout)
     pin_dir(failures_dir)  # before any client runs: saved cases go there or nowhere
     stopping.install()  # SIGTERM, SIGHUP, SIGINT: clients killed, partial report, 128 + N
+    outputs = {"json_path": json_path, "junit_path": junit_path, "markdown_path": markdown_path}
     try:
         client, hello, mode_reason = settle_mode(client, mode)
     except stopping.Stopped as stop:
         stopping.leave(stop.exit_code)
+    except SetupError as exc:  # the client refuses the mode: the reports say so too
+        write_not_graded(client, vocab, str(exc), **outputs)
+        raise
     mode = client.mode
     claims = build_claims(vocab, hello, knows, reads, computes, summary_only)
     checks = select(resolve_profiles(profiles, hello), only, skip)
@@ -216,6 +221,9 @@ def run(
     except stopping.Stopped as stop:  # nothing graded yet: the clients are already gone
         stopping.leave(stop.exit_code)
     if probe is not None and probe.cannot_start:
+        # every report asked for is written, with the reason in it: a CI step that
+        # uploads the report finds one (it found nothing)
+        write_not_graded(config.client, vocab, probe.message(), **outputs, config=config)
         raise SetupError(probe.message())
     if probe is not None:
         click.echo(for_terminal(probe.message()), err=True)

@@ -1440,3 +1440,91 @@ def test_a_failures_folder_swapped_for_a_link_mid_run_gets_nothing_written(
     assert "was not saved" in out.stderr and "is a link" in out.stderr, out.stderr[-2000:]
     [check] = json.loads((tmp_path / "r.json").read_text())["checks"]
     assert check["outcome"] == "fail" and check["failures"], check
+
+
+# ------------------------------------------------------------ smaller items (item 4)
+
+
+@pytest.mark.parametrize("plant", ["dangling-link", "linked-secret", "fifo", "folder"])
+def test_init_writes_no_template_through_a_link_or_onto_a_fifo(tmp_path: Path, plant: str) -> None:
+    """A dangling link at the template's name created a file outside the folder; with
+    --force a linked 0600 file was overwritten and made 0755; a FIFO hung init."""
+    from conftest import kit_inline
+
+    target = tmp_path / "stella_adapter.py"
+    outside = tmp_path / "outside.py"
+    if plant == "dangling-link":
+        target.symlink_to(outside)
+    elif plant == "linked-secret":
+        outside.write_text("secret\n")
+        outside.chmod(0o600)
+        target.symlink_to(outside)
+    elif plant == "fifo":
+        os.mkfifo(target)
+    else:
+        target.mkdir()
+    out = kit_inline("init", "python", str(tmp_path), "--force")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, (out.stdout, out.stderr)
+    assert "refusing" in out.stderr, out.stderr
+    if plant == "dangling-link":
+        assert not outside.exists()
+    if plant == "linked-secret":
+        assert outside.read_text() == "secret\n" and (outside.stat().st_mode & 0o777) == 0o600
+
+
+def test_matrix_markdown_writes_no_name_raw(tmp_path: Path) -> None:
+    """A client named with HTML, a mention and table syntax: matrix.md holds none of it raw
+    (it kept ``<script>`` inside a code span, for any renderer that is not CommonMark's)."""
+    from stella_conform.conformance import matrix as m
+    from stella_conform.conformance.suite import CheckResult
+
+    name = "<script>alert(1)</script> @octocat | [x](https://evil.invalid) *b*"
+    (tmp_path / "m.toml").write_text(
+        f'[matrix]\nexamples = 0\n\n[[client]]\nname = {json.dumps(name)}\ncommand = ["true"]\n'
+        'mode = "exit"\n\n[[vocabulary]]\nname = "<img src=x>"\nvocabulary = "stella-default"\n'
+    )
+    config = m.load_config(tmp_path / "m.toml")
+    tasks = config.tasks()
+    suites = [m._suite_config(config, c, v) for c, v in config.cells()]
+    cell, check = tasks[0]
+    failed = CheckResult(check.id, check.name, check.rule, check.tier, "fail", "wrong")
+    text = m.to_markdown(
+        m._matrix_document(config, tasks, suites, {(cell, check.id): failed}, None)
+    )
+    for raw in ("<script", "<img", "@octocat", "](", "*b*", "| [x"):
+        assert raw not in text, raw
+    assert "&#60;script&#62;alert&#40;1&#41;&#60;/script&#62; &#64;octocat" in text
+
+
+def test_an_observation_of_many_small_objects_stays_under_the_memory_cap() -> None:
+    """3.8 MiB of ``{}`` echoed in every observation: under the line cap and the bytes
+    cap, but a million objects each once parsed (the kit peaked at 258 MiB). The kit keeps
+    only what it grades of an observation (its outcome, type and reason)."""
+    status, _verdict, written, peak_mib = kit_under_flood(
+        "report", "report-echo-empties", timeout=60, lines=8
+    )
+    # the third observation passes the bytes cap (8 MiB + 4 bytes per input byte)
+    assert status == "protocol-error" and written > 2 * 3_800_000, (status, written)
+    assert peak_mib < MEMORY_CAP_MIB, f"kit peaked at {peak_mib} MiB"
+
+
+@pytest.mark.parametrize("command", ["run", "fuzz"])
+def test_a_client_that_fails_first_contact_still_gets_every_report(
+    tmp_path: Path, command: str
+) -> None:
+    """A client that cannot answer a trivially valid stream: exit 2 as before, and every
+    report asked for is written with the reason in it (there was none to upload)."""
+    extra = ["--for", "5s"] if command == "fuzz" else []
+    out = kit(
+        command, "--mode", "exit", "--no-database", *extra, "--json", "r.json",
+        "--junit-xml", "r.xml", "--markdown", "r.md", "--",
+        sys.executable, str(HOSTILE), "exit", "2", cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 2, out.stderr[-2000:]
+    said = "the client cannot be graded: it does not answer a trivially valid stream"
+    assert said in out.stderr
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["exit_code"] == 2 and said in doc["error"] and doc["checks"] == []
+    junit = (tmp_path / "r.xml").read_text()
+    assert 'name="first-contact"' in junit and said in junit and 'errors="1"' in junit
+    assert said in (tmp_path / "r.md").read_text()

@@ -24,6 +24,8 @@ counter.write_text(str(runs + 1))
 digest = hashlib.sha256(sys.stdin.buffer.read()).hexdigest()
 with open(counter.with_name("inputs"), "a") as log:
     log.write(digest + "\\n")
+with open(counter.with_name("starts"), "a") as log:  # the machine's monotonic clock
+    log.write(f"{time.monotonic()}\\n")
 if runs < int(sys.argv[2]):
     sys.exit(0)
 if sys.argv[3] == "hang":
@@ -108,10 +110,14 @@ def test_the_time_budget_stops_new_cases(tmp_path: Path) -> None:
     result = run_check(VALID_RUNS, past)
     assert result.outcome == "error" and result.cases == 0
     assert result.message == "not graded: the --time-budget of 5 s ran out before it started"
-    soon = config(client, tmp_path, examples=500, deadline=time.monotonic() + 1.5, time_budget=1.5)
-    started = time.monotonic()
+    deadline = time.monotonic() + 1.5
+    soon = config(client, tmp_path, examples=500, deadline=deadline, time_budget=1.5)
     result = run_check(VALID_RUNS, soon)
-    assert time.monotonic() - started < 1.5 + 10  # at most one case (--timeout) past it
+    # no case starts after the deadline: one case at a time, so at most the one the kit
+    # started just before it can have had its process running only after it (a count,
+    # whatever the machine's speed)
+    starts = [float(t) for t in (tmp_path / "starts").read_text().split()]
+    assert sum(1 for t in starts if t > deadline) <= 1, (deadline, starts[-3:])
     assert result.outcome == "error", result.message
     assert result.message.startswith("not graded in full: the --time-budget of 1.5 s ran out")
     assert 0 < result.cases < 500
@@ -136,19 +142,16 @@ def test_a_client_that_cannot_start_is_reported_once_with_its_own_words(tmp_path
 def test_a_hung_client_is_warned_about_once_then_each_check_costs_one_timeout(
     tmp_path: Path,
 ) -> None:
-    started = time.monotonic()
     out = kit(
         "run", "--timeout", "0.3", "-j", "1", "--no-database", "--", "sleep", "1000",
         cwd=tmp_path,
     )  # fmt: skip
-    elapsed = time.monotonic() - started
     assert out.returncode == 1
     assert out.stderr.count("did not answer a trivially valid stream") == 1
     errors = [line for line in out.stdout.splitlines() if line.startswith("ERROR")]
     assert errors and all("stopped after the first case" in line for line in errors)
-    # each check stopped at its first timeout (above); in time: the probe plus one timeout
-    # per check plus start-up (generous: the CI machine is shared), far from one per case
-    assert elapsed < 0.3 * (len(errors) + 1) + 30, elapsed
+    # each check stopped at its first timeout (above): one timeout per check and the probe,
+    # which the messages count; a wall-clock bound would only measure the machine's load
 
 
 def test_run_time_budget_bounds_the_whole_run(tmp_path: Path) -> None:

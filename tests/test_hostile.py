@@ -45,6 +45,11 @@ SLEEP = "987.654"
 VALID = (bundled_fixtures_dir() / "minimal_run.jsonl").read_bytes()
 #: Peak resident memory the kit may use while a client floods it (docs/reliability.md).
 MEMORY_CAP_MIB = 150
+#: Seconds a test gives what the kit must do at once or within a short timeout. Not a
+#: speed: the kit takes well under a second (a few on a loaded machine), and the hostile
+#: client's own wait, which a kit that hangs would share, is far longer (an hour's sleep,
+#: a FIFO nobody opens, a client timeout of 120 s). Only a hang reaches it.
+HANG_GUARD = 60.0
 
 
 def hostile(behaviour: str, *args: str, mode: str = "exit", timeout: float = 2.0) -> Client:
@@ -110,7 +115,7 @@ def test_exit_mode_hostile_behaviour_is_an_error_with_a_reason(
     obs = run_exit(hostile(behaviour, *args), VALID)
     assert obs.status == status and detail in obs.describe()
     assert obs.verdict is None  # never a pass, never a fail
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < HANG_GUARD  # the hangs sleep an hour
 
 
 def test_exit_at_once_survives_the_broken_pipe() -> None:
@@ -122,7 +127,7 @@ def test_grandchild_holding_the_pipes_is_killed_and_the_kit_returns() -> None:
     started = time.monotonic()
     obs = run_exit(hostile("grandchild", timeout=5.0), VALID)
     assert obs.verdict == "accept"
-    assert time.monotonic() - started < 4  # did not wait for the grandchild's sleep
+    assert time.monotonic() - started < HANG_GUARD  # not the grandchild's 987 s sleep
 
 
 def test_report_mode_100_mib_line_is_a_protocol_error() -> None:
@@ -408,12 +413,12 @@ def test_a_record_file_that_is_not_a_regular_file_is_an_error_at_once(
     """A FIFO never blocks the kit, /dev/zero never fills its memory: both are errors."""
     from stella_conform.conformance.runner import Feed
 
-    client = Client(argv=(sys.executable, str(HOSTILE), behaviour, "{record}"), timeout=5)
+    client = Client(argv=(sys.executable, str(HOSTILE), behaviour, "{record}"), timeout=120)
     started = time.monotonic()
     obs = run_exit(client, VALID, Feed(record=True))
     assert obs.status == "crash" and "{record} file" in obs.detail and why in obs.detail
     assert obs.verdict is None or not obs.ok
-    assert time.monotonic() - started < 4
+    assert time.monotonic() - started < HANG_GUARD  # not the 120 s timeout: at once
 
 
 def test_an_invocation_log_replaced_by_a_fifo_is_an_error_at_once() -> None:
@@ -421,12 +426,12 @@ def test_an_invocation_log_replaced_by_a_fifo_is_an_error_at_once() -> None:
     from stella_conform.conformance.grader import GradedCase
     from stella_conform.conformance.suite import CaseRunner, SuiteConfig
 
-    client = Client(argv=(sys.executable, str(HOSTILE), "log-fifo"), timeout=5)
+    client = Client(argv=(sys.executable, str(HOSTILE), "log-fifo"), timeout=120)
     case = GradedCase("fifo", VALID, "fixture", kind="scenario", scenario={})
     started = time.monotonic()
     obs = CaseRunner(SuiteConfig(client), BY_ID["W.exit-codes-mapped"]).run(case)
     assert obs.status == "crash" and "invocation log" in obs.detail and "FIFO" in obs.detail
-    assert time.monotonic() - started < 4
+    assert time.monotonic() - started < HANG_GUARD  # not the 120 s timeout: at once
 
 
 def _run_report_kit(tmp_path: Path, behaviour: str) -> subprocess.CompletedProcess[str]:
@@ -561,7 +566,7 @@ def test_hostile_input_files_are_one_line_and_exit_2(
         assert result.exit_code == 2, (name, result.output, result.exception)
         message = result.stderr.strip()
         assert len(message.splitlines()) == 1 and message.startswith("stella-conform: "), message
-        assert time.monotonic() - started < 5  # a FIFO is never waited on
+        assert time.monotonic() - started < HANG_GUARD  # a FIFO is never waited on
 
 
 @pytest.mark.parametrize("command", ["decode", "validate", "trace check"])
@@ -718,11 +723,15 @@ def test_the_action_never_evaluates_its_inputs(tmp_path: Path) -> None:
 
 
 def test_lines_after_the_summary_are_counted_not_kept() -> None:
-    """A summary, then a flood while the kit waits for the exit: memory stays flat."""
-    status, _verdict, written, peak_mib = kit_under_flood(
-        "report", "report-after-summary", timeout=1
-    )  # a flood of gigabytes in that second here: 50 MiB leaves room for a slow machine
-    assert status == "timeout" and written > 50 * 1024 * 1024, (status, written)
+    """A summary, then a 512 MiB flood while the kit waits for the exit: memory stays flat.
+
+    The flood is a size, not a time: it raced a 1 s timeout for 50 MiB, which a loaded
+    machine lost (``('timeout', 1343181)``); with a timeout far past it, the client
+    exits when it is done and every byte was drained and counted."""
+    status, verdict, written, peak_mib = kit_under_flood(
+        "report", "report-after-summary", "512", timeout=HANG_GUARD * 5
+    )
+    assert (status, verdict) == ("ok", "accept") and written > 512 * 1024 * 1024, (status, written)
     assert peak_mib < MEMORY_CAP_MIB, f"kit peaked at {peak_mib} MiB"
 
 
@@ -917,7 +926,9 @@ def test_a_stop_signal_stops_clients_workers_and_grandchildren(
             kit_proc.kill()
             kit_proc.wait()
     assert kit_proc.returncode == 128 + signum, (kit_proc.returncode, err[-2000:])
-    assert took < 2.0 * (3 if os.environ.get("CI") else 1), f"took {took:.2f} s"
+    # the client hangs for 60 s (its --timeout), its grandchild for 987: the kit waited for
+    # neither (docs/reliability.md gives the measured time to exit, a fraction of a second)
+    assert took < HANG_GUARD / 2, f"took {took:.2f} s"
     assert "Traceback" not in err, err
     time.sleep(0.2)
     left = [line for line in _ps().splitlines() if token in line or str(HOSTILE) in line]
@@ -1030,7 +1041,9 @@ def test_a_stop_signal_stops_a_matrix_and_writes_it_incomplete(tmp_path: Path) -
             matrix.kill()
             matrix.wait()
     assert matrix.returncode == 143 and "Traceback" not in err, err[-2000:]
-    assert took < 2.0 * (3 if os.environ.get("CI") else 1), f"took {took:.2f} s"
+    # the client hangs for 60 s (its --timeout), its grandchild for 987: the kit waited for
+    # neither (docs/reliability.md gives the measured time to exit, a fraction of a second)
+    assert took < HANG_GUARD / 2, f"took {took:.2f} s"
     time.sleep(0.2)
     assert not [line for line in _ps().splitlines() if token in line or str(HOSTILE) in line]
     doc = json.loads((tmp_path / "out" / "matrix.json").read_text())
@@ -1312,8 +1325,8 @@ def test_the_auto_mode_probe_is_bounded_and_leaves_nothing(
 
     args = args or (SLEEP,) if behaviour == "grandchild" else args
     started = time.monotonic()
-    choice = choose_mode(hostile(behaviour, *args, timeout=60.0), wait=3.0)
-    assert time.monotonic() - started < 3.0 + 5.0  # the wait, and the kill's own grace
+    choice = choose_mode(hostile(behaviour, *args, timeout=120.0), wait=3.0)
+    assert time.monotonic() - started < HANG_GUARD  # the 3 s wait, not the 120 s timeout
     assert choice.mode == ("report" if behaviour == "report-huge-line" else "exit")
 
 

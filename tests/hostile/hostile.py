@@ -166,11 +166,15 @@ def main():
         sys.stdin.buffer.read()
         sys.exit(1)
     elif what == "report-after-summary":
-        # a correct conversation, then lines forever while the kit waits for the exit
+        # a correct conversation, then ARG MiB of lines (forever without one) while the kit
+        # waits for the exit; then it exits 0
         answer(reject=False)
         line = b'{"kind":"line","line":1,"outcome":"known"}' * 1000 + b"\n"
-        while True:
+        lines = int(float(arg) * 1024 * 1024 / len(line)) + 1 if arg else None
+        while lines is None or lines > 0:
             os.write(1, line)
+            lines = None if lines is None else lines - 1
+        sys.exit(0)
     elif what == "report-echo-event":
         # echoes a 4 MB event in every line observation
         pad = "x" * 4_000_000  # 4 MB: under the line cap, so only the total can stop it

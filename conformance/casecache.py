@@ -47,6 +47,7 @@ from functools import cache
 from pathlib import Path
 from typing import IO, Any
 
+from stella_conform import stopping
 from stella_conform.conformance.checks import Check
 from stella_conform.conformance.grader import GradedCase
 from stella_conform.safe_files import RefusedFile, open_regular
@@ -192,7 +193,10 @@ class CacheWriter:
             self.folder.mkdir(parents=True, exist_ok=True)
             self.temp = self.folder / f".{self.key}{SUFFIX}.{secrets.token_hex(6)}.tmp"
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-            fd = os.open(self.temp, flags | getattr(os, "O_CLOEXEC", 0), 0o600)
+            # a stop signal (in a -j worker: clean_up, then exit at once) removes it
+            with stopping.signals_held():
+                fd = os.open(self.temp, flags | getattr(os, "O_CLOEXEC", 0), 0o600)
+                stopping.track_file(self.temp)
             self.fh = os.fdopen(fd, "wb")
         return self.fh
 
@@ -212,6 +216,7 @@ class CacheWriter:
             self.fh = None
             assert self.temp is not None
             os.replace(self.temp, self.path)
+            stopping.untrack_file(self.temp)
             self.temp = None
         except OSError:
             self.abort()
@@ -226,6 +231,7 @@ class CacheWriter:
         if self.temp is not None:
             with contextlib.suppress(OSError):
                 self.temp.unlink()
+            stopping.untrack_file(self.temp)
             self.temp = None
 
 

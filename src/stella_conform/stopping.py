@@ -41,6 +41,7 @@ _PR_SET_PDEATHSIG = 1
 
 _groups: set[int] = set()
 _dirs: set[str] = set()
+_files: set[str] = set()
 _subreaper = False
 _main_pid: int | None = None
 _stopping = False
@@ -109,6 +110,16 @@ def temp_dir(prefix: str) -> str:
     return path
 
 
+def track_file(path: str | os.PathLike[str]) -> None:
+    """A temporary file the stop handler removes (a half-written cache, say) until
+    :func:`untrack_file`; make it inside :func:`signals_held` so no signal falls between."""
+    _files.add(os.fspath(path))
+
+
+def untrack_file(path: str | os.PathLike[str]) -> None:
+    _files.discard(os.fspath(path))
+
+
 def remove_dir(path: str) -> None:
     shutil.rmtree(path, ignore_errors=True)
     _dirs.discard(path)
@@ -140,12 +151,16 @@ def signals_held() -> Iterator[None]:
 
 
 def clean_up() -> None:
-    """Kill every live client group of this process, remove its folders, reap orphans."""
+    """Kill every live client group of this process, remove its folders and temporary
+    files, reap orphans."""
     for pid in list(_groups):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)
     for path in list(_dirs):
         shutil.rmtree(path, ignore_errors=True)
+    for path in list(_files):
+        with contextlib.suppress(OSError):
+            os.unlink(path)
     if _groups:
         time.sleep(0.05)  # the killed clients die, and their setsid children become ours
     reap_orphans()

@@ -1569,3 +1569,37 @@ def test_a_stopped_run_leaves_no_half_written_case_cache(tmp_path: Path, jobs: s
             proc.wait()
     assert proc.returncode == 143, err[-2000:]
     assert not list(tmp_path.glob("**/.*.tmp")), list(tmp_path.glob("**/.*.tmp"))
+
+
+@pytest.mark.parametrize("answer", ["huge", "deep"])
+def test_an_oracle_answer_too_big_or_too_deep_is_a_disagreement_not_a_crash(
+    tmp_path: Path, answer: str
+) -> None:
+    """corpus diff kept a whole answer (995 MiB for 1.5 GiB) and died on a 200k-deep one
+    (RecursionError, exit 3): now the answer past 1 MiB is counted, not kept, and either is
+    an unexplained disagreement that names what was wrong."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name in ("minimal_run.jsonl", "minimal_run.expect.json"):
+        shutil.copyfile(bundled_fixtures_dir() / name, corpus / name)
+    script = tmp_path / "oracle.py"
+    body = (
+        "os.write(1, b'x' * (64 << 20))"
+        if answer == "huge"
+        else "sys.stdout.write('[' * 200000 + ']' * 200000 + '\\n')"
+    )
+    script.write_text(f"import os, sys\nsys.stdin.buffer.read()\n{body}\n")
+    code, peak, stderr = kit_peak(
+        "corpus", "diff", str(corpus), "--generated", "0", "--timeout", str(HANG_GUARD),
+        "--oracle", shlex.join([sys.executable, str(script)]), "--json", "d.json", cwd=tmp_path,
+    )  # fmt: skip
+    assert code == 1 and "Traceback" not in stderr, stderr
+    [corpus_result] = json.loads((tmp_path / "d.json").read_text())["corpora"]
+    [said] = corpus_result["classes"]["unexplained"]
+    expected = (
+        f"an answer of {64 << 20} bytes (the kit reads at most 1048576"
+        if answer == "huge"
+        else "not a JSON answer (nested too deeply)"
+    )
+    assert said["oracle"].startswith(expected), said
+    assert peak < MEMORY_CAP_MIB, f"{peak} MiB"

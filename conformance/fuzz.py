@@ -655,6 +655,7 @@ class Fuzzer:
             self._close_sharing()
         except stopping.Stopped as stop:
             fuzz_seconds = self.clock() - self.started
+            self.stopped = f"stopped by {stop.name}"
             self._close_sharing()
             stop.partial = [self._outcome(self._partial_results(), fuzz_seconds, None)]
             raise

@@ -1219,6 +1219,9 @@ def test_every_command_stops_on_a_signal_leaving_nothing(
         assert json.loads(report.read_text())["incomplete"].startswith("stopped by"), out
     if name == "fuzz" or (name in ("run", "corpus-diff", "matrix") and len(signals) == 1):
         assert report.exists(), (out, err[-2000:])  # a partial report, written whole
+    if name == "fuzz":
+        said = json.loads(report.read_text())["fuzz"]["stopped"]
+        assert said == f"stopped by {signal.Signals(signals[-1]).name}", said
 
 
 def test_jobs_are_capped_at_a_few_per_cpu(tmp_path: Path) -> None:

@@ -86,6 +86,28 @@ def test_python_client_reports_coverage_through_its_environment() -> None:
     assert second - first  # an unknown event runs code the minimal run does not
 
 
+def test_a_python_client_s_coverage_does_not_depend_on_where_it_is(tmp_path: Path) -> None:
+    """The same client and case give the same edges from two checkouts (its files named
+    from its working folder), so a --seed/--max-cases session is the same in any folder:
+    the doc's fuzz sessions ran in random scratch folders and found other cases."""
+    import shutil
+
+    features = []
+    for where in ("one", "another/deeper"):
+        folder = tmp_path / where
+        shutil.copytree(ADAPTERS / "python", folder / "adapters" / "python")
+        feedback = PythonCoverage()
+        try:
+            argv = (sys.executable, "adapters/python/reference_client.py")
+            client = Client(argv=argv, mode="exit", env=feedback.environment(), cwd=str(folder))
+            feedback.start_case()
+            assert run_once(client, MINIMAL + b'{"type":"x_new"}\n').verdict == "accept"
+            features.append(feedback.end_case())
+        finally:
+            feedback.close()
+    assert features[0] and features[0] == features[1]
+
+
 def test_node_client_reports_v8_coverage_per_case() -> None:
     feedback = NodeCoverage()
     try:

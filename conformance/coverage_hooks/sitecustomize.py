@@ -51,6 +51,12 @@ def _install(path: str) -> None:
         os.close(fd)
     mask = len(shared) - 1
     skip = _library_prefixes()
+    # the client's files named from the folder it starts in: the same code gives the same
+    # edges in any checkout, so a seeded session is the same wherever it runs
+    try:
+        start = os.path.join(os.getcwd(), "")
+    except OSError:  # started in a folder since removed: names as they are
+        start = "\0"
     tracers: dict[CodeType, Any] = {}
     previous = [0]
 
@@ -75,6 +81,7 @@ def _install(path: str) -> None:
             if name.startswith(skip) or name.startswith("<"):
                 tracer = False
             else:
+                name = name[len(start) :] if name.startswith(start) else name
                 ident = f"{name}:{code.co_name}:{code.co_firstlineno}".encode()
                 tracer = tracer_for(zlib.crc32(ident))
             tracers[code] = tracer

@@ -680,6 +680,21 @@ class Fuzzer:
         )
 
     def _fuzz(self, deadline: float) -> None:
+        self.begin(deadline)
+        last_report = self.clock()
+        window = (self.cases, self._features())
+        while self.arms and not self._done(deadline):
+            self.step(deadline)
+            now = self.clock()
+            if self.progress is not None and now - last_report >= 1.0:
+                self.progress(self._progress(now - last_report, window))
+                last_report, window = now, (self.cases, self._features())
+
+    # The loop in two parts, so that benchmarks/shared_fuzz.py can drive several fuzzers
+    # case by case in lockstep (within :func:`shared_sessions`, ``started`` set).
+
+    def begin(self, deadline: float) -> None:
+        """Arm the checks, resume the corpus the database holds, run the seed corpus."""
         self.arms = [self._arm(c) for c in self.checks if self._fuzzable(c)]
         self._roll_call()
         for arm in self.arms:
@@ -687,16 +702,12 @@ class Fuzzer:
         for arm in self.arms:
             self._seed(arm, deadline)
         self.next_sync = self.clock() + self.config.sync_seconds
-        last_report = self.clock()
-        window = (self.cases, self._features())
-        while self.arms and not self._done(deadline):
-            arm = self._choose()
-            self._one(arm, self._mutant(arm))
-            self._sync(deadline)
-            now = self.clock()
-            if self.progress is not None and now - last_report >= 1.0:
-                self.progress(self._progress(now - last_report, window))
-                last_report, window = now, (self.cases, self._features())
+
+    def step(self, deadline: float) -> None:
+        """One case (and, when it is time, a look at the shared database)."""
+        arm = self._choose()
+        self._one(arm, self._mutant(arm))
+        self._sync(deadline)
 
     def _final_reserve(self) -> float:
         """The part of the budget the final pass is likely to need: each check's fixtures,

@@ -67,11 +67,18 @@ KEY_ENTRIES_CAP = 2048
 #: (Hypothesis's directory database lists its keys under its meta key.)
 FIXED_LENGTH_SUFFIXES: dict[bytes, int] = {}
 _META_KEY = b".hypothesis-keys"
+#: Keys whose entries are records of the kit's own, and what tells a good one.
+RECORD_SUFFIXES: dict[bytes, Callable[[bytes], bool]] = {}
 
 
 def register_fixed_length(suffix: bytes, length: int) -> None:
     """Entries under keys ending in ``suffix`` are records of exactly ``length`` bytes."""
     FIXED_LENGTH_SUFFIXES[suffix] = length
+
+
+def register_record(suffix: bytes, valid: Callable[[bytes], bool]) -> None:
+    """Entries under keys ending in ``suffix`` are records that ``valid`` accepts."""
+    RECORD_SUFFIXES[suffix] = valid
 
 
 def valid_entry(key: bytes, value: object) -> bool:
@@ -81,6 +88,9 @@ def valid_entry(key: bytes, value: object) -> bool:
     for suffix, length in FIXED_LENGTH_SUFFIXES.items():
         if key.endswith(suffix):
             return len(value) == length
+    for suffix, valid in RECORD_SUFFIXES.items():
+        if key.endswith(suffix):
+            return valid(value)
     if key.endswith(_META_KEY):
         return True
     return choices_from_bytes(value) is not None

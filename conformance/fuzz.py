@@ -54,9 +54,13 @@ from hypothesis.errors import Frozen, HypothesisException, StopTest, Unsatisfied
 from hypothesis.internal.conjecture.choice import choice_from_index
 from hypothesis.internal.conjecture.data import ConjectureData
 
-from stella_conform import stopping
+from stella_conform import __version__, stopping
 from stella_conform.conformance.checks import Check
-from stella_conform.conformance.database import KitDatabase, register_fixed_length
+from stella_conform.conformance.database import (
+    KitDatabase,
+    register_fixed_length,
+    register_record,
+)
 from stella_conform.conformance.feedback import Blind, with_environment
 from stella_conform.conformance.grader import Context, GradedCase, Judgment, judge
 from stella_conform.conformance.recordings import recording_prefix
@@ -94,10 +98,24 @@ CORPUS_SUB_KEY = b".stella-fuzz.corpus"
 ENERGY_SUB_KEY = b".stella-fuzz.energy"
 _ENERGY = struct.Struct(">12s4sII")
 register_fixed_length(ENERGY_SUB_KEY, _ENERGY.size)
+#: Database sub-key of the corpus as workers share it (a shared database only): one
+#: record per input, its choices and what it found when it was kept (see
+#: :func:`_shared_record`), so that another worker can tell whether the input would be
+#: new there without running it.
+SHARED_SUB_KEY = b".stella-fuzz.shared"
+_SHARED_HEAD = struct.Struct(">B8sH")
+_SHARED_VERSION = 1
+#: The most features a shared record names (an input kept first finds hundreds: the
+#: client's start-up code, which every worker's own first case finds too).
+SHARED_FEATURES_CAP = 256
+#: Features other than the client's code (an input's shapes, the client's answers) are
+#: 62-bit digests with this bit set: the same in every process, as the code coverage's
+#: features are (Python's own hash of a string is not), so workers can compare them.
+_HASHED = 1 << 62
 #: Seconds between two looks at the shared database for other workers' inputs.
 SYNC_SECONDS = 2.0
-#: The most of its cases a worker spends replaying other workers' inputs between two
-#: looks (the most promising first: what they found, less how often they were mutated).
+#: The most of its cases a worker spends running inputs of workers that fuzz another
+#: client (whose records it cannot compare with its own) between two looks.
 RECEIVE_SHARE = 0.2
 #: Database key of the workers' roll call (a shared database only): one record per live
 #: worker, its name, a digest of its seed and checks, and when it last said so (wall clock).
@@ -146,7 +164,7 @@ class Entry:
     novel: int
     parts: tuple[int, ...] = ()
     pieces: tuple[tuple[int, int], ...] = ()
-    reached: frozenset[Hashable] = frozenset()
+    reached: frozenset[int] = frozenset()
     picked: int = 0
     #: Where it came from: ``here``, ``resumed`` (the local database), ``shared`` (another
     #: worker's, through the shared database); and whether a shared input is among its
@@ -160,6 +178,8 @@ class Entry:
     #: Its choices as the database stores them, and their digest (energy records' key).
     blob: bytes = b""
     digest: bytes = b""
+    #: This worker's record of it in the shared database (see :func:`_shared_record`).
+    record: bytes = b""
 
 
 @dataclass
@@ -176,6 +196,8 @@ class Found:
     recording: str | None = None
     #: Found by mutating an input another worker shared.
     from_shared: bool = False
+    #: Another worker's failure (from the shared database), failing here too when run.
+    replayed: bool = False
     #: The failing case itself, to replay when no example database holds it.
     case: GradedCase | None = field(default=None, repr=False, compare=False)
 
@@ -190,6 +212,7 @@ class Found:
             "replay": self.failure.replay,
             "recording": self.recording,
             "from_shared_input": self.from_shared,
+            "from_shared_failure": self.replayed,
         }
 
 
@@ -209,13 +232,17 @@ class Arm:
     failures: dict[str, Found] = field(default_factory=dict)
     retired: bool = False
     #: How many of this check's cases reached each thing (a code edge, a shape, an answer).
-    hits: Counter[Hashable] = field(default_factory=Counter)
+    hits: Counter[int] = field(default_factory=Counter)
     weights: list[float] = field(default_factory=list)
     weighed_at: int = -REWEIGH_EVERY
     #: Inputs (choice bytes) this arm has run or kept: another worker's is replayed once.
     known: set[bytes] = field(default_factory=set)
     #: Cases since the last look at the shared database.
     since_sync: int = 0
+    #: Digests of the shared records this arm has looked at, and the records of its own
+    #: inputs not written to the shared database yet (at the next look, in one go).
+    looked: set[bytes] = field(default_factory=set)
+    outbox: list[bytes] = field(default_factory=list)
 
     def score(self, total: int) -> float:
         """Recent rate of new behaviour plus an exploration bonus (UCB1)."""
@@ -237,16 +264,21 @@ class Progress:
 class Sharing:
     """What one worker took from the shared database, and what it gave.
 
-    ``received`` counts other workers' inputs replayed here, ``adopted`` those kept
-    (they reached something new here), ``reused`` the cases mutated from an input with
-    another worker's find among its ancestors, ``built_on`` the inputs such cases added
-    to the corpus, ``sent`` the corpus inputs this worker wrote.
+    ``received`` counts other workers' inputs this worker looked at, ``adopted`` those it
+    kept (they reach something new here: by what their record says they found, or, from
+    a worker on another client, by running them), ``ran`` those it ran (a worker on
+    another client's, and other workers' failures), ``failures`` the failures of other
+    workers that failed here too; ``reused`` the cases mutated from an input with another
+    worker's find among its ancestors, ``built_on`` the inputs such cases added to the
+    corpus, ``sent`` the corpus inputs this worker wrote.
     """
 
     database: str
     worker: str
     received: int = 0
     adopted: int = 0
+    ran: int = 0
+    failures: int = 0
     reused: int = 0
     built_on: int = 0
     sent: int = 0
@@ -272,6 +304,8 @@ class Sharing:
             "worker": self.worker,
             "received": self.received,
             "adopted": self.adopted,
+            "ran": self.ran,
+            "failures": self.failures,
             "reused": self.reused,
             "built_on": self.built_on,
             "sent": self.sent,
@@ -283,9 +317,11 @@ class Sharing:
     def lines(self) -> list[str]:
         out = [
             f"shared: {self.database}: received {self.received:,} input(s) from other workers "
-            f"({self.adopted:,} kept here), {self.reused:,} case(s) built on them "
-            f"({self.built_on:,} kept); sent {self.sent:,}"
+            f"({self.adopted:,} kept here, {self.ran:,} run), {self.reused:,} case(s) built on "
+            f"them ({self.built_on:,} kept); sent {self.sent:,}"
         ]
+        if self.failures:
+            out.append(f"{self.failures:,} failure(s) other workers found failed here too")
         if self.lost_after is not None:
             again = "; it answered again later" if self.answered_again else ""
             out.append(
@@ -397,6 +433,12 @@ class Fuzzer:
         shared = self.database.shared if isinstance(self.database, KitDatabase) else None
         #: This worker's name in the shared database's energy records.
         self.worker = os.urandom(4)
+        #: What makes two workers' features comparable: the kit, the client (its command's
+        #: words by their last part: machines check it out in different folders), how it is
+        #: run and measured, the vocabulary.  A worker on another client runs what it gets.
+        words = [os.path.basename(word) for word in client.argv]
+        ident = [__version__, self.feedback.kind, client.mode, self.vocab.ident, *words]
+        self.client_digest = hashlib.sha256("\0".join(ident).encode()).digest()[:8]
         self.sharing = Sharing(shared.shown, self.worker.hex()) if shared is not None else None
         self.next_sync = 0.0
         #: This worker's roll-call record (None until it has written one), and when next.
@@ -408,7 +450,7 @@ class Fuzzer:
         self.kept = False
         #: Cases started from a recording (``--seed-corpus``) that were kept.
         self.seeds_kept = 0
-        self.seen: set[Hashable] = set()
+        self.seen: set[int] = set()
         self.cases = 0
         self.found: list[Found] = []
         self.arms: list[Arm] = []
@@ -496,29 +538,49 @@ class Fuzzer:
     # ------------------------------------------------------------------ sharing
 
     def _receive(self, arm: Arm, deadline: float, limit: int) -> None:
-        """Replay other workers' inputs this worker has not run yet (up to ``limit``, the
-        most promising first), and take in their energy: what each found, and how often
-        the others mutated it."""
-        if self.sharing is None or not isinstance(self.database, KitDatabase):
+        """Take in what the other workers shared since the last look: their failures (run
+        here: a bug one worker found is known to all at once), their corpus inputs (kept
+        where they would reach something new here, by what their records say they found:
+        no case is spent on them), and their energy (how often the others mutated each
+        input, what it found)."""
+        db = self.database
+        if self.sharing is None or not isinstance(db, KitDatabase):
             return
         picked: Counter[bytes] = Counter()
         found: dict[bytes, int] = {}
-        for record in self.database.fetch_shared(arm.key + ENERGY_SUB_KEY):
+        for record in db.fetch_shared(arm.key + ENERGY_SUB_KEY):
             digest, worker, novel, times = _ENERGY.unpack(record)
             if worker != self.worker:
                 picked[digest] += times
                 found[digest] = max(found.get(digest, 0), novel)
-        theirs = [
-            (_digest(blob), blob)
-            for blob in self.database.fetch_shared(arm.key + CORPUS_SUB_KEY)
-            if blob not in arm.known
-        ]
-        # what found the most and was mutated least: a worker's newest finds come first
-        theirs.sort(key=lambda item: (-found.get(item[0], 1), picked[item[0]], item[1]))
-        for _, blob in theirs[:limit]:
+        for key in (arm.key, arm.key + b".secondary"):  # shrunk, and as found
+            for blob in db.fetch_shared(key):
+                if blob in arm.known or self.interrupted or self.clock() >= deadline:
+                    continue
+                self.sharing.ran += 1
+                self._replay(arm, blob, "failure")
+        strangers: list[tuple[bytes, bytes]] = []
+        for record in db.fetch_shared(arm.key + SHARED_SUB_KEY):
+            digest = _digest(record)
+            if digest in arm.looked:
+                continue
+            arm.looked.add(digest)
+            parsed = _parse_shared(record)
+            if parsed is None or parsed[2] in arm.known:
+                continue
+            client, features, blob = parsed
+            self.sharing.received += 1
+            if client == self.client_digest:
+                self._adopt(arm, blob, features)
+            else:
+                strangers.append((_digest(blob), blob))
+        # a worker on another client: its inputs are run, the most promising first (what
+        # they found, less how often they were mutated), within a share of the cases
+        strangers.sort(key=lambda item: (-found.get(item[0], 1), picked[item[0]], item[1]))
+        for _, blob in strangers[:limit]:
             if self.interrupted or self.clock() >= deadline:
                 break
-            self.sharing.received += 1
+            self.sharing.ran += 1
             self.kept = False
             self._replay(arm, blob, "shared")
             if self.kept:
@@ -529,12 +591,39 @@ class Fuzzer:
                     entry.shared_picked = picked[entry.digest]
                     entry.novel = max(entry.novel, found[entry.digest])
 
+    def _adopt(self, arm: Arm, blob: bytes, features: frozenset[int]) -> None:
+        """Keep another worker's input, unrun, if what it found is not all seen here.
+
+        The same client, run and measured the same way, reaches the same code on the
+        same input, so the record says what running it would: replaying every input the
+        others kept cost a worker up to a fifth of its cases, and the bugs found within
+        the first few hundred cases were found later sharing than alone.
+        """
+        fresh = features - self.seen
+        choices = choices_from_bytes(blob)
+        if not fresh or choices is None:
+            return
+        drawn = self._draw(arm, choices)  # the case's structure, for its mutations
+        if drawn is None:
+            return
+        self.seen |= fresh
+        reached = frozenset(f >> 3 if f < _HASHED else f for f in features)
+        arm.hits.update(reached)
+        self._keep(arm, drawn[0], len(fresh), reached, "shared", True)
+        assert self.sharing is not None
+        self.sharing.adopted += 1
+
     def _tell(self, arm: Arm) -> None:
-        """Write this worker's energy of the inputs it mutated since it last said (each
-        time their picks have doubled: the others need the order of magnitude), at once."""
+        """Write the inputs this worker kept since it last said, and its energy of the
+        inputs it mutated (each time their picks have doubled: the others need the order
+        of magnitude), in a round trip each."""
         db = self.database
         if self.sharing is None or not isinstance(db, KitDatabase) or db.shared is None:
             return
+        if arm.outbox:
+            db.shared.replace(arm.key + SHARED_SUB_KEY, [], arm.outbox)
+            self.sharing.sent += len(arm.outbox)
+            arm.outbox = []
         old: list[bytes] = []
         new: list[bytes] = []
         for entry in arm.corpus:
@@ -616,7 +705,7 @@ class Fuzzer:
             self.sharing.answered_again = shared.loss.back
         kinds: Counter[str] = Counter()
         for key, count in shared.unshared().items():
-            if key.endswith(CORPUS_SUB_KEY):
+            if key.endswith(SHARED_SUB_KEY):
                 kinds["corpus inputs"] += count
             elif key.endswith(ENERGY_SUB_KEY):
                 kinds["energy records"] += count
@@ -745,7 +834,7 @@ class Fuzzer:
 
     def _features(self) -> int:
         """Coverage features seen so far (the client's code; input shapes not counted)."""
-        return sum(1 for f in self.seen if isinstance(f, int))
+        return sum(1 for f in self.seen if f < _HASHED)
 
     def _progress(self, interval: float, window: tuple[int, int]) -> Progress:
         features = self._features()
@@ -843,7 +932,7 @@ class Fuzzer:
             return
         data, case = drawn
         parent = self.parent
-        from_shared = origin == "shared" or (parent is not None and parent.from_shared)
+        from_shared = origin in ("shared", "failure") or (parent is not None and parent.from_shared)
         if self.sharing is not None and parent is not None and parent.from_shared:
             self.sharing.reused += 1
         g = graded_case(case, self.vocab, self.suite.claims.reads)
@@ -864,21 +953,23 @@ class Fuzzer:
         # the code the case reached in the client (if it says), the input's own shape
         # (which kinds of line it puts side by side), and the client's answer
         shapes = shape_features(g.stream, self.vocab) if g.kind == "stream" else frozenset()
-        behaviour: set[Hashable] = {*coverage, *shapes, answer}
+        marks = {_stable(s) for s in shapes}
+        marks.add(_stable(answer))
+        behaviour = {*coverage, *marks}
         # the same, code edges with hit counts aside: the keys of the input's weight
-        reached = frozenset({*(f >> 3 for f in coverage), *shapes, answer})
+        reached = frozenset({*(f >> 3 for f in coverage), *marks})
         arm.hits.update(reached)
         new = behaviour - self.seen
         arm.recent.append(1 if new else 0)
         if new:
             self.seen |= new
             arm.novel += 1
-            self._keep(arm, data, len(new), reached, origin, from_shared)
+            self._keep(arm, data, len(new), reached, origin, from_shared, frozenset(new))
             if self.sharing is not None and origin == "here" and from_shared:
                 self.sharing.built_on += 1
         if j.verdict in ("fail", "crash", "error"):
             recording = getattr(getattr(case, "run", None), "recording", None)
-            self._failed(arm, g, j, obs, data, from_shared, recording)
+            self._failed(arm, g, j, obs, data, from_shared, recording, origin == "failure")
 
     def _only_live(self, runner: CaseRunner) -> None:
         """At most one client process alive: the checks share one persistent session
@@ -894,10 +985,13 @@ class Fuzzer:
         arm: Arm,
         data: ConjectureData,
         novel: int,
-        reached: frozenset[Hashable],
+        reached: frozenset[int],
         origin: str = "here",
         from_shared: bool = False,
+        found: frozenset[int] = frozenset(),
     ) -> Entry:
+        """Add an input to the corpus (``found``: what it found that no case had, which
+        its record in the shared database says)."""
         shapes = tuple((node.type, node.constraints) for node in data.nodes)
         parts, pieces = _parts(data)
         entry = Entry(tuple(data.choices), shapes, novel, parts, pieces, reached)
@@ -905,7 +999,7 @@ class Fuzzer:
         entry.blob = choices_to_bytes(data.choices)
         entry.digest = _digest(entry.blob)
         self.kept = True
-        if origin == "shared":
+        if origin in ("shared", "failure"):
             # among the oldest: the bursts of mutants for the newest inputs stay with this
             # worker's own finds (the other worker gave its find its burst already); the
             # picks by rarity reach it wherever it stands
@@ -915,16 +1009,17 @@ class Fuzzer:
         blob = entry.blob
         arm.known.add(blob)
         db = self.database
-        if db is not None and origin == "here":
-            # the local directory and the shared database (an input another worker
-            # shared is in both already)
-            db.save(arm.key + CORPUS_SUB_KEY, blob)
-            if self.sharing is not None:
-                self.sharing.sent += 1
-        elif origin == "resumed" and isinstance(db, KitDatabase) and db.shared is not None:
-            db.shared.save(arm.key + CORPUS_SUB_KEY, blob)  # an earlier session's, shared now
-            if self.sharing is not None:
-                self.sharing.sent += 1
+        key = arm.key + CORPUS_SUB_KEY
+        if isinstance(db, KitDatabase) and origin in ("here", "resumed"):
+            # the local directory resumes from its choices; the others get its record at
+            # this worker's next look (an earlier session's input is shared now too)
+            if origin == "here" and db.local is not None:
+                db.local.save(key, blob)
+            if db.shared is not None:
+                entry.record = _shared_record(self.client_digest, found, blob)
+                arm.outbox.append(entry.record)
+        elif db is not None and origin == "here":
+            db.save(key, blob)
         if len(arm.corpus) > CORPUS_CAP:
             # drop the least productive of the older half
             half = arm.corpus[: CORPUS_CAP // 2]
@@ -940,15 +1035,17 @@ class Fuzzer:
         if db is None:
             return
         key = arm.key + CORPUS_SUB_KEY
-        if isinstance(db, KitDatabase):
-            if db.local is not None:
-                db.local.delete(key, entry.blob)
-            if db.shared is not None and entry.origin in ("here", "resumed"):
-                db.shared.delete(key, entry.blob)
-                if entry.told >= 0:
-                    db.shared.delete(arm.key + ENERGY_SUB_KEY, self._energy(entry, entry.told))
-        else:
+        if not isinstance(db, KitDatabase):
             db.delete(key, entry.blob)
+            return
+        if db.local is not None:
+            db.local.delete(key, entry.blob)
+        if entry.record in arm.outbox:
+            arm.outbox.remove(entry.record)  # never written
+        elif entry.record and db.shared is not None:
+            db.shared.delete(arm.key + SHARED_SUB_KEY, entry.record)
+        if entry.record and entry.told >= 0 and db.shared is not None:
+            db.shared.delete(arm.key + ENERGY_SUB_KEY, self._energy(entry, entry.told))
 
     def _failed(
         self,
@@ -959,8 +1056,10 @@ class Fuzzer:
         data: ConjectureData,
         from_shared: bool = False,
         recording: str | None = None,
+        replayed: bool = False,
     ) -> None:
         signature = reaction(arm.check, j, obs)
+        arm.known.add(choices_to_bytes(data.choices))  # not replayed from the database
         if signature in arm.failures:
             return
         if self.config.stop_on_first:
@@ -979,14 +1078,20 @@ class Fuzzer:
             failure,
             recording=recording,
             from_shared=from_shared,
+            replayed=replayed,
             case=g,
         )
         arm.failures[signature] = found
         self.found.append(found)
-        if self.database is not None:
+        db = self.database
+        if replayed and self.sharing is not None:
+            self.sharing.failures += 1
+            if isinstance(db, KitDatabase) and db.local is not None:
+                db = db.local  # the shared database holds it already
+        if db is not None:
             # where Hypothesis keeps failures not yet shrunk: the next run replays it
             # before generating anything, shrinks it, and keeps the shrunk case
-            self.database.save(arm.key + b".secondary", choices_to_bytes(data.choices))
+            db.save(arm.key + b".secondary", choices_to_bytes(data.choices))
 
     # ------------------------------------------------------------------ the report
 
@@ -1074,6 +1179,48 @@ class Fuzzer:
 
 def _digest(blob: bytes) -> bytes:
     return hashlib.sha256(blob).digest()[:12]
+
+
+_STABLE: dict[Hashable, int] = {}
+
+
+def _stable(feature: Hashable) -> int:
+    """A feature that is not the client's code (a shape, an answer) as a 62-bit digest
+    with :data:`_HASHED` set, the same in every process (memoised, within a bound)."""
+    known = _STABLE.get(feature)
+    if known is None:
+        digest = hashlib.blake2b(repr(feature).encode(), digest_size=8).digest()
+        known = _HASHED | (int.from_bytes(digest, "big") & (_HASHED - 1))
+        if len(_STABLE) < 65_536:
+            _STABLE[feature] = known
+    return known
+
+
+def _shared_record(client: bytes, found: frozenset[int], blob: bytes) -> bytes:
+    """An input as workers share it: a version, the digest of the client it was run on
+    (``Fuzzer.client_digest``), what it found when it was kept (the non-code features
+    first, then the code's, at most :data:`SHARED_FEATURES_CAP`), its choices."""
+    ordered = sorted(found, reverse=True)[:SHARED_FEATURES_CAP]
+    head = _SHARED_HEAD.pack(_SHARED_VERSION, client, len(ordered))
+    return head + struct.pack(f">{len(ordered)}Q", *ordered) + blob
+
+
+def _parse_shared(record: bytes) -> tuple[bytes, frozenset[int], bytes] | None:
+    """A shared record's client digest, features and choices; None if it is not one."""
+    if len(record) < _SHARED_HEAD.size:
+        return None
+    version, client, count = _SHARED_HEAD.unpack_from(record)
+    end = _SHARED_HEAD.size + 8 * count
+    if version != _SHARED_VERSION or count > SHARED_FEATURES_CAP or len(record) < end:
+        return None
+    blob = record[end:]
+    if choices_from_bytes(blob) is None:
+        return None
+    features = frozenset(struct.unpack_from(f">{count}Q", record, _SHARED_HEAD.size))
+    return client, features, blob
+
+
+register_record(SHARED_SUB_KEY, lambda record: _parse_shared(record) is not None)
 
 
 def _weight(arm: Arm, entry: Entry) -> float:
@@ -1200,7 +1347,9 @@ class FuzzReport(Report):
             where = []
             if found.recording is not None:
                 where.append(f"on the recording {found.recording}")
-            if found.from_shared:
+            if found.replayed:
+                where.append("another worker's find, failing here too")
+            elif found.from_shared:
                 where.append("built on another worker's input")
             lines.append(
                 f"found after {found.seconds:.1f} s ({found.cases:,} cases): {found.check}: "

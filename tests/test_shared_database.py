@@ -231,7 +231,7 @@ def test_one_workers_corpus_is_where_the_other_starts(tmp_path: Path, server: Re
         "--",
         *PY_REFERENCE,
     )
-    server.wait_for_keys("*stella-fuzz.corpus", a)
+    server.wait_for_keys("*stella-fuzz.shared", a)
     b = _fuzz(
         tmp_path / "b",
         "--database",
@@ -318,7 +318,7 @@ def test_losing_the_server_mid_fuzz_is_a_warning_and_nothing_is_lost(
     only = ("--only", "R6.torn-final-line")
     worker = tmp_path / "worker"
     proc = _fuzz(worker, "--database", server.url, *only, "--max-cases", "400", "--", *BROKEN_TORN)
-    server.wait_for_keys("*stella-fuzz.corpus", proc)
+    server.wait_for_keys("*stella-fuzz.shared", proc)
     server.stop()
     rc, out, err = _finish(proc)
     assert rc == 1, out + err  # the bug, found and reported: not a usage or set-up error

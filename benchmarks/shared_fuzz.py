@@ -131,7 +131,8 @@ def _first(cwd: Path) -> dict[str, Any] | None:
     if not report.exists():
         return None
     doc = json.loads(report.read_text())
-    failures = doc["fuzz"]["failures"]
+    # its own find: not another worker's failure it ran once the shared database had it
+    failures = [f for f in doc["fuzz"]["failures"] if not f.get("from_shared_failure")]
     if not failures:
         return None
     return {**failures[0], "shared": doc["fuzz"].get("shared")}
@@ -149,23 +150,23 @@ def measure_workers(
             _start([*base, "--seed", str(seed * 100 + i), "--", *client], folder)
             for i, folder in enumerate(folders)
         ]
-        # the first worker to save a failure (fuzz saves each the moment it finds it)
-        winner = None
-        while winner is None and any(p.poll() is None for p in procs):
-            for i, folder in enumerate(folders):
-                saved = folder / ".stella-conform" / "failures"
-                if saved.is_dir() and any(saved.iterdir()):
-                    winner = i
-                    break
+
+        # until a worker saves a failure (fuzz saves each the moment it finds it); the
+        # ones that have one finish their report, the others are stopped (and report)
+        def saved(folder: Path) -> bool:
+            failures = folder / ".stella-conform" / "failures"
+            return failures.is_dir() and any(failures.iterdir())
+
+        while not any(saved(f) for f in folders) and any(p.poll() is None for p in procs):
             time.sleep(0.05)
-        for i, p in enumerate(procs):
-            if i != winner:
+        for folder, p in zip(folders, procs, strict=True):
+            if not saved(folder):
                 _stop(p)
-        if winner is not None:
-            procs[winner].wait()
-        else:
-            winner = next((i for i, f in enumerate(folders) if _first(f) is not None), None)
-        found = _first(folders[winner]) if winner is not None else None
+        for p in procs:
+            p.wait()
+        # the group's time: the first worker's own find, each on its own clock
+        finds = [f for f in (_first(folder) for folder in folders) if f is not None]
+        found = min(finds, key=lambda f: f["seconds"]) if finds else None
     return {
         "found": found is not None,
         "seconds": found["seconds"] if found else None,
@@ -190,6 +191,132 @@ def measure_seeds(name: str, seed: int, seeded: bool, max_cases: int) -> dict[st
         "found": found is not None,
         "cases": found["cases_before"] if found else None,
         "recording": found["recording"] if found else None,
+    }
+
+
+# ---------------------------------------------------------------------- lockstep
+
+#: Cases between two looks at the shared database in a lockstep trial (the fuzzer looks
+#: every 2 s: 50 cases at 25 cases a second).
+SYNC_CASES = 50
+
+
+#: A lockstep worker: ``fuzz`` itself (``python -c LOCKSTEP SYNC_CASES fuzz ARGS -- CLIENT``)
+#: with its loop driven from stdin: each line read is a case count to reach (or the bug to
+#: find), each line written what it has run and when it found the bug; its clock counts
+#: cases, so it looks at the shared database every SYNC_CASES cases.  It is code given to
+#: ``-c``, not a module, and imports what ``python -m stella_conform`` imports: Hypothesis
+#: draws constants from every local module imported (this file's 3,000 and 100 changed the
+#: cases drawn from a seed), so the worker's draws are those of ``fuzz`` on that seed.
+LOCKSTEP = """
+import json, sys
+import stella_conform.__main__
+from stella_conform.cli import main
+from stella_conform.conformance import fuzz
+
+every = int(sys.argv.pop(1))
+
+def lockstep(self):
+    tick = self.config.sync_seconds / every
+    self.clock = lambda: self.cases * tick
+    self.started = 0.0
+    never = float("inf")
+    def say():
+        # its own find: not another worker's failure it ran once the database had it
+        mine = [f.cases for f in self.found if not getattr(f, "replayed", False)]
+        found = min(mine, default=None)
+        shared = self.sharing.to_json() if self.sharing is not None else None
+        print(json.dumps({"cases": self.cases, "found": found, "shared": shared}), flush=True)
+    with fuzz.shared_sessions():
+        self.begin(never)
+        say()
+        for line in sys.stdin:
+            while self.cases < int(line) and not self.found and self.arms:
+                self.step(never)
+            say()
+        for arm in self.arms:
+            arm.runner.close()
+    self._close_sharing()
+    raise SystemExit(0)
+
+fuzz.Fuzzer.run = lockstep
+main()
+"""
+
+
+def measure_lockstep(
+    name: str,
+    seed: int,
+    workers: int,
+    share: bool,
+    cap: int,
+    redis: Redis,
+    number: int,
+    sync_cases: int = SYNC_CASES,
+) -> dict[str, Any]:
+    """N workers (seeds S×100+i) run case by case in turn: worker 0 runs its case k, then
+    worker 1 its case k, and so on, until one of them has found the bug (or ``cap`` cases
+    each).  Every worker has run as many cases as the others whenever one looks at the
+    shared database, as on N machines of one speed, on a machine however loaded.  (Not
+    the same cases each time: a Python client's coverage of the lines it runs after its
+    answer lands in one case or the next as the processes are scheduled, and a seed's
+    session drifts from there: 1,176 and 1,335 cases to the rule-3 bug on one seed.)  The
+    group's cases: the fewest any worker had run when it found the bug (the cases it ran
+    of others' included)."""
+    client, only = CLIENTS[name]
+    with tempfile.TemporaryDirectory() as tmp:
+        procs = []
+        for i in range(workers):
+            args = ["fuzz", "--for", "24h", "--only", only, "--max-shrinks", "0"]
+            args += ["--seed", str(seed * 100 + i)]
+            args += ["--database", redis.url(number)] if share else ["--no-database"]
+            cwd = Path(tmp) / f"w{i}"
+            cwd.mkdir()
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-c", LOCKSTEP, str(sync_cases), *args, "--", *client],
+                    cwd=cwd,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    text=True,
+                )
+            )
+        try:
+            for proc in procs:
+                assert proc.stdout is not None
+                json.loads(proc.stdout.readline())
+            found: list[int] = []
+            replies: list[dict[str, Any]] = []
+            target = 0
+            while not found and target < cap:
+                target += 1
+                replies = []
+                for proc in procs:
+                    assert proc.stdin is not None and proc.stdout is not None
+                    proc.stdin.write(f"{target}\n")
+                    proc.stdin.flush()
+                    line = proc.stdout.readline()
+                    if not line:
+                        raise SystemExit(f"a lockstep worker ended early (exit {proc.wait()})")
+                    replies.append(json.loads(line))
+                found = [r["found"] for r in replies if r["found"] is not None]
+        finally:
+            for proc in procs:
+                if proc.stdin is not None:
+                    proc.stdin.close()
+            for proc in procs:
+                try:
+                    proc.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+    shared = [r["shared"] for r in replies if r.get("shared")]
+    return {
+        "found": bool(found),
+        "cases": min(found) if found else None,
+        "received": sum(s["received"] for s in shared) if shared else None,
+        "adopted": sum(s["adopted"] for s in shared) if shared else None,
     }
 
 
@@ -255,7 +382,13 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--part", choices=("workers", "seeds"))
+    parser.add_argument("--part", choices=("workers", "lockstep", "seeds"))
+    parser.add_argument(
+        "--cap-cases", type=int, default=12_000, help="lockstep: the most cases per worker"
+    )
+    parser.add_argument(
+        "--sync-cases", type=int, default=SYNC_CASES, help="lockstep: cases between two looks"
+    )
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--for", dest="cap", default="2m", help="workers: the time cap")
     parser.add_argument("--max-cases", type=int, default=3000, help="seeds: the case cap")
@@ -298,6 +431,33 @@ def main() -> None:
                         row = measure_workers(name, seed, workers, share, args.cap, redis, number)
                         row.update(part="workers", client=name, seed=seed)
                         row.update(workers=workers, share=share)
+                        record(row)
+        finally:
+            redis.stop()
+    if args.part == "lockstep" and not args.table_only:
+        redis = Redis()
+        try:
+            number = 0
+            for seed in range(args.seeds):
+                for name in names:
+                    for workers, share in CONFIGS:
+                        if _config_name(workers, share) not in args.workers.split(","):
+                            continue
+                        number += 1
+                        key = ("lockstep", name, seed, workers, share, args.sync_cases)
+                        if any(
+                            (r["part"], r["client"], r["seed"], r.get("workers"), r.get("share"),
+                             r.get("sync_cases"))
+                            == key
+                            for r in done
+                        ):  # fmt: skip
+                            continue
+                        row = measure_lockstep(
+                            name, seed, workers, share, args.cap_cases, redis, number,
+                            args.sync_cases,
+                        )  # fmt: skip
+                        row.update(part="lockstep", client=name, seed=seed, workers=workers)
+                        row.update(share=share, sync_cases=args.sync_cases)
                         record(row)
         finally:
             redis.stop()

@@ -167,8 +167,9 @@ class Entry:
     reached: frozenset[int] = frozenset()
     picked: int = 0
     #: Where it came from: ``here``, ``resumed`` (the local database), ``shared`` (another
-    #: worker's, through the shared database); and whether a shared input is among its
-    #: ancestors (its mutants build on another worker's find).
+    #: worker's, through the shared database), ``failure`` (another worker's failure, run
+    #: here); and whether a shared input is among its ancestors (its mutants build on
+    #: another worker's find).
     origin: str = "here"
     from_shared: bool = False
     #: How often other workers mutated it (their energy records), and what this worker
@@ -235,7 +236,7 @@ class Arm:
     hits: Counter[int] = field(default_factory=Counter)
     weights: list[float] = field(default_factory=list)
     weighed_at: int = -REWEIGH_EVERY
-    #: Inputs (choice bytes) this arm has run or kept: another worker's is replayed once.
+    #: Inputs (choice bytes) this arm has run or kept: another worker's is taken in once.
     known: set[bytes] = field(default_factory=set)
     #: Cases since the last look at the shared database.
     since_sync: int = 0
@@ -497,8 +498,8 @@ class Fuzzer:
         return arm
 
     def _resume(self, arm: Arm, deadline: float) -> None:
-        """Replay the corpus an earlier session left in the local database, then what the
-        other workers shared."""
+        """Replay the corpus an earlier session left in the local database, then take in
+        what the other workers shared."""
         if self.database is None:
             return
         key = arm.key + CORPUS_SUB_KEY

@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import ADAPTERS, KIT, PY_REFERENCE, kit
@@ -216,54 +217,32 @@ def test_a_failure_one_worker_found_is_replayed_by_a_run_in_a_third_folder(
 
 
 def test_one_workers_corpus_is_where_the_other_starts(tmp_path: Path, server: RedisServer) -> None:
-    """Worker B, started once worker A has shared inputs, replays and mutates them
-    (inputs reused); a worker on an empty database number receives none."""
-    only = ("--only", "R6.*")
-    a = _fuzz(
-        tmp_path / "a",
-        "--database",
-        server.url,
-        "--seed",
-        "1",
-        *only,
-        "--max-cases",
-        "600",
-        "--",
-        *PY_REFERENCE,
-    )
+    """Worker B, started once worker A has shared inputs, keeps the ones new to it without
+    running them (what A found is in their records) and mutates them (inputs reused); a
+    worker whose features cannot be compared with A's (it measures no coverage) runs them
+    instead; a worker on an empty database number receives none."""
+
+    def worker(name: str, seed: str, cases: str, *more: str, url: str = server.url) -> Any:
+        args = ("--database", url, "--seed", seed, "--only", "R6.*", "--max-cases", cases)
+        return _fuzz(tmp_path / name, *args, *more, "--", *PY_REFERENCE)
+
+    a = worker("a", "1", "600")
     server.wait_for_keys("*stella-fuzz.shared", a)
-    b = _fuzz(
-        tmp_path / "b",
-        "--database",
-        server.url,
-        "--seed",
-        "2",
-        *only,
-        "--max-cases",
-        "300",
-        "--",
-        *PY_REFERENCE,
-    )
-    alone = _fuzz(
-        tmp_path / "alone",
-        "--database",
-        server.url.replace("/0", "/1"),
-        "--seed",
-        "2",
-        *only,
-        "--max-cases",
-        "300",
-        "--",
-        *PY_REFERENCE,
-    )
+    b = worker("b", "2", "300")
+    alone = worker("alone", "2", "300", url=server.url.replace("/0", "/1"))
     for proc in (a, b, alone):
         rc, out, err = _finish(proc)
         assert rc == 0, out + err
+    rc, out, err = _finish(worker("other", "3", "100", "--no-feedback"))  # no coverage
+    assert rc == 0, out + err
     sent = _report(tmp_path / "a")["fuzz"]["shared"]["sent"]  # type: ignore[index]
     shared = _report(tmp_path / "b")["fuzz"]["shared"]  # type: ignore[index]
     assert sent > 0
     assert shared["received"] > 0 and shared["adopted"] > 0
+    assert shared["ran"] == 0, shared  # kept by their records: no case spent on them
     assert shared["reused"] > 0, shared  # cases mutated from A's inputs
+    theirs = _report(tmp_path / "other")["fuzz"]["shared"]  # type: ignore[index]
+    assert theirs["received"] > 0 and theirs["ran"] > 0, theirs
     nothing = _report(tmp_path / "alone")["fuzz"]["shared"]  # type: ignore[index]
     assert nothing["received"] == 0 and nothing["reused"] == 0
     # each worker's energy: one 24-byte record per input it mutated, naming the worker
@@ -275,7 +254,32 @@ def test_one_workers_corpus_is_where_the_other_starts(tmp_path: Path, server: Re
     ]
     workers = {record[12:16].hex() for record in records}
     assert records and all(len(record) == 24 for record in records)
-    assert workers <= {_report(tmp_path / w)["fuzz"]["shared"]["worker"] for w in ("a", "b")}  # type: ignore[index]
+    names = {_report(tmp_path / w)["fuzz"]["shared"]["worker"] for w in ("a", "b", "other")}  # type: ignore[index]
+    assert workers <= names
+
+
+def test_a_failure_one_worker_found_reaches_the_others_at_once(
+    tmp_path: Path, server: RedisServer
+) -> None:
+    """A bug worker A found is run by worker B at its next look at the shared database:
+    B fails on it too, says whose find it is, saves it, and (--max-failures 1) stops
+    hunting it instead of spending its budget finding it again."""
+    bounds = ("--max-failures", "1", "--max-shrinks", "0", "--max-cases", "3000")
+    a = _fuzz(tmp_path / "a", "--database", server.url, *R5, *bounds, "--", *DEEP_R5)
+    rc, out, err = _finish(a)
+    assert rc == 1, out + err
+    found = _report(tmp_path / "a")["fuzz"]["failures"]  # type: ignore[index]
+    assert found and not found[0]["from_shared_failure"]
+    b = _fuzz(tmp_path / "b", "--database", server.url, "--seed", "7", *R5, *bounds, "--", *DEEP_R5)
+    rc, out, err = _finish(b)
+    assert rc == 1, out + err
+    fuzz = _report(tmp_path / "b")["fuzz"]
+    assert fuzz["shared"]["failures"] == 1 and fuzz["shared"]["ran"] >= 1, fuzz  # type: ignore[index]
+    (theirs,) = fuzz["failures"]  # type: ignore[index]
+    assert theirs["from_shared_failure"] and theirs["check"] == found[0]["check"]
+    assert theirs["saved"] and (tmp_path / "b" / theirs["saved"]).exists()
+    assert fuzz["cases"] <= 3, fuzz  # type: ignore[index]
+    assert "another worker's find, failing here too" in out
 
 
 def test_a_second_worker_on_the_same_seed_is_warned(tmp_path: Path, server: RedisServer) -> None:
@@ -348,6 +352,42 @@ def test_entries_read_from_redis_are_checked_and_capped(server: RedisServer) -> 
         raw.sadd(b"hypothesis-example:key", value)
     assert list(db.fetch(b"key")) == [good]
     assert db.refused == 2
+
+
+def test_a_shared_record_says_what_its_input_found_and_a_bad_one_is_refused() -> None:
+    """What workers share of an input: its client, what it found, its choices; the
+    database reads nothing else under that key (another machine wrote it)."""
+    from stella_conform.conformance.database import valid_entry
+    from stella_conform.conformance.fuzz import (
+        _SHARED_HEAD,
+        SHARED_FEATURES_CAP,
+        SHARED_SUB_KEY,
+        _parse_shared,
+        _shared_record,
+        _stable,
+    )
+
+    blob = choices_to_bytes((1, "x", b"y"))
+    found = frozenset(
+        {17, 4242, _stable(("shape", "unknown", "tool_result(call_id,output{error})"))}
+    )
+    record = _shared_record(b"client-1", found, blob)
+    assert _parse_shared(record) == (b"client-1", found, blob)
+    assert valid_entry(b"key" + SHARED_SUB_KEY, record)
+    many = frozenset(range(1, 2 * SHARED_FEATURES_CAP))
+    _, kept, _ = _parse_shared(_shared_record(b"client-1", many, blob)) or (b"", (), b"")
+    assert len(kept) == SHARED_FEATURES_CAP and kept <= many
+    head = record[: -len(blob)]
+    over = _SHARED_HEAD.pack(1, b"client-1", SHARED_FEATURES_CAP + 1) + bytes(8 * 300) + blob
+    for bad in (record[:5], head + b"\xff not choices", b"\x02" + record[1:], over):
+        assert not valid_entry(b"key" + SHARED_SUB_KEY, bad), bad
+    # a shape's feature is the same in every process (Python's own string hash is not)
+    code = "from stella_conform.conformance.fuzz import _stable; print(_stable(('shape', 'x')))"
+    twice = {
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
+        for _ in range(2)
+    }
+    assert twice == {f"{_stable(('shape', 'x'))}\n"}
 
 
 def test_redis_urls() -> None:

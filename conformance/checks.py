@@ -255,7 +255,7 @@ CATALOGUE: tuple[Check, ...] = (
         "R3",
         "count",
         fixtures=(*_UNKNOWN_FIXTURES, "guessable_unknown_names"),
-        mutations=("unknown-type", "unknown-in-tool-pair", "blank-lines", "json-spellings", "crlf"),
+        mutations=("unknown-type", "unknown-in-tool-pair"),
         modes=REPORTING,
         fields=("unrecognized_events",),
         why="Counts it, logs it at debug level, or passes it through; a version gap is "
@@ -582,7 +582,7 @@ DASHBOARD: tuple[Check, ...] = (
         "R3",
         "reading",
         fixtures=("from_a_newer_stella", "tempting_unknown_names", "archived_complete"),
-        mutations=("unknown-type", "unknown-in-tool-pair", "json-spellings"),
+        mutations=("unknown-type", "unknown-in-tool-pair"),
         profile="dashboard",
         modes=REPORTING,
         fields=("unrecognized_types",),

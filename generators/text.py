@@ -140,6 +140,15 @@ def ts_repeated(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
         return
     c = Content(draw(SEEDS))
     start, end = choose(draw, pairs)
+    stamped = [i for i in events if isinstance(stream.lines[i].obj.get("ts"), int)]
+    if stamped and isinstance(stream.lines[start].obj.get("ts"), int):
+        # the run has its clock already (going backwards, say): it only stands still here
+        for i in events:
+            if start < i <= end:
+                stream.lines[i].obj["ts"] = stream.lines[start].obj["ts"]
+            if start <= i <= end:
+                stream.lines[i].marks.add(mark)
+        return
     clock = 1_754_582_400_000 + c.count(0, 10**9)
     for i in events:
         if not start < i <= end:  # between the pair the clock stands still

@@ -16,7 +16,6 @@ import argparse
 import fnmatch
 import json
 import sys
-import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -57,29 +56,10 @@ def argv_for(client: str) -> list[str]:
 
 def grade(task: tuple[str, str, tuple[str, ...], int]) -> dict[str, Any]:
     """Every check of the profiles, one default run: what did not pass (or skip)."""
-    from stella_conform.conformance.checks import select
-    from stella_conform.conformance.claims import from_hello, resolve_profiles
-    from stella_conform.conformance.runner import Client, ensure_mode_supported, resolve_client
-    from stella_conform.conformance.suite import SuiteConfig, run_check
-    from stella_conform.schemas.vocabulary import Vocabulary
-
     client, mode, profiles, seed = task
     expected = set(READINGS.get(Path(client).name, {}).get(mode, []))
     started = time.process_time()
-    with tempfile.TemporaryDirectory(prefix="conforming-") as tmp:
-        runner = Client(argv=resolve_client(tuple(argv_for(client))), mode=mode)  # type: ignore[arg-type]
-        hello = ensure_mode_supported(runner)
-        config = SuiteConfig(
-            client=runner,
-            seed=seed,
-            failures_dir=Path(tmp),
-            database_dir=None,
-            shrink_budget=0,
-            share_generation=True,
-        ).with_claims(from_hello(hello, Vocabulary.default()))
-        checks = select(resolve_profiles(list(profiles), hello))
-        checks = [c for c in checks if c.profile in profiles]
-        results = [run_check(c, config) for c in checks]
+    results = power.graded(argv_for(client), mode, list(profiles), seed)
     bad = [
         f"{r.outcome} {r.id}: {r.message[:300]}"
         for r in results

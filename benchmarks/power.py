@@ -130,35 +130,49 @@ def as_a_run_process() -> None:
     loader.exec_module(module)  # its __main__ guard keeps it from running the kit
 
 
-def in_process(client: str, targets: list[str], seed: int) -> dict[str, Any]:
-    """``one_run`` without the kit's process: the same checks, cases and judgments."""
+def graded(
+    argv: list[str],
+    mode: str,
+    profiles: list[str],
+    seed: int,
+    only: list[str] | None = None,
+    line_timeout: float = 5.0,
+) -> list[Any]:
+    """One default run of a client, in this process: the ``CheckResult`` of every check of
+    ``profiles`` (of ``only``, when given), as ``stella-conform run`` grades them."""
     from stella_conform.conformance.checks import select
     from stella_conform.conformance.claims import from_hello, resolve_profiles
     from stella_conform.conformance.runner import Client, ensure_mode_supported, resolve_client
     from stella_conform.conformance.suite import SuiteConfig, run_check
     from stella_conform.schemas.vocabulary import Vocabulary
 
+    with tempfile.TemporaryDirectory(prefix="power-") as tmp:
+        runner = Client(
+            argv=resolve_client(tuple(argv)),
+            mode=mode,  # type: ignore[arg-type]
+            line_timeout=line_timeout,
+        )
+        hello = ensure_mode_supported(runner)
+        config = SuiteConfig(
+            client=runner,
+            seed=seed,
+            failures_dir=Path(tmp),
+            database_dir=None,
+            shrink_budget=0,
+            share_generation=True,
+        ).with_claims(from_hello(hello, Vocabulary.default()))
+        checks = select(resolve_profiles(profiles, hello), only or ())
+        return [run_check(c, config) for c in checks if c.profile in profiles]
+
+
+def in_process(client: str, targets: list[str], seed: int) -> dict[str, Any]:
+    """``one_run`` without the kit's process: the same checks, cases and judgments."""
     profiles = sorted({BY_ID[t].profile for t in targets})
+    line_timeout = LINE_TIMEOUT if "R1.line-by-line" in targets else 5.0
     try:
-        with tempfile.TemporaryDirectory(prefix="power-") as tmp:
-            line_timeout = LINE_TIMEOUT if "R1.line-by-line" in targets else 5.0
-            runner = Client(
-                argv=resolve_client(tuple(command_for(client))),
-                mode=mode_for(targets),  # type: ignore[arg-type]
-                line_timeout=line_timeout,
-            )
-            hello = ensure_mode_supported(runner)
-            config = SuiteConfig(
-                client=runner,
-                seed=seed,
-                failures_dir=Path(tmp),
-                database_dir=None,
-                shrink_budget=0,
-                share_generation=True,
-            ).with_claims(from_hello(hello, Vocabulary.default()))
-            results = [
-                run_check(c, config) for c in select(resolve_profiles(profiles, hello), targets)
-            ]
+        results = graded(
+            command_for(client), mode_for(targets), profiles, seed, targets, line_timeout
+        )
     except Exception as exc:  # an infrastructure failure is reported, not counted as a miss
         return {"seed": seed, "caught": False, "generated": False, "error": repr(exc)}
     failed = [r for r in results if r.outcome in ("fail", "warn")]
@@ -274,11 +288,12 @@ def render(targets: dict[str, list[str]]) -> str:
     return "\n".join(rows)
 
 
-def write_doc(table: str) -> None:
+def write_doc(table: str, start: str = START, end: str = END) -> None:
+    """The table between its markers in docs/generators.md (this one's, or another's)."""
     text = DOC.read_text()
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    DOC.write_text(f"{head}{START}\n{table}\n{END}{tail}")
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    DOC.write_text(f"{head}{start}\n{table}\n{end}{tail}")
 
 
 def compare(clients: list[str], targets: dict[str, list[str]], seeds: int, jobs: int) -> int:

@@ -22,10 +22,10 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).resolve().parent / "reach-results.json"
-DOC = REPO / "docs" / "generators.md"
 START, END = "<!-- grammar-table:start -->", "<!-- grammar-table:end -->"
 
 sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from stella_conform.conformance.reach import measure  # noqa: E402
 from stella_conform.generators.grammar import PRODUCTIONS  # noqa: E402
 
@@ -91,13 +91,6 @@ def render(results: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
-def write_doc(table: str) -> None:
-    text = DOC.read_text()
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    DOC.write_text(f"{head}{START}\n{table}\n{END}{tail}")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=20, help="default runs, seeds 0..N-1")
@@ -110,7 +103,9 @@ def main() -> int:
         print(f"{args.seeds} default run(s) per profile in {spent:.0f} CPU-s")
     table = render(json.loads(RESULTS.read_text()))
     if args.write:
-        write_doc(table)
+        from power import write_doc
+
+        write_doc(table, START, END)
     print(table)
     return 0
 

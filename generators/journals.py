@@ -458,8 +458,12 @@ def journal_cases(draw: st.DrawFn, variants: tuple[str, ...] = READER_VARIANTS) 
         spelled = _journal_spelling(draw)
         raw = [spelled(e).encode("utf-8") for e in lines]
     if variant == "torn-tail":
+        # cut inside the object itself, never in a spelling's whitespace around it: a cut
+        # in the leading whitespace leaves a blank line, one in the trailing a whole entry
         last = raw[-1]
-        raw[-1] = last[: draw(st.integers(1, len(last) - 1))]
+        first = len(last) - len(last.lstrip(b" \t")) + 1
+        end = len(last.rstrip(b" \t")) - 1
+        raw[-1] = last[: draw(st.integers(first, end))]
         return JournalCase(variant, _framed(draw, raw, final_newline=False))
     if variant == "corrupt-line":
         at = draw(st.integers(0, len(raw) - 1))

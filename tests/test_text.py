@@ -11,7 +11,9 @@ from hypothesis import HealthCheck, given, settings
 
 from stella_conform.decoder import Kind, decode
 from stella_conform.generators import Case, mutated
+from stella_conform.generators.journals import JournalCase, journal_cases
 from stella_conform.generators.text import BIG_NUMBERS
+from stella_conform.journal import read_journal
 
 SETTINGS = settings(
     max_examples=40,
@@ -117,3 +119,15 @@ def test_spellings_keep_every_value(case: Case) -> None:
     assert case.run is not None
     events = [o.raw for o in decode(case.stream) if o.kind in (Kind.KNOWN, Kind.UNKNOWN)]
     assert events == case.run.events
+
+
+@settings(SETTINGS, max_examples=150)
+@given(journal_cases(("torn-tail",)))
+def test_a_spelled_journal_s_torn_tail_is_a_cut_object(case: JournalCase) -> None:
+    """A journal spelled with whitespace around each line still ends on a cut object: not
+    on its leading whitespace (a blank line, as main's suite found at 72dde16) nor short of
+    only its trailing whitespace (a whole entry)."""
+    last = case.data.split(b"\n")[-1]
+    assert last.strip(b" \t\r") and not case.data.endswith(b"\n")
+    journal = read_journal(case.data)
+    assert journal.torn_final_line and journal.verdict == "accept"

@@ -86,6 +86,14 @@ class Check:
     types: tuple[str, ...] = ()
     #: Envelope parts the check is about: ``skip`` for a client that reads none of them.
     reads: tuple[str, ...] = ()
+    #: Fixtures graded only under a vocabulary whose wire schema names aliases in its
+    #: descriptions (``schemas/learnt.py``): under the kit's own vocabulary their types
+    #: are unrecognized and they would grade another rule.
+    wire_fixtures: tuple[str, ...] = ()
+
+    def fixtures_for(self, learnt: bool) -> tuple[str, ...]:
+        """The fixtures graded under a vocabulary that has learnt aliases (or not)."""
+        return self.fixtures + self.wire_fixtures if learnt else self.fixtures
 
     @property
     def input(self) -> str:
@@ -315,6 +323,7 @@ CATALOGUE: tuple[Check, ...] = (
         "R4",
         "legacy-content",
         fixtures=("legacy_aliases", "field_and_alias"),
+        wire_fixtures=("learnt_aliases",),
         mutations=("legacy-alias", "field-and-alias"),
         fields=("final_text", "texts"),
         types=("text", "text_delta"),

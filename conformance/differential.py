@@ -4,30 +4,36 @@ The external decoder (stella's own reader, another kit's oracle, a client) is a
 command run once per case with the stream on stdin.  It answers in one of two
 ways, documented in docs/contract-readings.md:
 
-* one JSON object on stdout: ``{"verdict": "accept"|"reject", "rejected_line": N|null}``;
+* one JSON object on stdout: ``{"verdict": "accept"|"reject", "rejected_line": N|null,
+  "unrecognized_events": N}`` (the line and the count are compared when given);
 * nothing on stdout: exit status 0 is ``accept``, 1 is ``reject`` (no line).
 
 Each answer is compared with every conforming reading of the case
 (:mod:`stella_conform.readings`).  Agreeing with the default is agreement;
 agreeing only with a registered alternative is a disagreement *explained* by
-that reading; anything else is *unexplained*, the only kind that makes the
-command fail.  Disagreements are grouped by class with the smallest example.
+that reading; one that is what a documented bug of stella's own reader does
+(:data:`DOCUMENTED_BUGS`) is grouped apart, as that bug; anything else is
+*unexplained*, the only kind that makes the command fail.  Disagreements are
+grouped by class with the smallest example.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from stella_conform import stopping
 from stella_conform.conformance.process import ClientProcess
+from stella_conform.decoder import Kind, RunSummary, iter_physical_lines
 from stella_conform.readings import Readings, read_stream
 from stella_conform.schemas.vocabulary import Vocabulary
 
 UNEXPLAINED = "unexplained"
+#: The class of a disagreement a documented bug explains: ``bug:ID``.
+BUG = "bug:"
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,66 @@ class OracleAnswer:
     rejected_line: int | None = None
     #: Why the answer could not be read (a crash, a timeout, bad JSON); ``None`` when fine.
     problem: str | None = None
+    #: The oracle's count of unrecognized events, when it gave one (compared on accepts).
+    unrecognized_events: int | None = None
+
+
+@dataclass(frozen=True)
+class Bug:
+    """A documented bug of stella's own reader against its contract: what it does wrong,
+    and whether an answer is that (docs/contract-readings.md)."""
+
+    id: str
+    title: str
+    explains: Callable[[bytes, Readings, OracleAnswer], bool]
+
+
+def _torn_utf8_rejects_the_stream(stream: bytes, readings: Readings, answer: OracleAnswer) -> bool:
+    """The final line is torn inside a UTF-8 character; the whole input, read as UTF-8
+    first, is refused."""
+    torn = [o for o in readings.default.outcomes if o.kind is Kind.TORN]
+    return answer.verdict == "reject" and bool(torn) and "invalid UTF-8" in str(torn[-1].reason)
+
+
+def _bad_final_record_dropped(stream: bytes, readings: Readings, answer: OracleAnswer) -> bool:
+    """A complete final record of a known type whose body does not fit, dropped silently
+    (the reader drops the last non-blank line whenever it fails)."""
+    if answer.verdict != "accept":
+        return False
+    last = _last_non_blank(stream)
+    for reading in readings.all:
+        rejected = [o for o in reading.outcomes if o.kind is Kind.REJECT]
+        if rejected and rejected[-1].line == last and rejected[-1].tag is not None:
+            return True
+    return False
+
+
+def _last_non_blank(stream: bytes) -> int | None:
+    """The number of the stream's last physical line that holds more than JSON whitespace."""
+    last = None
+    for number, (content, _) in enumerate(iter_physical_lines(stream), 1):
+        if content.strip(b" \t\r\n"):
+            last = number
+    return last
+
+
+#: stella's reader's bugs against its own contract, as the kit documents them (its model:
+#: adapters/python/stella_like_reader.py). A disagreement one explains is no new problem.
+DOCUMENTED_BUGS: tuple[Bug, ...] = (
+    Bug(
+        "torn-utf8-rejects-stream",
+        "a final line cut inside a multi-byte UTF-8 character rejects the whole stream "
+        "(rule 6 says tolerate it)",
+        _torn_utf8_rejects_the_stream,
+    ),
+    Bug(
+        "bad-final-record-dropped",
+        "a complete final record with a body that does not fit is dropped silently "
+        "(rule 4 says fail loudly)",
+        _bad_final_record_dropped,
+    ),
+)
+BUGS_BY_ID = {b.id: b for b in DOCUMENTED_BUGS}
 
 
 @dataclass(frozen=True)
@@ -63,6 +129,10 @@ class CorpusResult:
     @property
     def unexplained(self) -> int:
         return len(self.classes.get(UNEXPLAINED, []))
+
+    @property
+    def documented_bugs(self) -> int:
+        return sum(len(v) for k, v in self.classes.items() if k.startswith(BUG))
 
 
 #: The most of an oracle's stdout the kit keeps: an answer is one small JSON object.
@@ -108,30 +178,41 @@ def ask(command: Sequence[str], stream: bytes, timeout: float) -> OracleAnswer:
     if not isinstance(doc, dict) or doc.get("verdict") not in ("accept", "reject"):
         return OracleAnswer(None, problem=f"no verdict in the answer: {out[:80]!r}")
     line = doc.get("rejected_line")
-    return OracleAnswer(str(doc["verdict"]), line if isinstance(line, int) else None)
+    count = doc.get("unrecognized_events")
+    if not (isinstance(count, int) and not isinstance(count, bool) and count >= 0):
+        count = None
+    return OracleAnswer(
+        str(doc["verdict"]), line if isinstance(line, int) else None, unrecognized_events=count
+    )
 
 
-def _says(verdict: str, line: int | None) -> str:
-    return f"reject at line {line}" if verdict == "reject" and line else verdict
+def _says(verdict: str, line: int | None, count: int | None = None) -> str:
+    said = f"reject at line {line}" if verdict == "reject" and line else verdict
+    return said + (f", {count} unrecognized" if count is not None and verdict == "accept" else "")
 
 
-def _matches(answer: OracleAnswer, verdict: str, line: int | None) -> bool:
-    if answer.verdict != verdict:
+def _matches(answer: OracleAnswer, summary: RunSummary) -> bool:
+    if answer.verdict != summary.verdict:
         return False
-    return verdict != "reject" or answer.rejected_line is None or answer.rejected_line == line
+    if summary.verdict == "accept":
+        count = answer.unrecognized_events
+        return count is None or count == summary.unrecognized_events
+    return answer.rejected_line is None or answer.rejected_line == summary.rejected_line
 
 
-def classify(readings: Readings, answer: OracleAnswer) -> str | None:
+def classify(readings: Readings, answer: OracleAnswer, stream: bytes = b"") -> str | None:
     """``None`` when the answer is the kit's default; else the reading id that explains it,
-    or ``unexplained``."""
-    default = readings.default.summary
-    if answer.problem is None and _matches(answer, default.verdict, default.rejected_line):
+    ``bug:ID`` for a documented bug of stella's reader, or ``unexplained``."""
+    if answer.problem is not None:
+        return UNEXPLAINED
+    if _matches(answer, readings.default.summary):
         return None
-    if answer.problem is None:
-        for alternative in readings.alternatives:
-            s = alternative.summary
-            if _matches(answer, s.verdict, s.rejected_line):
-                return alternative.reading
+    for alternative in readings.alternatives:
+        if _matches(answer, alternative.summary):
+            return alternative.reading
+    for bug in DOCUMENTED_BUGS:
+        if bug.explains(stream, readings, answer):
+            return BUG + bug.id
     return UNEXPLAINED
 
 
@@ -159,23 +240,45 @@ def _compare(
     readings = read_stream(case.stream, vocab)
     answer = ask(command, case.stream, timeout)
     result.cases += 1
-    found = classify(readings, answer)
+    found = classify(readings, answer, case.stream)
     if found is None:
         result.agreed += 1
         return
+    counted = answer.unrecognized_events is not None  # the counts are shown when compared
     default = readings.default.summary
-    kit = _says(default.verdict, default.rejected_line)
+    kit = _says(default.verdict, default.rejected_line, _count(default, counted))
     if readings.alternatives:
         kit += (
             " (or "
             + ", ".join(
-                f"{_says(a.summary.verdict, a.summary.rejected_line)} by {a.reading}"
+                f"{_says(a.summary.verdict, a.summary.rejected_line, _count(a.summary, counted))}"
+                f" by {a.reading}"
                 for a in readings.alternatives
             )
             + ")"
         )
-    said = answer.problem or _says(str(answer.verdict), answer.rejected_line)
+    said = answer.problem or _says(
+        str(answer.verdict), answer.rejected_line, answer.unrecognized_events
+    )
     result.classes.setdefault(found, []).append(Disagreement(case, kit, said))
+
+
+def _count(summary: RunSummary, shown: bool) -> int | None:
+    return summary.unrecognized_events if shown else None
+
+
+def _label(cls: str) -> str:
+    if cls == UNEXPLAINED:
+        return cls
+    if cls.startswith(BUG):
+        bug = BUGS_BY_ID[cls.removeprefix(BUG)]
+        return f"documented bug of stella's reader, {bug.id}: {bug.title}"
+    return f"reading {cls}"
+
+
+def _order(cls: str) -> tuple[int, str]:
+    """Readings first, then documented bugs, then what is unexplained."""
+    return (2 if cls == UNEXPLAINED else 1 if cls.startswith(BUG) else 0, cls)
 
 
 def render(results: Sequence[CorpusResult]) -> str:
@@ -185,10 +288,10 @@ def render(results: Sequence[CorpusResult]) -> str:
         share = 100.0 * r.agreed / r.cases if r.cases else 100.0
         out.append(f"{r.name}: {r.agreed}/{r.cases} agree ({share:.1f} %)")
     for r in results:
-        for cls in sorted(r.classes, key=lambda c: (c == UNEXPLAINED, c)):
+        for cls in sorted(r.classes, key=_order):
             items = r.classes[cls]
             smallest = min(items, key=lambda d: (len(d.case.stream), d.case.name))
-            label = cls if cls == UNEXPLAINED else f"reading {cls}"
+            label = _label(cls)
             out.append("")
             out.append(f"{r.name}: {len(items)} disagreement(s), {label}")
             out.append(f"  smallest: {smallest.case.name} ({len(smallest.case.stream)} bytes)")
@@ -215,6 +318,8 @@ def to_json(results: Sequence[CorpusResult]) -> dict[str, Any]:
                 "name": r.name,
                 "cases": r.cases,
                 "agreed": r.agreed,
+                "documented_bugs": r.documented_bugs,
+                "unexplained": r.unexplained,
                 "classes": {
                     cls: [
                         {"case": d.case.name, "kit": d.kit, "oracle": d.oracle}

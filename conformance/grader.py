@@ -389,11 +389,20 @@ def _line_disagreements(case: GradedCase, obs: Observation, *, unknown_only: boo
                 f"line {outcome.line}:{tag} is {outcome.kind.value}; client read it "
                 f"{seen['outcome']}{got_type}"
             )
-        elif outcome.kind is Kind.KNOWN and seen.get("type") not in (None, outcome.tag):
+        elif outcome.kind is Kind.KNOWN and seen.get("type") not in (
+            None,
+            outcome.tag,
+            _raw_type(outcome),
+        ):
             problems.append(
                 f"line {outcome.line}: type {outcome.tag!r}; client read it as {seen['type']!r}"
             )
     return problems
+
+
+def _raw_type(outcome: LineOutcome) -> Any:
+    """The type the line itself spells (an old name read as today's: ``judge_verdict``)."""
+    return outcome.raw.get("type") if isinstance(outcome.raw, dict) else None
 
 
 def _no_guessing(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:

@@ -741,7 +741,7 @@ def _run_check(check: Check, config: SuiteConfig) -> CheckResult:
             if stop is not None:
                 judgments.append(_stopped(baseline, stop))
                 stopped = True
-        for name in () if stopped else check.fixtures:
+        for name in () if stopped else check.fixtures_for(bool(vocab.learnt)):
             if config.fixtures_per_check is not None and result.cases >= config.fixtures_per_check:
                 break
             if pace.out_of_time():

@@ -476,7 +476,16 @@ def number_spellings(value: float | int) -> list[str]:
     ]
     if exact == exact.to_integral_value() and abs(exact) < 2**53:
         out.append(str(int(exact)))  # an integer literal where the schema says number
-    return [s for s in dict.fromkeys(out) if float(s) == float(value)]
+    return [s for s in dict.fromkeys(out) if _spells(s, value)]
+
+
+def _spells(text: str, value: float | int) -> bool:
+    """Whether ``text`` is a JSON number of ``value`` (``1E+17`` scaled by ten prints as
+    ``1E+18``, whose ``E-1`` spelling is no number at all)."""
+    try:
+        return float(text) == float(value) and text.count("E") + text.count("e") <= 1
+    except ValueError:
+        return False
 
 
 @lru_cache(maxsize=1024)

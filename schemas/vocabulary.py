@@ -40,10 +40,13 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stella_conform.schemas.fastfit import FastCompiler, Fits
 from stella_conform.schemas.fit import FitCheck, FitCompiler, UnsupportedSchema, resolve_ref
+
+if TYPE_CHECKING:
+    from stella_conform.schemas.learnt import Learnt
 
 
 class VocabularyError(ValueError):
@@ -88,6 +91,8 @@ class Vocabulary:
     #: Claimed types this stella never writes, each with the bundled vocabulary that
     #: defines it (its body schema, aliases and archived shapes come from there).
     foreign: Mapping[str, Vocabulary] = field(default_factory=dict, repr=False)
+    #: Aliases the schema names only in its descriptions (``schemas/learnt.py``).
+    learnt: tuple[Learnt, ...] = field(default=(), repr=False)
 
     @property
     def known(self) -> frozenset[str]:
@@ -109,6 +114,35 @@ class Vocabulary:
         return frozenset(
             {self.turn_boundary, *(t for t, v in self.foreign.items() if t == v.turn_boundary)}
         )
+
+    @property
+    def type_aliases(self) -> Mapping[str, str]:
+        """Old event type names the schema's descriptions keep as aliases: old -> today's."""
+        return {a.legacy: a.name for a in self.learnt if a.kind == "type"}
+
+    @property
+    def tolerant(self) -> Vocabulary | None:
+        """This vocabulary with every learnt alias in its keywords (``None`` without any):
+        how stella decodes, where the keywords alone refuse a legacy spelling."""
+        if not self.learnt:
+            return None
+        key = id(self.root)
+        made = _TOLERANT.get(key)
+        if made is None:
+            from stella_conform.schemas.learnt import tolerant
+
+            made = Vocabulary.from_schema_document(
+                tolerant(self.root, self.learnt),
+                name=self.name,
+                version=self.version,
+                aliases=self.aliases,
+                archived=self.archived,
+                source=self.source,
+                turn_boundary=self.turn_boundary,
+                learn=False,
+            )
+            _TOLERANT[key] = made
+        return made
 
     def home(self, tag: str) -> Vocabulary:
         """The vocabulary that defines ``tag`` for this client (itself, or a foreign one)."""
@@ -334,7 +368,10 @@ class Vocabulary:
         archived: Mapping[str, ArchivedShape] | None = None,
         source: str = "<schema>",
         turn_boundary: str = "turn_complete",
+        learn: bool = True,
     ) -> Vocabulary:
+        """``learn``: read the aliases the schema names in its descriptions
+        (``schemas/learnt.py``)."""
         if not isinstance(doc, dict):
             raise VocabularyError(f"{source}: a wire schema must be a JSON object")
         branches = doc.get("oneOf")
@@ -368,6 +405,7 @@ class Vocabulary:
             archived={k: v for k, v in (archived or {}).items() if k in known},
             source=source,
             turn_boundary=turn_boundary,
+            learnt=_learn(doc) if learn else (),
         )
         vocab.compile_all()
         return vocab
@@ -429,9 +467,17 @@ BUNDLED = {"stella-default": "vocabulary.json", "stella-older": "vocabulary.olde
 BUNDLED_ALIASES = {"default": "stella-default", "older": "stella-older"}
 
 _LOADED: dict[str, Vocabulary] = {}
+#: A schema's tolerant vocabulary, by the schema document's identity (shared by its claims).
+_TOLERANT: dict[int, Vocabulary] = {}
 #: Imported wire schemas by (path, name, the file's text): a changed file is a new entry.
 _IMPORTED: dict[tuple[str, str | None, str], Vocabulary] = {}
 _RESTRICTED: dict[tuple[int, frozenset[str]], Vocabulary] = {}
+
+
+def _learn(doc: Mapping[str, Any]) -> tuple[Learnt, ...]:
+    from stella_conform.schemas.learnt import learn
+
+    return learn(doc)
 
 
 def bundled_names() -> list[str]:

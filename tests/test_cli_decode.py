@@ -57,6 +57,28 @@ def test_decode_json_output_and_stdin() -> None:
     assert doc["lines"][-1]["outcome"] == "torn"
 
 
+@pytest.mark.parametrize("source", ["file", "stdin"])
+def test_decode_json_shows_every_conforming_reading(source: str) -> None:
+    """The default reading line by line, then every other one the oracle finds, each as its
+    summary: from a file or from stdin (read again from a private copy)."""
+    from stella_conform.readings import read_stream
+
+    path = FIX / "json_not_object.jsonl"
+    args = ("decode", "--json", "-") if source == "stdin" else ("decode", "--json", str(path))
+    out = sc(*args, stdin=path.read_bytes() if source == "stdin" else None)
+    assert out.returncode == 1  # the default reading rejects
+    doc = json.loads(out.stdout)
+    readings = read_stream(path.read_bytes())
+    assert [(r["reading"], r["summary"]) for r in doc["also_conforming"]] == [
+        (a.reading, a.summary.to_json()) for a in readings.alternatives
+    ]
+    assert doc["also_conforming"][0]["summary"]["verdict"] == "accept"
+    text = sc("decode", str(path)).stdout
+    assert "also conforming, reading non-object-line: accept" in text
+    plain = json.loads(sc("decode", "--json", str(FIX / "minimal_run.jsonl")).stdout)
+    assert plain["also_conforming"] == []
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -59,6 +59,29 @@ def diff(
     return done, json.loads(report.read_text()) if report.exists() else {}
 
 
+def test_a_documented_bug_of_stella_s_reader_is_its_own_class() -> None:
+    torn_utf8 = (bundled_fixtures_dir() / "torn_mid_utf8.jsonl").read_bytes()
+    assert classify(read_stream(torn_utf8), OracleAnswer("reject"), torn_utf8) == (
+        "bug:torn-utf8-rejects-stream"
+    )
+    last = (bundled_fixtures_dir() / "bad_body_last_line.jsonl").read_bytes()
+    assert classify(read_stream(last), OracleAnswer("accept"), last) == (
+        "bug:bad-final-record-dropped"
+    )
+    # a bad body that is not the last line, dropped, is no documented bug
+    middle = (bundled_fixtures_dir() / "bad_body_missing_field.jsonl").read_bytes()
+    assert classify(read_stream(middle), OracleAnswer("accept"), middle) == "unexplained"
+
+
+def test_an_unrecognized_count_is_compared_when_the_oracle_gives_one() -> None:
+    stream = (bundled_fixtures_dir() / "from_a_newer_stella.jsonl").read_bytes()
+    readings = read_stream(stream)
+    assert classify(readings, OracleAnswer("accept", unrecognized_events=2)) is None
+    assert classify(readings, OracleAnswer("accept", unrecognized_events=1)) == "unexplained"
+    archived = read_stream((bundled_fixtures_dir() / "archived_complete.jsonl").read_bytes())
+    assert classify(archived, OracleAnswer("accept", unrecognized_events=2)) == "unknown-count"
+
+
 def test_classify_names_the_reading_or_unexplained() -> None:
     readings = read_stream(b'{"type":"text","text":"a"}\n[1]\n')
     assert classify(readings, OracleAnswer("reject", 2)) is None
@@ -98,3 +121,54 @@ def test_a_divergent_reader_is_unexplained_and_fails(corpus: Path, tmp_path: Pat
     unexplained = doc["corpora"][0]["classes"]["unexplained"]
     assert [d["case"] for d in unexplained][:1] == ["bad_body_missing_field"]
     assert "unexplained" in done.stdout and "oracle: accept" in done.stdout
+
+
+@pytest.mark.slow
+def test_stella_s_reader_differs_only_by_readings_and_its_documented_bugs(
+    corpus: Path, tmp_path: Path
+) -> None:
+    """A green run for stella's own reader (modelled): its two bugs are a group of their own,
+    and the command exits 0; a new problem would be the only unexplained one."""
+    for name in ("bad_body_last_line", "torn_mid_utf8"):
+        for suffix in (".jsonl", ".expect.json"):
+            shutil.copy(bundled_fixtures_dir() / f"{name}{suffix}", corpus)
+    oracle = f"{sys.executable} {ADAPTERS / 'python' / 'stella_like_reader.py'}"
+    done, doc = diff(corpus, oracle, tmp_path)
+    assert done.returncode == 0, done.stdout
+    fixtures = doc["corpora"][0]
+    assert {"bug:bad-final-record-dropped", "bug:torn-utf8-rejects-stream"} <= set(
+        fixtures["classes"]
+    )
+    assert fixtures["documented_bugs"] == 2 and fixtures["unexplained"] == 0
+    assert "documented bug of stella's reader, bad-final-record-dropped" in done.stdout
+
+
+@pytest.mark.slow
+def test_plain_recordings_need_no_expectations_and_are_named_as_export_names_them(
+    tmp_path: Path,
+) -> None:
+    """A folder of .jsonl recordings alone is a corpus; generated cases carry the names
+    `corpus export` gives the same seed's files."""
+    plain = tmp_path / "recordings"
+    plain.mkdir()
+    for name in ("minimal_run", "json_not_object"):
+        shutil.copy(bundled_fixtures_dir() / f"{name}.jsonl", plain / f"run-{name}.jsonl")
+    assert EXE
+    report = tmp_path / "diff.json"
+    done = subprocess.run(
+        [EXE, "corpus", "diff", str(plain), "--oracle", "false", "-n", "3", "--seed", "5",
+         "--json", str(report)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr  # `false` rejects everything
+    doc = json.loads(report.read_text())
+    recordings, generated = doc["corpora"]
+    assert recordings["cases"] == 2 and recordings["agreed"] == 1  # json_not_object: reject
+    exported = tmp_path / "exported"
+    subprocess.run(
+        [EXE, "corpus", "export", str(exported), "-n", "3", "--seed", "5"],
+        capture_output=True, check=True, timeout=300,
+    )  # fmt: skip
+    names = {p.name.removesuffix(".jsonl") for p in exported.glob("*.jsonl")}
+    listed = {d["case"] for items in generated["classes"].values() for d in items}
+    assert listed and listed <= names

@@ -100,4 +100,10 @@ def test_every_registered_reading_has_a_fixture() -> None:
     # prose-constraint needs a wire schema (tests/test_readings.py), shape-archived-today
     # the older stella's vocabulary (archived_complete there: tests/test_claims_versions.py),
     # tokens-without-usage an envelope (fixtures/envelopes: tests/test_readings_envelopes.py)
-    assert named == IDS - {"prose-constraint", "shape-archived-today", "tokens-without-usage"}
+    # learnt-alias a wire schema's descriptions (learnt_aliases there: test_learnt_aliases.py)
+    assert named == IDS - {
+        "prose-constraint",
+        "shape-archived-today",
+        "tokens-without-usage",
+        "learnt-alias",
+    }

@@ -45,7 +45,7 @@ FAST = settings(max_examples=40, deadline=None, suppress_health_check=list(Healt
 
 def test_every_fixture_a_check_names_exists() -> None:
     for check in CATALOGUE:
-        for name in check.fixtures:
+        for name in check.fixtures_for(learnt=True):
             assert fixture_path(check, name, bundled_fixtures_dir()).is_file(), (check.id, name)
     assert set(PROFILE_INPUT) == {c.profile for c in CATALOGUE}
 

@@ -1,5 +1,5 @@
 """A conforming client for each reading registered this round, taking the non-default side,
-passes what it claims on every seed; and the reading-B client, stella's reader too.
+passes what it claims on every seed; this round's broken clients fail on every seed.
 
 Each client takes reading B at one point (docs/contract-readings.md): ``ts: null`` rejected
 as the wire schema types ``ts``, the version gap counted by type names, an envelope's token
@@ -17,8 +17,10 @@ import pytest
 from conftest import ADAPTERS
 
 from stella_conform.conformance.checks import BY_ID
-from stella_conform.conformance.runner import Client, resolve_client
+from stella_conform.conformance.claims import from_hello
+from stella_conform.conformance.runner import Client, ensure_mode_supported, resolve_client
 from stella_conform.conformance.suite import SuiteConfig, run_check, shared_sessions
+from stella_conform.schemas.vocabulary import Vocabulary
 
 SEEDS = range(20)
 CLIENTS = {
@@ -50,3 +52,33 @@ def test_a_reading_s_client_passes_on_every_seed(tmp_path: Path, client: str) ->
                 took_b += result.readings.get(f"{point}=B", 0)
                 assert not result.readings.get(f"{point}=A"), (seed, result.readings)
     assert took_b >= len(SEEDS)  # the reading was met, and taken, on every seed
+
+
+BROKEN = {
+    "dashboard_ends_on_complete.py": "D.run-terminator",
+    "final_text_folds_line_separators.py": "R1.lines-end-only-at-newline",
+    "summary_only_drops_unterminated_line.py": "R6.unterminated-last-line-read",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("client", sorted(BROKEN))
+def test_this_round_s_broken_clients_are_caught_on_every_seed(tmp_path: Path, client: str) -> None:
+    """What claims once hid (a terminator computed without run_complete) and what a check
+    never compared (final_text under line separators; a summary-only client's last line)."""
+    check = BY_ID[BROKEN[client]]
+    argv = resolve_client((sys.executable, str(ADAPTERS / "broken" / client)))
+    with shared_sessions():
+        for seed in SEEDS:
+            config = SuiteConfig(
+                Client(argv, "persistent", timeout=10.0),
+                examples=1,
+                seed=seed,
+                database_dir=None,
+                failures_dir=tmp_path / "failures",
+                shrink_budget=0,
+            )
+            hello = ensure_mode_supported(config.client)
+            config = config.with_claims(from_hello(hello, Vocabulary.default()))
+            result = run_check(check, config)
+            assert result.outcome == "fail", (seed, result.outcome, result.message)

@@ -16,7 +16,7 @@ of a case.  ``docs/contract-readings.md`` gives the contract's words for each.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
@@ -91,6 +91,14 @@ POINTS: tuple[Point, ...] = (
         "accepted: the self-describing name wins",
         "an error: the same field twice",
         "B: rejects the line as a duplicate field",
+    ),
+    Point(
+        "learnt-alias",
+        "a line that fits its type only with an alias the wire schema names in its "
+        "descriptions (a field, a value or an event type that shipped under an older name)",
+        "decoded: 'if a field is renamed, the old name still works as an alias'",
+        "a client that knows only the schema's keywords: an error (an old type name: unrecognized)",
+        "A: it decodes every alias the descriptions name",
     ),
     Point(
         "ts-out-of-range",
@@ -296,6 +304,71 @@ def read_stream(
         for point in sorted(more - taken):
             queue.append(taken | {point})
     return Readings(default, tuple(found), frozenset(all_touched))
+
+
+@dataclass(frozen=True)
+class SummaryReading:
+    """Another conforming reading of a stream read without holding it: what ``decode``
+    prints for a stream of any length (its line outcomes are not kept)."""
+
+    taken: frozenset[str]
+    summary: RunSummary
+
+    @property
+    def reading(self) -> str:
+        return label(self.taken)
+
+
+def summary_readings(
+    lines: Callable[[], Iterable[bytes]], vocab: Vocabulary | None, touched: Collection[str]
+) -> list[SummaryReading]:
+    """The other conforming readings of the stream ``lines()`` yields (each call reads it
+    again from the start), given the points its default reading touched.
+
+    :func:`read_stream` for a stream of any size: each reading is decoded in one pass and
+    only its summary kept (readings that agree collapse by a digest of their outcomes).
+    """
+    import hashlib
+
+    from stella_conform.decoder import RunFold, decode
+
+    def digest_of(choices: frozenset[str], more: set[str]) -> tuple[str, RunSummary]:
+        fold = RunFold(
+            vocab.turn_boundaries if vocab is not None else "turn_complete",
+            bounded=True,  # flat memory, as decode's own fold
+            choices=choices,
+            touched=more,
+        )
+        digest = hashlib.sha256()
+        for outcome in decode(lines(), vocab, choices=choices, touched=more):
+            fold.feed(outcome)
+            digest.update(f"{outcome.line}:{outcome.kind.value}:{outcome.tag}\n".encode())
+        summary = fold.finish()
+        doc = summary.to_json()
+        doc.pop("reason", None)
+        digest.update(json.dumps(doc, sort_keys=True, default=str).encode())
+        return digest.hexdigest(), summary
+
+    if not touched:
+        return []
+    seen_keys = {digest_of(frozenset(), set())[0]}
+    seen_sets: set[frozenset[str]] = {frozenset()}
+    queue = [frozenset({p}) for p in sorted(touched)]
+    found: list[SummaryReading] = []
+    decodes = 1
+    while queue and decodes < MAX_READINGS:
+        taken = queue.pop(0)
+        if taken in seen_sets:
+            continue
+        seen_sets.add(taken)
+        more: set[str] = set()
+        key, summary = digest_of(taken, more)
+        decodes += 1
+        if key not in seen_keys:
+            seen_keys.add(key)
+            found.append(SummaryReading(taken, summary))
+        queue.extend(taken | {p} for p in sorted(more - taken))
+    return found
 
 
 def read_envelope_readings(

@@ -25,6 +25,7 @@ def list_checks(as_json: bool) -> None:
                         "tier": c.tier,
                         "modes": sorted(c.modes),
                         "fixtures": list(c.fixtures),
+                        "wire_fixtures": list(c.wire_fixtures),
                         "mutations": list(c.mutations),
                         "fields": list(c.fields),
                         "types": list(c.types),

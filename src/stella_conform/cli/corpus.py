@@ -103,9 +103,12 @@ def corpus_diff(
 ) -> None:
     """Compare the kit's oracle with an external decoder over fixtures and a generated corpus.
 
-    DIRECTORIES default to the bundled fixtures. Prints agreement per corpus and every
-    disagreement grouped by class: the registered reading that explains it, or
-    "unexplained". Exit 0 when every disagreement is explained, 1 when one is not.
+    DIRECTORIES default to the bundled fixtures; any folder of .jsonl recordings will do
+    (expectation files are not needed: the oracle computes them). Prints agreement per
+    corpus and every disagreement grouped by class: the registered reading that explains
+    it, a documented bug of stella's own reader, or "unexplained". Generated cases are
+    named as `corpus export` names them for the same seed. Exit 0 when every disagreement
+    is explained by a reading or a documented bug, 1 when one is not.
     """
     import shlex
 
@@ -158,24 +161,35 @@ def _diff_all(
 ) -> None:
     """Each corpus against the oracle, its result appended as it is done."""
     from stella_conform.conformance.differential import DiffCase, diff_corpus
-    from stella_conform.corpus import bundled_fixtures_dir, iter_fixtures
-    from stella_conform.generators.export import draw_cases
+    from stella_conform.corpus import bundled_fixtures_dir
+    from stella_conform.generators.export import case_name, draw_cases
 
     for directory in directories or (bundled_fixtures_dir(),):
-        fixtures = [
-            DiffCase(str(directory), f.name, f.stream)  # capped, regular files only
-            for f in iter_fixtures(directory)
+        recordings = [
+            DiffCase(str(directory), path.name.removesuffix(".jsonl"), _recording(path))
+            for path in _recordings(directory)
         ]
-        if not fixtures:
-            raise SetupError(f"no fixtures (*.jsonl) in {directory}")
+        if not recordings:
+            raise SetupError(f"no recordings (*.jsonl) in {directory}")
         name = "fixtures" if not directories else str(directory)
-        results.append(diff_corpus(name, fixtures, command, vocab, timeout))
+        results.append(diff_corpus(name, recordings, command, vocab, timeout))
     if generated:
         label = f"generated (seed {seed})"
-        drawn = [
-            DiffCase(
-                label, f"generated-{i:04d}[{','.join(case.mutations) or 'valid'}]", case.stream
-            )
-            for i, case in enumerate(draw_cases(generated, seed, vocab))
+        drawn = [  # named as `corpus export --seed S` names the same case's files
+            DiffCase(label, case_name(index, case), case.stream)
+            for index, case in enumerate(draw_cases(generated, seed, vocab), 1)
         ]
         results.append(diff_corpus(label, drawn, command, vocab, timeout))
+
+
+def _recordings(directory: Path) -> list[Path]:
+    """The ``*.jsonl`` streams of a folder, by name: fixtures or plain recordings alike."""
+    if not directory.is_dir():
+        raise SetupError(f"not a directory: {directory}")
+    return sorted(directory.glob("*.jsonl"))
+
+
+def _recording(path: Path) -> bytes:
+    from stella_conform.corpus import case_bytes
+
+    return case_bytes(path)  # capped, regular files only

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import click
 
@@ -27,27 +29,76 @@ from stella_conform.cli._common import (
 def decode(stream: str, as_json: bool, quiet: bool, wire_schema: Path | None) -> None:
     """Show what a correct client does with a stream, line by line.
 
-    Exit 0 when a correct client must accept the stream, 1 when it must reject it.
+    The default reading line by line; then every other conforming reading of the stream
+    (docs/contract-readings.md), with its verdict and what it reads differently.
+    Exit 0 when a correct client must accept the stream (by the default reading), 1 when
+    it must reject it.
     """
+    from stella_conform import stopping
     from stella_conform.decoder import Kind, RunFold
     from stella_conform.decoder import decode as run_decoder
+    from stella_conform.readings import summary_readings
 
     vocab = load_vocabulary(wire_schema)
-    fold = RunFold(vocab.turn_boundaries, bounded=True)  # flat memory, whatever the stream
+    touched: set[str] = set()
+    fold = RunFold(vocab.turn_boundaries, bounded=True, touched=touched)  # flat memory
     out = _JsonLines(vocab.ident) if as_json else None
-    with open_input(stream) as fh:
-        for outcome in run_decoder(stream_lines(fh), vocab):
-            fold.feed(outcome)
-            if out is not None:
-                out.line(outcome.to_json())
-            elif not quiet and outcome.kind is not Kind.BLANK:
-                click.echo(_describe(outcome))
-    summary = fold.finish()
+    with contextlib.ExitStack() as stack:
+        copy = None
+        if stream == "-":  # read again for the other readings: a private copy as it goes
+            folder = stack.enter_context(stopping.private_dir("stella-conform-decode-"))
+            copy = stack.enter_context(open(Path(folder) / "stream.jsonl", "wb"))
+        with open_input(stream) as fh:
+            lines = _copied(stream_lines(fh), copy)
+            for outcome in run_decoder(lines, vocab, touched=touched):
+                fold.feed(outcome)
+                if out is not None:
+                    out.line(outcome.to_json())
+                elif not quiet and outcome.kind is not Kind.BLANK:
+                    click.echo(_describe(outcome))
+            if copy is not None:
+                for _ in lines:  # the rest, which a rejection left unread: another reading
+                    pass  # may read past it
+        summary = fold.finish()
+        source = stream
+        if copy is not None:
+            copy.close()
+            source = copy.name
+        others = summary_readings(lambda: _reread(source), vocab, touched)
     if out is not None:
-        out.finish(summary.to_json())
+        out.finish(summary.to_json(), others)
     else:
         _print_summary(summary, quiet)
+        if not quiet:
+            for other in others:
+                click.echo(_describe_reading(other, summary))
     sys.exit(0 if summary.verdict == "accept" else 1)
+
+
+def _copied(lines: Iterator[bytes], copy: IO[bytes] | None) -> Iterator[bytes]:
+    for line in lines:
+        if copy is not None:
+            copy.write(line)
+        yield line
+
+
+def _reread(path: str) -> Iterator[bytes]:
+    with open_input(path) as fh:
+        yield from stream_lines(fh)
+
+
+def _describe_reading(other: Any, default: Any) -> str:
+    """One other conforming reading, in a line: its verdict and what else it changes."""
+    s = other.summary
+    verdict = f"reject at line {s.rejected_line}" if s.verdict == "reject" else "accept"
+    mine, theirs = s.to_json(), default.to_json()
+    changed = [
+        f"{key} {json.dumps(mine[key], ensure_ascii=False)}"
+        for key in ("unrecognized_events", "final_text", "terminator", "turns_completed")
+        if mine[key] != theirs[key]
+    ]
+    more = f" ({'; '.join(changed)})" if changed and s.verdict == "accept" else ""
+    return f"also conforming, reading {other.reading}: {verdict}{more}"
 
 
 class _JsonLines:
@@ -68,9 +119,17 @@ class _JsonLines:
         self.write(("\n    " if self.first else ",\n    ") + body)
         self.first = False
 
-    def finish(self, summary: dict[str, Any]) -> None:
+    def finish(self, summary: dict[str, Any], others: Sequence[Any] = ()) -> None:
         body = json.dumps(summary, indent=2, ensure_ascii=False).replace("\n", "\n  ")
-        self.write(("]" if self.first else "\n  ]") + f',\n  "summary": {body}\n}}\n')
+        readings = [
+            {"reading": o.reading, "points": sorted(o.taken), "summary": o.summary.to_json()}
+            for o in others
+        ]
+        rest = json.dumps(readings, indent=2, ensure_ascii=False).replace("\n", "\n  ")
+        self.write(
+            ("]" if self.first else "\n  ]")
+            + f',\n  "summary": {body},\n  "also_conforming": {rest}\n}}\n'
+        )
 
 
 _ACTIONS = {

@@ -1,0 +1,95 @@
+"""Aliases stella's wire schema names only in its descriptions: learnt, decoded (reading A
+of ``learnt-alias``, as stella does), and a client of the schema's keywords conforming too
+(reading B).  Needs the real schema (skips without it)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ADAPTERS
+
+from stella_conform.conformance.checks import BY_ID
+from stella_conform.conformance.runner import Client, resolve_client
+from stella_conform.conformance.suite import SuiteConfig, run_check, shared_sessions
+from stella_conform.corpus import bundled_fixtures_dir
+from stella_conform.decoder import Kind
+from stella_conform.readings import read_stream
+from stella_conform.schemas.learnt import learn
+from stella_conform.schemas.vocabulary import Vocabulary
+
+FIXTURE = bundled_fixtures_dir() / "learnt_aliases.jsonl"
+
+
+def test_the_schema_s_descriptions_name_eight_aliases(wire_schema: Path) -> None:
+    learnt = {
+        (a.kind, a.where, a.name, a.legacy) for a in learn(json.loads(wire_schema.read_text()))
+    }
+    assert learnt == {
+        ("value", "ModelCallRole", "verdict", "judge"),
+        ("field", "ProofStep", "verifier", "judge"),
+        ("type", "oneOf[27]", "verdict", "judge_verdict"),
+        ("value", "LadderRung", "unverified", "model_judge"),
+        ("value", "LadderRung", "unverified", "model_verdict"),
+        ("value", "LadderRung", "unverified", "heuristic_fallback"),
+        ("bool", "FlipOutcome", "unobserved", "bool"),
+        ("field", "LadderSnapshot", "flip", "flip_achieved"),
+    }
+    assert not Vocabulary.default().learnt  # the kit's own schema names none
+
+
+def test_every_line_of_the_fixture_needs_one_and_is_read_both_ways(wire_schema: Path) -> None:
+    """Each line alone: stella (A) reads it; the schema's keywords (B) refuse it, or leave
+    the old event name unrecognized.  The kit used to reject them ("must be 'unknown'")."""
+    vocab = Vocabulary.from_wire_schema(wire_schema)
+    lines = FIXTURE.read_bytes().splitlines(keepends=True)
+    needing = [line for line in lines if read_stream(line, vocab).touched]
+    assert len(needing) == 10  # three roles, an assurance step, five ladders, an old type
+    for line in needing:
+        readings = read_stream(line, vocab)
+        assert readings.touched == {"learnt-alias"}, line
+        assert readings.default.summary.verdict == "accept", (line, readings.default.summary)
+        (other,) = readings.alternatives
+        old_type = b'"judge_verdict"' in line
+        assert other.summary.verdict == ("accept" if old_type else "reject"), line
+        if old_type:
+            (outcome,) = [o for o in readings.default.outcomes if o.kind is Kind.KNOWN]
+            assert outcome.tag == "verdict"  # the type it names today
+            assert other.summary.unrecognized_types == ["judge_verdict"]
+        else:
+            assert "alias the wire schema's descriptions name" in str(other.summary.reason)
+
+
+@pytest.mark.slow
+def test_a_client_of_the_schema_s_keywords_passes_on_every_seed(
+    tmp_path: Path, wire_schema: Path
+) -> None:
+    """schema_client.py validates each line with jsonschema against the wire schema: the
+    keywords' side at every point (learnt-alias, ts-null, prose-constraint, ... B)."""
+    argv = resolve_client(
+        (
+            sys.executable,
+            str(ADAPTERS / "python" / "schema_client.py"),
+            "--schema",
+            str(wire_schema),
+        )
+    )
+    took = 0
+    with shared_sessions():
+        for seed in range(20):
+            config = SuiteConfig(
+                Client(argv, "persistent", timeout=10.0),
+                examples=3,
+                seed=seed,
+                database_dir=None,
+                failures_dir=tmp_path / "failures",
+                wire_schema=str(wire_schema),
+                shrink_budget=0,
+            )
+            for check_id in ("R4.legacy-spelling-fits", "R1.valid-runs-accepted"):
+                result = run_check(BY_ID[check_id], config)
+                assert result.outcome == "pass", (seed, check_id, result.message)
+                took += result.readings.get("learnt-alias=B", 0)
+    assert took >= 20  # the fixture's learnt alias, read as the keywords read it, every seed

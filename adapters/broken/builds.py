@@ -158,7 +158,14 @@ def build_rust() -> Path:
             env = {**os.environ, "CARGO_TARGET_DIR": str(CARGO_TARGET), "CARGO_TERM_COLOR": "never"}
             # the lock every Rust build of the tests takes on the shared target folder
             with _locked(CARGO_TARGET.with_name("cargo-target.lock")):
-                _run([cargo, "build", "--release", "--quiet", "--bins"], project, env)
+                try:
+                    _run([cargo, "build", "--release", "--quiet", "--bins"], project, env)
+                except RuntimeError as exc:
+                    if debian:
+                        raise
+                    # no Debian crates: cargo needed crates.io, which may be out of reach
+                    message = f"cargo could not build without Debian's crates: {exc}"
+                    raise Unavailable(message) from exc
                 staged = Path(tmp) / "bin"
                 staged.mkdir()
                 for rs in sorted((source / "src" / "bin").glob("*.rs")):

@@ -4,15 +4,17 @@
 # ends with an error (non-zero exit) when a correct client must reject the stream.
 
 def blank: test("^[ \t\r]*$");
-# jq's parser repairs invalid UTF-8 to U+FFFD and (1.6) reads NaN as null, so both are
-# caught before parsing; see README.md for the limits this implies.
-def suspicious: test("\ufffd") or test("[:\\[,]\\s*-?(NaN|Infinity)\\s*[,}\\]]");
+# Each line arrives marked by jq_client.sh: "1" when its bytes are UTF-8, "0" when not (jq's
+# raw input repairs such bytes to U+FFFD, and jq 1.6 also mangles a character its 4 KiB
+# read blocks split, so jq cannot tell). jq 1.6 reads NaN as null, so that is caught before
+# parsing; see README.md for the limits this implies.
+def suspicious: test("[:\\[,]\\s*-?(NaN|Infinity)\\s*[,}\\]]");
 # jq 1.6 also reads number spellings JSON refuses (01, +1, .5, 1.): a line that may hold one
 # is asked again with its strings emptied, so text like "a .5 mm" in a string is no number
 def skeleton: gsub("\"([^\"\\\\]|\\\\.)*\""; "\"\"");
 def not_a_number: "(^|[^0-9A-Za-z_.+-])(\\+|-?\\.[0-9]|-?0[0-9])|[0-9]\\.([^0-9]|$)";
 def bad_number: test(not_a_number) and (skeleton | test(not_a_number));
-def parse: if suspicious or bad_number then {err: "not JSON"} else (try {ok: fromjson} catch {err: .}) end;
+def parse($utf8): if ($utf8 | not) or suspicious or bad_number then {err: "not JSON"} else (try {ok: fromjson} catch {err: .}) end;
 
 def str: type == "string";
 def num: type == "number";
@@ -60,11 +62,13 @@ def known:
     "file_change"))
   and ((.type == "stage" and (has("scope") | not)) | not);  # archived scope-less stage
 
-reduce inputs as $line ({n: 0, pending: null, failed: null, unknown: 0};
-  .n += 1
+reduce (inputs | {utf8: (.[0:1] == "1"), line: .[1:]}) as $in
+  ({n: 0, pending: null, failed: null, unknown: 0};
+  $in.line as $line
+  | .n += 1
   | if .failed != null or ($line | blank) then .
     elif .pending != null then .failed = {line: .pending, reason: "corrupt line"}
-    else ($line | parse) as $p
+    else ($line | parse($in.utf8)) as $p
       | if $p.err != null then .pending = .n
         elif ($p.ok | obj | not) then .failed = {line: .n, reason: "JSON but not an object"}
         elif ($p.ok | known | not) then .unknown += 1

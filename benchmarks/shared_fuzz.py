@@ -1,25 +1,32 @@
 """Workers sharing one database, and recordings as seeds: do they find the deep bugs sooner?
 
-Two measurements on the clients of ``adapters/deep/`` (docs/fuzzing.md renders both):
+Three measurements on the clients of ``adapters/deep/`` (docs/fuzzing.md renders them):
 
+* ``--part lockstep``: N workers (seeds S×100+i) run case by case in turn, each looking
+  at the shared database every ``--sync-cases`` cases, either sharing one Redis database
+  (a fresh database number per trial) or sharing nothing: N machines of one speed, on a
+  machine however loaded.  The group's figure is the fewest cases any worker ran to find
+  the bug itself.
 * ``--part workers``: N ``fuzz`` processes started together on one deep client, each
   with its own seed and folder, either sharing one Redis database (``--database
   redis://...``, a fresh database number per trial) or sharing nothing
-  (``--no-database``).  The time to the first failure is that of the first worker to
-  find the bug (its own clock, from its start); the others are then stopped.
+  (``--no-database``).  The time to the first failure is the earliest any worker found
+  the bug itself (its own clock, from its start); the others are then stopped.  On one
+  machine, N worker processes share its cores: they are not N machines.
 * ``--part seeds``: one ``fuzz`` session per seed, bounded by cases (``--max-cases``),
   with and without ``--seed-corpus`` over the kit's fixtures and a recorded upstream
   stream (read where it lies, never copied): found or not.
 
-Not a ``bench_*.py`` (it takes most of an hour): run it on its own, niced::
+Not a ``bench_*.py`` (it takes hours on a shared machine): run it on its own, niced::
 
-    nice .venv/bin/python benchmarks/shared_fuzz.py --part workers --results shared.jsonl
+    nice .venv/bin/python benchmarks/shared_fuzz.py --part lockstep --results shared.jsonl
+    nice .venv/bin/python benchmarks/shared_fuzz.py --part workers --for 5m --results shared.jsonl
     nice .venv/bin/python benchmarks/shared_fuzz.py --part seeds --results shared.jsonl
     .venv/bin/python benchmarks/shared_fuzz.py --table-only --results shared.jsonl
 
 It starts its own ``redis-server`` on a free loopback port and stops it at the end.
-Each measurement is appended to the results file as it finishes; a second session skips
-what is already there.
+Each measurement is appended to the results file as it finishes (with the one-minute
+load average); a second session skips what is already there.
 """
 
 from __future__ import annotations
@@ -338,31 +345,73 @@ def _median(values: list[float | None], places: int = 1) -> str:
     return "never" if middle == float("inf") else f"{middle:,.{places}f}"
 
 
+def _cell(mine: list[dict[str, Any]], part: str) -> str:
+    hit = sum(r["found"] for r in mine)
+    cases = _median([r["cases"] for r in mine], 0)
+    if part == "lockstep":
+        return f"{cases} cases, {hit}/{len(mine)}"
+    return f"{_median([r['seconds'] for r in mine])} s ({cases} cases), {hit}/{len(mine)}"
+
+
+def _ratio(shared: list[dict[str, Any]], alone: list[dict[str, Any]], value: str) -> str:
+    """The median with a shared database over the median without (below 1: sooner)."""
+    if not shared or not alone:
+        return "–"
+    inf = float("inf")
+    a = statistics.median_high([inf if r[value] is None else r[value] for r in shared])
+    b = statistics.median_high([inf if r[value] is None else r[value] for r in alone])
+    return "–" if inf in (a, b) or not b else f"{a / b:.2f}"
+
+
 def table(rows: list[dict[str, Any]]) -> str:
-    out = []
-    work = [r for r in rows if r["part"] == "workers"]
-    if work:
+    """Per part: the medians of each configuration, the ratios sharing/alone, and each
+    seed's figure (seconds for real workers, cases in lockstep)."""
+    out: list[str] = []
+    for part in ("lockstep", "workers"):
+        work = [r for r in rows if r["part"] == part]
+        if not work:
+            continue
+        value = "cases" if part == "lockstep" else "seconds"
+        loads = [r["load"] for r in work if "load" in r]
         out += [
-            "| client | 1 worker | 2 sharing | 2 alone | 4 sharing | 4 alone |",
-            "| --- | --- | --- | --- | --- | --- |",
+            f"{part}: {len(work)} trials, one-minute load {min(loads):.1f} to {max(loads):.1f}",
+            "",
+            "| client | 1 worker | 2 sharing | 2 alone | 4 sharing | 4 alone |"
+            " 2 sharing / 2 alone | 4 sharing / 4 alone |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |",
         ]
+        per_seed = []
         for name in CLIENTS:
-            cells = [f"`{name}`"]
-            for workers, share in CONFIGS:
-                mine = [
-                    r
-                    for r in work
-                    if r["client"] == name and r["workers"] == workers and r["share"] == share
+            mine = {
+                config: [
+                    r for r in work if r["client"] == name and (r["workers"], r["share"]) == config
                 ]
-                if not mine:
-                    cells.append("–")
-                    continue
-                hit = sum(r["found"] for r in mine)
-                seconds = _median([r["seconds"] for r in mine])
-                cases = _median([r["cases"] for r in mine], 0)
-                cells.append(f"{seconds} s ({cases} cases), {hit}/{len(mine)}")
-            if len(cells) > 1 and any(c != "–" for c in cells[1:]):
-                out.append("| " + " | ".join(cells) + " |")
+                for config in CONFIGS
+            }
+            if not any(mine.values()):
+                continue
+            cells = [_cell(m, part) if m else "–" for m in mine.values()]
+            ratios = [_ratio(mine[(n, True)], mine[(n, False)], value) for n in (2, 4)]
+            out.append(f"| `{name}` | " + " | ".join([*cells, *ratios]) + " |")
+            places = 0 if part == "lockstep" else 1
+            seeds = [
+                ", ".join(
+                    "never" if r[value] is None else f"{r[value]:,.{places}f}"
+                    for r in sorted(mine[config], key=lambda r: r["seed"])
+                )
+                or "–"
+                for config in CONFIGS[1:]
+            ]
+            per_seed.append(f"| `{name}` | " + " | ".join(seeds) + " |")
+        out += [
+            "",
+            f"{value} per seed (0–4):",
+            "",
+            "| client | 2 sharing | 2 alone | 4 sharing | 4 alone |",
+            "| --- | --- | --- | --- | --- |",
+            *per_seed,
+            "",
+        ]
     seeds = [r for r in rows if r["part"] == "seeds"]
     if seeds:
         out += [

@@ -32,6 +32,7 @@ load average); a second session skips what is already there.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import shutil
@@ -449,6 +450,9 @@ def main() -> None:
     )
     parser.add_argument("--results", type=Path, default=Path("shared_fuzz.jsonl"))
     parser.add_argument("--table-only", action="store_true")
+    parser.add_argument(
+        "--table-seeds", type=int, default=1_000, help="the table: only seeds below this"
+    )
     args = parser.parse_args()
     done = _load(args.results)
     names = args.client or list(CLIENTS)
@@ -460,54 +464,29 @@ def main() -> None:
         done.append(row)
         print(json.dumps(row), flush=True)
 
-    if args.part == "workers" and not args.table_only:
+    if args.part in ("workers", "lockstep") and not args.table_only:
+        sync = args.sync_cases if args.part == "lockstep" else None
         redis = Redis()
         try:
             number = 0
-            for seed in range(args.seeds):
-                for name in names:
-                    for workers, share in CONFIGS:
-                        if _config_name(workers, share) not in args.workers.split(","):
-                            continue
-                        number += 1
-                        key = ("workers", name, seed, workers, share)
-                        if any(
-                            (r["part"], r["client"], r["seed"], r.get("workers"), r.get("share"))
-                            == key
-                            for r in done
-                        ):
-                            continue
-                        row = measure_workers(name, seed, workers, share, args.cap, redis, number)
-                        row.update(part="workers", client=name, seed=seed)
-                        row.update(workers=workers, share=share)
-                        record(row)
-        finally:
-            redis.stop()
-    if args.part == "lockstep" and not args.table_only:
-        redis = Redis()
-        try:
-            number = 0
-            for seed in range(args.seeds):
-                for name in names:
-                    for workers, share in CONFIGS:
-                        if _config_name(workers, share) not in args.workers.split(","):
-                            continue
-                        number += 1
-                        key = ("lockstep", name, seed, workers, share, args.sync_cases)
-                        if any(
-                            (r["part"], r["client"], r["seed"], r.get("workers"), r.get("share"),
-                             r.get("sync_cases"))
-                            == key
-                            for r in done
-                        ):  # fmt: skip
-                            continue
-                        row = measure_lockstep(
-                            name, seed, workers, share, args.cap_cases, redis, number,
-                            args.sync_cases,
-                        )  # fmt: skip
-                        row.update(part="lockstep", client=name, seed=seed, workers=workers)
-                        row.update(share=share, sync_cases=args.sync_cases)
-                        record(row)
+            for seed, name, (workers, share) in itertools.product(
+                range(args.seeds), names, CONFIGS
+            ):
+                if _config_name(workers, share) not in args.workers.split(","):
+                    continue
+                number += 1
+                trial = dict(part=args.part, client=name, seed=seed, workers=workers, share=share)
+                if sync is not None:
+                    trial["sync_cases"] = sync
+                if any(all(r.get(k) == v for k, v in trial.items()) for r in done):
+                    continue
+                if sync is None:
+                    row = measure_workers(name, seed, workers, share, args.cap, redis, number)
+                else:
+                    row = measure_lockstep(
+                        name, seed, workers, share, args.cap_cases, redis, number, sync
+                    )
+                record({**row, **trial})
         finally:
             redis.stop()
     if args.part == "seeds" and not args.table_only:
@@ -522,7 +501,7 @@ def main() -> None:
                     row = measure_seeds(name, seed, seeded, args.max_cases)
                     row.update(part="seeds", client=name, seed=seed, seeded=seeded)
                     record(row)
-    print(table(done))
+    print(table([r for r in done if r.get("seed", 0) < args.table_seeds]))
 
 
 if __name__ == "__main__":

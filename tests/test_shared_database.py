@@ -2,7 +2,8 @@
 
 Against a real ``redis-server`` (Debian's, installed by ``.ci/run``), started here on a
 free loopback port and stopped by its pid: nothing is left running.  Every session is
-bounded by a number of cases (``--max-cases``), never by how fast this machine is.
+bounded by a number of cases (``--max-cases``) or ended by a first Ctrl-C once it has
+written what the test waits for, never by how fast this machine is.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -319,25 +321,88 @@ def test_a_second_worker_on_the_same_seed_is_warned(tmp_path: Path, server: Redi
 def test_losing_the_server_mid_fuzz_is_a_warning_and_nothing_is_lost(
     tmp_path: Path, server: RedisServer
 ) -> None:
+    """The server stops while the worker fuzzes: the worker warns at its next look and
+    goes on; what it then finds is kept locally and reported as not shared.
+
+    Nothing here waits on time: the worker's budget of cases is one it cannot finish
+    before the stop (it is ended by a first Ctrl-C once it has warned), and the warning
+    is waited for as a line the worker writes, so a fast machine takes the same path as
+    a slow one.
+    """
     only = ("--only", "R6.torn-final-line")
     worker = tmp_path / "worker"
-    proc = _fuzz(worker, "--database", server.url, *only, "--max-cases", "400", "--", *BROKEN_TORN)
-    server.wait_for_keys("*stella-fuzz.shared", proc)
-    server.stop()
-    rc, out, err = _finish(proc)
+    args = ("--database", server.url, *only, "--max-cases", "1000000", "--", *BROKEN_TORN)
+    proc = _fuzz(worker, *args)
+    stderr = _Lines(proc)
+    try:
+        server.wait_for_keys("*stella-fuzz.shared", proc)
+        assert proc.poll() is None, "the worker ended before it shared anything"
+        server.stop()
+        warned = stderr.wait_for("going on with the local database")
+        assert proc.poll() is None  # it went on after the warning
+    finally:
+        proc.send_signal(signal.SIGINT)  # a first Ctrl-C: finish, grade and report
+        rc, out, err = stderr.finish()
+    assert warned, err
     assert rc == 1, out + err  # the bug, found and reported: not a usage or set-up error
-    assert "does not answer" in err and "going on with the local database" in err
+    assert "does not answer" in err
     doc = _report(worker)
-    shared = doc["fuzz"]["shared"]  # type: ignore[index]
+    fuzz = doc["fuzz"]
+    shared = fuzz["shared"]  # type: ignore[index]
+    assert fuzz["stopped"] == "interrupted", fuzz  # type: ignore[index]
     assert shared["lost"] is not None and not shared["lost"]["answered_again"]
     assert shared["not_shared"].get("failures", 0) > 0, shared
     assert "not shared (kept in the local database only)" in out
-    assert doc["fuzz"]["cases"] == 400  # type: ignore[index]
     # nothing found is lost: the local database replays the failure
     again = kit(
         "run", "--mode", "persistent", *only, "--examples", "1", "--", *BROKEN_TORN, cwd=worker
     )
     assert again.returncode == 1, again.stdout + again.stderr
+
+
+class _Lines:
+    """A running worker's stderr read as it comes (its stdout drained beside it), so a
+    test can wait for a line it writes rather than for time."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.proc = proc
+        self.err: list[str] = []
+        self.out: list[str] = []
+        self.changed = threading.Condition()
+        self.readers = [
+            threading.Thread(target=self._read, args=(proc.stderr, self.err), daemon=True),
+            threading.Thread(target=self._read, args=(proc.stdout, self.out), daemon=True),
+        ]
+        for reader in self.readers:
+            reader.start()
+
+    def _read(self, stream: Any, into: list[str]) -> None:
+        for line in stream:
+            with self.changed:
+                into.append(line)
+                self.changed.notify_all()
+        with self.changed:
+            into.append("")  # the end
+            self.changed.notify_all()
+
+    def wait_for(self, text: str, timeout: float = 300.0) -> bool:
+        """Whether the worker wrote ``text`` on stderr before it ended (or ``timeout``,
+        a guard against a hang only)."""
+        with self.changed:
+            return self.changed.wait_for(
+                lambda: any(text in line for line in self.err) or "" in self.err, timeout
+            ) and any(text in line for line in self.err)
+
+    def finish(self) -> tuple[int, str, str]:
+        try:
+            self.proc.wait(timeout=600)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+        for reader in self.readers:
+            reader.join(timeout=60)
+        return self.proc.returncode, "".join(self.out), "".join(self.err)
 
 
 # ---------------------------------------------------------------------- the database parts

@@ -44,6 +44,7 @@ contract.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,10 +122,24 @@ _DOC_LEAD = ("", "\n", " ", "\r\n")
 _DOC_TRAIL = ("\n", "", "\r\n", "\n\n", " \n")
 
 
-def _render(draw: st.DrawFn, doc: Doc) -> bytes:
+def _version_first(reorder: Callable[[list[str]], list[str]]) -> Callable[[list[str]], list[str]]:
+    """``reorder`` with ``schema_version`` kept first: a query envelope is "schema_version
+    first, then the payload" (scripting-and-automation), so a reader may gate on its first
+    key; key order is free only in the turn envelope ("Key order isn't part of the
+    contract")."""
+
+    def ordered(keys: list[str]) -> list[str]:
+        rest = reorder([k for k in keys if k != "schema_version"])
+        return (["schema_version"] if "schema_version" in keys else []) + rest
+
+    return ordered
+
+
+def _render(draw: st.DrawFn, doc: Doc, command: str = RUN_COMMAND) -> bytes:
     """The document compact, pretty-printed, or spelled another way JSON allows: any of its
-    whitespace between tokens (CR and LF included), keys in another order, strings with
-    other escapes, and whitespace before and after it."""
+    whitespace between tokens (CR and LF included), keys in another order (a query
+    envelope's ``schema_version`` stays first), strings with other escapes, and whitespace
+    before and after it."""
     layout = draw(st.integers(0, 2))
     if layout == 0:
         text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
@@ -144,7 +159,7 @@ def _render(draw: st.DrawFn, doc: Doc) -> bytes:
         spelling = Spelling(
             draw(st.sampled_from(_DOC_COLONS)),
             draw(st.sampled_from(_DOC_COMMAS)),
-            KEY_ORDERS[order],
+            _version_first(KEY_ORDERS[order]) if command in QUERY_COMMANDS else KEY_ORDERS[order],
             numbers,
             inner=draw(st.sampled_from(_DOC_INNER)),
             string=string,
@@ -490,13 +505,13 @@ def envelope_cases(
         _events_mutated(draw, vocab, doc, breaker)
     elif variant == "usage-values":
         command, doc = usage_values(draw, vocab)
-        data = _spelled(draw, doc) if draw(st.booleans()) else _render(draw, doc)
+        data = _spelled(draw, doc) if draw(st.booleans()) else _render(draw, doc, command)
         return EnvelopeCase(variant, command, data)
     elif variant == "events-bad-values":
         doc = events_bad_values(draw, vocab)
     else:
         command, doc = query(draw)
-    return EnvelopeCase(variant, command, _render(draw, doc))
+    return EnvelopeCase(variant, command, _render(draw, doc, command))
 
 
 __all__ = ["VARIANTS", "EnvelopeCase", "envelope_cases"]

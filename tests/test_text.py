@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 
 from stella_conform.decoder import Kind, decode
 from stella_conform.generators import Case, mutated
+from stella_conform.generators.envelopes import QUERY_COMMANDS, EnvelopeCase, envelope_cases
 from stella_conform.generators.journals import JournalCase, journal_cases
 from stella_conform.generators.text import BIG_NUMBERS
 from stella_conform.journal import read_journal
@@ -131,3 +132,15 @@ def test_a_spelled_journal_s_torn_tail_is_a_cut_object(case: JournalCase) -> Non
     assert last.strip(b" \t\r") and not case.data.endswith(b"\n")
     journal = read_journal(case.data)
     assert journal.torn_final_line and journal.verdict == "accept"
+
+
+@settings(SETTINGS, max_examples=150)
+@given(envelope_cases(variants=("query", "extra-keys", "schema-version")))
+def test_a_query_envelope_keeps_schema_version_first(case: EnvelopeCase) -> None:
+    """The query envelope is "schema_version first, then the payload" (the contract's
+    words, unlike the turn envelope's free key order): however a query document is
+    spelled, a reader that gates on its first key finds the version there (review G10)."""
+    pairs = json.loads(case.data, object_pairs_hook=list)
+    keys = [key for key, _ in pairs]
+    if case.command in QUERY_COMMANDS and "schema_version" in keys:
+        assert keys[0] == "schema_version", case.data[:200]

@@ -43,8 +43,9 @@ import random
 import re
 import struct
 import time
+from array import array
 from collections import Counter, deque
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -154,6 +155,19 @@ class FuzzConfig:
     started: float | None = None
 
 
+@dataclass(frozen=True)
+class Reached:
+    """The things an input reached (code edges, input shapes), compactly."""
+
+    keys: Sequence[int]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.keys)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+
 @dataclass
 class Entry:
     """One corpus input: its choices, the shape of each choice for point mutations, where
@@ -164,7 +178,7 @@ class Entry:
     novel: int
     parts: tuple[int, ...] = ()
     pieces: tuple[tuple[int, int], ...] = ()
-    reached: frozenset[int] = frozenset()
+    reached: Reached | frozenset[int] = frozenset()
     picked: int = 0
     #: Where it came from: ``here``, ``resumed`` (the local database), ``shared`` (another
     #: worker's, through the shared database), ``failure`` (another worker's failure, run
@@ -452,6 +466,8 @@ class Fuzzer:
         #: Cases started from a recording (``--seed-corpus``) that were kept.
         self.seeds_kept = 0
         self.seen: set[int] = set()
+        #: Interned shapes of choices (see _shape).
+        self._shapes: dict[Hashable, tuple[str, Any]] = {}
         self.cases = 0
         self.found: list[Found] = []
         self.arms: list[Arm] = []
@@ -981,6 +997,29 @@ class Fuzzer:
             self.live.pause()
         self.live = session
 
+    def _shape(self, kind: str, constraints: Any) -> tuple[str, Any]:
+        """One choice's shape, the same object for every equal one: an input's shapes are
+        one per choice and repeat across the corpus (a few distinct among thousands)."""
+        try:
+            key: Hashable = (kind, repr(sorted(constraints.items())))
+        except (AttributeError, TypeError):
+            return kind, constraints
+        found = self._shapes.get(key)
+        if found is None:
+            found = self._shapes[key] = (kind, constraints)
+        return found
+
+    def _compact(self, reached: frozenset[int]) -> Reached:
+        """What an input reached, kept for its weight in a fraction of the memory: the
+        code edges and input shapes (hundreds an input) as 8-byte integers.  A 10-minute
+        session kept a frozenset of Python integers for every input: 17 KiB an input,
+        growing by 2 MiB a minute."""
+        keys = sorted(reached)
+        try:
+            return Reached(array("q", keys))
+        except OverflowError:
+            return Reached(tuple(keys))
+
     def _keep(
         self,
         arm: Arm,
@@ -993,9 +1032,10 @@ class Fuzzer:
     ) -> Entry:
         """Add an input to the corpus (``found``: what it found that no case had, which
         its record in the shared database says)."""
-        shapes = tuple((node.type, node.constraints) for node in data.nodes)
+        shape = self._shape
+        shapes = tuple(shape(node.type, node.constraints) for node in data.nodes)
         parts, pieces = _parts(data)
-        entry = Entry(tuple(data.choices), shapes, novel, parts, pieces, reached)
+        entry = Entry(tuple(data.choices), shapes, novel, parts, pieces, self._compact(reached))
         entry.origin, entry.from_shared = origin, from_shared
         entry.blob = choices_to_bytes(data.choices)
         entry.digest = _digest(entry.blob)

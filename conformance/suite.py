@@ -12,6 +12,7 @@ results do not depend on ``-j``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import hashlib
 import os
@@ -80,7 +81,7 @@ from stella_conform.corpus import (
     write_scenario,
     write_trace_fixture,
 )
-from stella_conform.decoder import Kind
+from stella_conform.decoder import Decoded, Kind
 from stella_conform.envelope import envelope_parts
 from stella_conform.generators.cases import Case, cases
 from stella_conform.generators.envelopes import EnvelopeCase, envelope_cases
@@ -88,7 +89,7 @@ from stella_conform.generators.journals import JournalCase, journal_cases
 from stella_conform.generators.mutations import applicable
 from stella_conform.generators.runs import Run
 from stella_conform.generators.scenarios import ScenarioCase, scenario_cases
-from stella_conform.readings import also_conforming
+from stella_conform.readings import also_conforming, careful_default
 from stella_conform.safe_text import clip, json_safe, no_surrogates
 from stella_conform.schemas.vocabulary import Vocabulary
 
@@ -472,12 +473,50 @@ def load_case(path: Path, vocab: Vocabulary | None = None) -> GradedCase:
             envelope.name, envelope.data, "fixture", vocab=vocab, kind="envelope",
             command=envelope.command,
         )  # fmt: skip
-    fixture = read_jsonl_fixture(path)  # validates the expectation too
+    fixture = _read_jsonl_fixture(path)  # validates the expectation too
     if isinstance(fixture, TraceFixture):
         return GradedCase(fixture.name, fixture.data, "fixture", vocab=vocab, kind="journal")
     # also_conforming is the oracle's to compute (tests/test_fixture_corpus.py holds the
     # file to it), so a fixture cannot widen what passes
-    return GradedCase(fixture.name, fixture.stream, "fixture", vocab=vocab)
+    decoded, touched = _careful_reading(fixture.stream, vocab)
+    return GradedCase(
+        fixture.name, fixture.stream, "fixture", vocab=vocab, decoded=decoded, touched=touched
+    )
+
+
+def _read_jsonl_fixture(path: Path) -> Any:
+    """:func:`read_jsonl_fixture`, once per file and version: every check of a run loads
+    its fixtures, the same few dozen files, each validated against the expectation schema
+    (a millisecond a file) and decoded carefully, once per check."""
+    try:
+        st = path.stat()
+    except OSError:
+        return read_jsonl_fixture(path)  # says what is wrong with it
+    return _fixture_file(str(path), st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=256)
+def _fixture_file(path: str, inode: int, size: int, mtime_ns: int) -> Any:
+    return read_jsonl_fixture(Path(path))
+
+
+def _careful_reading(
+    stream: bytes, vocab: Vocabulary | None
+) -> tuple[Decoded | None, frozenset[str] | None]:
+    """The oracle's careful reading of a fixture's stream, once per stream and vocabulary."""
+    key = (vocab.ident, vocab.known) if vocab is not None else None
+    found = _CAREFUL_READINGS.get((stream, key))
+    if found is None:
+        decoded, touched = careful_default(stream, vocab)
+        found = (decoded, frozenset(touched))
+        if len(_CAREFUL_READINGS) >= 256:
+            _CAREFUL_READINGS.clear()
+        _CAREFUL_READINGS[(stream, key)] = found
+    return found
+
+
+#: Fixture streams' careful readings, by stream and vocabulary (see _careful_reading).
+_CAREFUL_READINGS: dict[tuple[bytes, Any], tuple[Decoded, frozenset[str]]] = {}
 
 
 def _fixture_case(

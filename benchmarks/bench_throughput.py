@@ -6,9 +6,10 @@ client is recorded: cold (a new case cache folder: every case generated, and kep
 warm (the same run again, its cases read from that folder, as a second run or a CI run
 after a cache restore grades them).  The same streams are then given to a fresh client
 process alone, every case written at once (pipelined), which is the fastest the client
-can take them; and once more through the kit's runner and the oracle without any
-generation (lockstep, a case at a time), which is the floor the kit cannot go below
-without changing the protocol.  A last row grades the same run again with the cases a
+can take them; through ``minimal_harness.py`` (a case at a time, reading each answer
+up to its summary, nothing checked: what the protocol itself costs); and once more through
+the kit's runner and the oracle without any generation (lockstep, a case at a time), the
+floor of the kit's own machinery.  A last row grades the same run again with the cases a
 first client's run kept in memory (shared generation, as ``stella-conform matrix`` does
 for every client after the first).  Wall and CPU (this process and its reaped children:
 the client) are both reported, as rates and as ratios to the client alone.
@@ -33,6 +34,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
+import minimal_harness
 from _harness import machine, table
 
 from stella_conform.conformance.checks import select
@@ -139,6 +141,7 @@ def kit_replay(argv: tuple[str, ...], streams: list[bytes]) -> int:
 
 ROWS = (
     "client alone, pipelined (baseline)",
+    "minimal harness, a case at a time (the floor)",
     "kit runner + oracle, no generation",
     "kit, cold: cases generated (and cached)",
     "kit, warm: the cases from the case cache",
@@ -164,12 +167,14 @@ def measure(name: str, argv: tuple[str, ...], examples: int, rounds: int) -> lis
         if again != streams:
             raise SystemExit("the warm run sent other streams than the cold one")
         _, alone_wall, alone_cpu = measured(partial(client_alone, argv, streams))
+        _, least_wall, least_cpu = measured(partial(minimal_harness.feed, argv, streams))
         _, floor_wall, floor_cpu = measured(partial(kit_replay, argv, streams))
         kit_run(argv, examples, [], share=True)  # a first client draws the cases...
         _, shared_wall, shared_cpu = measured(lambda: kit_run(argv, examples, [], share=True))
         _SHARED.clear()
         timed = (
             (alone_wall, alone_cpu),
+            (least_wall, least_cpu),
             (floor_wall, floor_cpu),
             (cold_wall, cold_cpu),
             (warm_wall, warm_cpu),

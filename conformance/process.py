@@ -64,6 +64,8 @@ class StreamStats:
     total: int = 0
     #: The last bytes seen (only kept for stderr).
     tail: bytearray = field(default_factory=bytearray)
+    #: Newlines seen in all of it, however much was kept (only counted for stderr).
+    newlines: int = 0
 
 
 class ClientProcess:
@@ -249,6 +251,7 @@ class ClientProcess:
         if not data:
             return
         self.stderr.total += len(data)
+        self.stderr.newlines += data.count(b"\n")
         room = self.stderr_keep - len(self.stderr.kept)
         if room > 0:
             self.stderr.kept.extend(data[:room])

@@ -271,8 +271,11 @@ def _start(
 
 def _finish(obs: Observation, proc: ClientProcess) -> Observation:
     obs.stderr_bytes = proc.stderr.total
-    kept = bytes(proc.stderr.kept)
-    obs.stderr_lines = kept.count(b"\n") + (1 if kept and not kept.endswith(b"\n") else 0)
+    # every line the process wrote so far, not only those of the capped part kept: a
+    # client that logged 64 KiB in earlier checks (one process for all of them) still
+    # shows each further line
+    unterminated = proc.stderr.total > 0 and not proc.stderr.tail.endswith(b"\n")
+    obs.stderr_lines = proc.stderr.newlines + (1 if unterminated else 0)
     obs.stderr_tail = _whole_lines(proc.stderr_text(STDERR_TAIL), proc.stderr.total)
     obs.stdout_bytes = proc.stdout.total
     obs.seconds = proc.elapsed

@@ -1,0 +1,67 @@
+"""The checks of a persistent run share one client process, R3.no-loud-warning too.
+
+Every client start is CPU the client alone would not spend (45 ms for the Python reference
+client, 110 ms for the Node.js one: as much as grading 40 or 100 of its cases), and a run
+started three where one does.  R3.no-loud-warning counts the stderr lines a client writes
+for unrecognized events against its own baseline case; in a process that earlier checks
+have used, that count must see every line, not only the first 64 KiB of stderr the kit
+keeps.  Counted in processes and verdicts, never in time.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from conftest import ADAPTERS, PY_REFERENCE
+
+from stella_conform.conformance.checks import BY_ID
+from stella_conform.conformance.runner import Client
+from stella_conform.conformance.suite import SuiteConfig, run_suite
+
+#: Writes one line with its process id to a log, then runs the client it wraps; with
+#: ``--chatty``, 200 KiB of stderr first (a client that logs a lot at start).
+WRAPPER = """
+import os, runpy, sys
+with open(sys.argv[1], "a") as log:
+    log.write(f"{os.getpid()}\\n")
+if sys.argv[2] == "--chatty":
+    for n in range(4000):
+        sys.stderr.write(f"starting up, step {n:05}: " + "x" * 30 + "\\n")
+    sys.stderr.flush()
+sys.argv = sys.argv[3:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+CHECKS = ("R1.valid-runs-accepted", "R3.unknown-type-inert", "R3.no-loud-warning",
+          "R6.torn-final-line")  # fmt: skip
+
+
+def _graded(tmp_path: Path, client: str, chatty: bool) -> tuple[dict[str, str], int]:
+    wrapper = tmp_path / "wrapper.py"
+    wrapper.write_text(WRAPPER)
+    starts = tmp_path / "starts"
+    argv = (sys.executable, str(wrapper), str(starts), "--chatty" if chatty else "-", client)
+    config = SuiteConfig(
+        client=Client(argv, mode="persistent", timeout=20.0),
+        examples=3,
+        database_dir=None,
+        failures_dir=tmp_path / "failures",
+    )
+    results = run_suite([BY_ID[c] for c in CHECKS], config, jobs=1)
+    return {r.id: r.outcome for r in results}, len(starts.read_text().split())
+
+
+def test_one_client_process_serves_every_check_of_a_run(tmp_path: Path) -> None:
+    outcomes, starts = _graded(tmp_path, PY_REFERENCE[1], chatty=True)
+    assert set(outcomes.values()) == {"pass"}, outcomes
+    assert starts == 1
+
+
+def test_a_warning_after_64_kib_of_earlier_stderr_still_fails_the_quiet_check(
+    tmp_path: Path,
+) -> None:
+    warns = str(ADAPTERS / "broken" / "warns_on_unknown_type.py")
+    outcomes, starts = _graded(tmp_path, warns, chatty=True)
+    assert outcomes["R3.no-loud-warning"] == "fail", outcomes
+    assert outcomes["R1.valid-runs-accepted"] == "pass" and starts == 1

@@ -413,6 +413,7 @@ def test_one_bug_rejecting_in_its_own_words_is_one_fuzz_finding(tmp_path: Path) 
     said = {f["message"] for f in doc["fuzz"]["failures"]}
     assert len(said) == 1 and "(unknown type " in said.pop(), doc["fuzz"]["failures"]
     assert doc["fuzz"]["stopped"] == "60 cases", doc["fuzz"]["stopped"]
+    assert " for 60 cases; " in out.stderr and "Ctrl-C" not in out.stderr, out.stderr
     assert out.stdout.count("found after ") == 1, out.stdout
 
 

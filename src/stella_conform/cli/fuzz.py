@@ -220,7 +220,7 @@ def fuzz(
         else:
             click.echo(line, err=True)
 
-    until = "until Ctrl-C" if duration is None else f"for {duration}"
+    until = _until(duration, max_cases)
     how = f" (auto: {mode_reason})" if mode_reason else ""
     click.echo(
         f"fuzzing {len(checks)} check(s) in {mode} mode{how} {until}; "
@@ -269,3 +269,12 @@ def _write(report: Any, json_path: Path | None, junit: Path | None, md: Path | N
 
 
 auto_mode_default(fuzz)  # persistent for an adapter that speaks it: what fuzzing needs
+
+
+def _until(duration: str | None, max_cases: int | None) -> str:
+    """How long the session goes on, as its first line says: the time, the cases, both
+    (whichever comes first), or neither (until Ctrl-C, which ends any of them)."""
+    bounds = [duration] if duration is not None else []
+    if max_cases is not None:
+        bounds.append(f"{max_cases:,} case{'' if max_cases == 1 else 's'}")
+    return f"for {' or '.join(bounds)}" if bounds else "until Ctrl-C"

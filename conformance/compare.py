@@ -128,8 +128,9 @@ def merge_workers(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """One report from the reports of ``fuzz`` workers (each its own seed) on one client.
 
     Each worker graded every selected check: a check's outcome is the worst any worker
-    saw, its cases add up, its failures are every worker's (each once).  The ``fuzz``
-    record adds cases up, keeps the first failure's time, and lists every worker.
+    saw, its cases add up, its failures and failing cases are every worker's (each
+    once).  The ``fuzz`` record adds cases up, keeps the first failure's time, and lists
+    every worker.
     """
     first = docs[0]
     for doc in docs[1:]:
@@ -147,9 +148,17 @@ def merge_workers(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
             if _badness(check["outcome"]) < _badness(mine["outcome"]):
                 mine["outcome"], mine["message"] = check["outcome"], check["message"]
             known = {json.dumps(f, sort_keys=True) for f in mine["failures"]}
+            # each worker's failing cases are its own, but one both list (found by one,
+            # run by the other from the shared database) is one case
+            failed = _count(check, "failed_cases", f"checks.{check['id']}")
             for failure in check.get("failures", []):
                 if json.dumps(failure, sort_keys=True) not in known:
                     mine["failures"].append(failure)
+                else:
+                    failed -= 1
+            mine["failed_cases"] = max(
+                _count(mine, "failed_cases", "checks") + max(0, failed), len(mine["failures"])
+            )
     merged = {k: v for k, v in first.items() if k not in ("checks", "shard", "fuzz")}
     merged["checks"] = [checks[i] for i in sorted(checks, key=_order)]
     _totals(merged, docs)

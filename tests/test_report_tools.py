@@ -92,3 +92,27 @@ def test_diff_of_a_non_report_is_exit_2(tmp_path: Path) -> None:
     bogus.write_text('{"hello": 1}')
     out = kit_inline("report", "diff", str(bogus), str(bogus))
     assert out.returncode == 2 and "not a stella-conform report" in out.stderr
+
+
+def test_merged_fuzz_workers_count_every_worker_s_failing_cases() -> None:
+    """Two workers' reports of one check: the merged check's failing cases are both
+    workers' (a case both list, found by one and run by the other, counted once), so the
+    reports' "N more failing cases" is true of the merged report too."""
+    from stella_conform.conformance.compare import merge_workers
+
+    def failure(n: int) -> dict:
+        return {"case": f"generated-{n}", "message": "expected accept; client: reject"}
+
+    def worker(seed: int, failed: int, failures: list[dict]) -> dict:
+        check = {
+            "id": "R5.unknown-fields-ignored", "outcome": "fail", "message": "m",
+            "cases": 10, "failures": failures, "failed_cases": failed,
+        }  # fmt: skip
+        return {"seed": seed, "checks": [check], "fuzz": {"cases": 10, "failures": []}}
+
+    merged = merge_workers(
+        [worker(1, 7, [failure(1), failure(2)]), worker(2, 4, [failure(2), failure(3)])]
+    )
+    (check,) = merged["checks"]
+    assert len(check["failures"]) == 3
+    assert check["failed_cases"] == 7 + 4 - 1, check

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
+import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -212,12 +213,33 @@ def load_config(path: Path) -> MatrixConfig:
         ) from None
     if config.examples < 0 or config.jobs < 1 or config.max_shrinks < 0:
         raise SetupError(f"{path}: [matrix] examples and max_shrinks must be >= 0, jobs >= 1")
+    # every value of the file is checked before any client starts (the hellos below)
+    _check_claims(config, path)
+    config.clients = [_with_hello(client, base, path) for client in config.clients]
+    _check_claims(config, path)  # again with each hello's claims: an unknown name in one
+    return config
+
+
+def _check_claims(config: MatrixConfig, path: Path) -> None:
+    """An unknown claimed name fails now, not per task."""
     for client, vocab in config.cells():
         try:
-            client.claims_on(vocab.load())  # an unknown claimed name fails now, not per task
+            client.claims_on(vocab.load())
         except SetupError as exc:
             raise SetupError(f"{path}: vocabulary {vocab.name!r}: {exc}") from None
-    return config
+
+
+def _with_hello(client: ClientSpec, base: Path, path: Path) -> ClientSpec:
+    """The client as its hello describes it (its claims, the profiles it adds): the one
+    start of it at load, once every value of the config has been checked."""
+    try:
+        hello = ensure_mode_supported(
+            Client(client.command, client.mode, timeout=client.timeout, cwd=str(base))  # type: ignore[arg-type]
+        )
+        chosen = resolve_profiles(client.profiles, hello)  # stream profiles add to reader
+    except SetupError as exc:
+        raise SetupError(f"{path}: client {client.name!r}: {exc}") from None
+    return replace(client, profiles=chosen, hello=hello)
 
 
 def _sample_size(value: Any, path: Path) -> int:
@@ -263,26 +285,37 @@ def _client(entry: dict[str, Any], base: Path, path: Path) -> ClientSpec:
         raise SetupError(f"{path}: client {name!r}: summary_only must be true or false")
     known = entry.get("known_failures")
     known_path = base / str(known) if known else None
-    if known_path is not None:
-        load_known_failures(known_path)  # fail now, not after an hour of grading
-    resolve_client(command)  # a relative program path was made absolute above
-    timeout = float(entry.get("timeout", 10.0))
     try:
-        hello = ensure_mode_supported(Client(tuple(command), mode, timeout=timeout, cwd=str(base)))
-        chosen = resolve_profiles(profiles, hello)  # stream profiles add to reader
+        if known_path is not None:
+            load_known_failures(known_path)  # fail now, not after an hour of grading
+        resolve_client(command)  # a relative program path was made absolute above
     except SetupError as exc:
         raise SetupError(f"{path}: client {name!r}: {exc}") from None
     return ClientSpec(
         name,
         tuple(command),
         mode,
-        chosen,
+        tuple(profiles),  # the hello's are added once every entry is checked (_with_hello)
         known_path,
-        timeout,
-        float(entry.get("line_timeout", 5.0)),
+        _seconds(entry, "timeout", 10.0, 0.1, name, path),
+        _seconds(entry, "line_timeout", 5.0, 0.05, name, path),
         claims,
-        hello,
     )
+
+
+def _seconds(
+    entry: dict[str, Any], key: str, default: float, least: float, name: str, path: Path
+) -> float:
+    """A client's ``timeout`` / ``line_timeout``: a finite number of seconds (``"abc"`` was
+    a traceback, ``nan`` taken)."""
+    value = entry.get(key, default)
+    seconds = float(value) if type(value) in (int, float) else math.nan
+    if not math.isfinite(seconds) or seconds < least:
+        raise SetupError(
+            f"{path}: client {name!r}: {key} must be a number of seconds, at least {least} "
+            f"(got {value!r})"
+        )
+    return seconds
 
 
 def _vocabulary(entry: dict[str, Any], base: Path, path: Path) -> VocabularySpec:

@@ -365,17 +365,37 @@ test_lambda = conformance_tests(
         ("stella_timeout = nan", "stella_timeout (--stella-timeout): seconds"),
         ("stella_timeout = inf", "stella_timeout (--stella-timeout): seconds"),
         ("stella_timeout = 0", "stella_timeout (--stella-timeout): seconds"),
+        ("stella_database = ftp://example.invalid/x", "stella_database: not a redis:// URL"),
+        ("stella_reads = bogus", "unknown reads name 'bogus'"),
+        ("stella_profile = bogus", "unknown profile 'bogus'"),
+        ("stella_known_failures = missing.toml", "missing.toml"),
+        ("stella_vocabulary = no-such-vocabulary", "no-such-vocabulary"),
     ],
 )
 def test_every_bad_ini_value_is_a_usage_error(
     pytester: pytest.Pytester, ini: str, said: str
 ) -> None:
-    """An unbalanced quote was an INTERNALERROR, ``abc`` a traceback, ``nan`` accepted."""
+    """An unbalanced quote was an INTERNALERROR, ``abc`` a traceback, ``nan`` accepted; a
+    bad ``stella_database`` failed every check with a traceback, and the claims, profiles
+    and known failures were checked once the client had run: every value is a usage
+    error (exit 4) before the client starts (it logs each start)."""
+    pytester.makepyfile(
+        starts="""
+import pathlib, sys
+with open(pathlib.Path(__file__).with_name("starts.log"), "a") as log:
+    log.write("started\\n")
+sys.exit(0)
+"""
+    )
     client = (
-        "" if ini.startswith("stella_client") else f"stella_client = {client_arg(*PY_REFERENCE)}\n"
+        ""
+        if ini.startswith("stella_client")
+        else f"stella_client = {client_arg(sys.executable, 'starts.py')}\n"
     )
     pytester.makeini(f"[pytest]\n{client}{ini}\n")
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
     assert said in result.stderr.str(), result.stderr.str()
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    assert not (pytester.path / "starts.log").exists(), "the client was started first"

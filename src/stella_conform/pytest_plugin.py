@@ -194,53 +194,33 @@ def _vocabulary_option(config: pytest.Config) -> Any:
     return _option(config, "vocabulary") or _option(config, "wire-schema")
 
 
-def _claims(config: pytest.Config, hello: Any) -> Any:
-    """The ini / command-line claims over the hello's; a bad name is a usage error."""
-    from stella_conform.conformance.claims import claims_from, from_hello, merge
+def _told(config: pytest.Config) -> Any:
+    """Every value of the stella options checked before the client starts (the auto probe
+    included): a bad one is a usage error, exit 4, never a failing check with a traceback."""
+    from stella_conform.conformance.inputs import check_told
     from stella_conform.errors import SetupError
-    from stella_conform.schemas.vocabulary import Vocabulary, VocabularyError
 
     flag = str(_option(config, "summary-only") or "").strip().lower()
     if flag not in ("", "true", "false", "1", "0", "yes", "no"):
         raise pytest.UsageError(f"stella_summary_only: expected true or false, got {flag!r}")
+    given = [p.strip() for p in str(_option(config, "profile") or "").split(",") if p.strip()]
+    known = _option(config, "known-failures")
     try:
-        vocab = Vocabulary.load(_vocabulary_option(config))
-        told = claims_from(
+        return check_told(
+            where="stella options",
+            vocabulary=_vocabulary_option(config),
+            profiles=given,
+            known_failures=Path(known) if known is not None else None,
             knows=_option(config, "knows"),
             reads=_option(config, "reads"),
             computes=_option(config, "computes"),
             summary_only=flag in ("true", "1", "yes"),
-            vocab=vocab,
-            where="stella options",
+            # built again in each check (Hypothesis's profile may not be loaded yet); here
+            # a bad value is refused before the client starts
+            database=lambda: _database(config),
         )
-        return merge(told, from_hello(hello, vocab))
-    except (SetupError, VocabularyError) as exc:
-        raise pytest.UsageError(str(exc)) from None
-
-
-def _known(config: pytest.Config) -> dict[str, str]:
-    from stella_conform.conformance.report import load_known_failures
-    from stella_conform.errors import SetupError
-
-    path = _option(config, "known-failures")
-    if path is None:
-        return {}
-    try:
-        return load_known_failures(Path(path))
     except SetupError as exc:
         raise pytest.UsageError(str(exc)) from None
-
-
-def _checks(config: pytest.Config, hello: Any = None) -> list[Any]:
-    from stella_conform.conformance.checks import select
-    from stella_conform.conformance.claims import resolve_profiles
-    from stella_conform.errors import SetupError
-
-    given = [p.strip() for p in str(_option(config, "profile") or "").split(",") if p.strip()]
-    try:
-        return select(resolve_profiles(given, hello))
-    except SetupError as exc:
-        raise pytest.UsageError(f"--stella-profile: {exc}") from None
 
 
 def explain(result: Any, seed: int, rerun: str | None = None) -> str:
@@ -338,6 +318,7 @@ def pytest_configure(config: pytest.Config) -> None:
     _examples(config)
     _seed(config)
     timeout = _timeout(config)
+    told = _told(config)
     try:
         words = shlex.split(str(_option(config, "client")))
     except ValueError as exc:  # an unbalanced quote was an INTERNALERROR
@@ -364,10 +345,13 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--stella-mode: {exc}") from None
     if reason is not None:
         config.stash[_MODE_REASON_KEY] = reason
-    config.stash[_CLAIMS_KEY] = _claims(config, hello)
+    try:
+        config.stash[_CLAIMS_KEY] = told.claims(hello)
+        config.stash[_CHECKS_KEY] = told.checks(hello)
+    except SetupError as exc:  # the hello's own words (an unknown profile or name in it)
+        raise pytest.UsageError(str(exc)) from None
     config.stash[_CLIENT_KEY] = client
-    config.stash[_CHECKS_KEY] = _checks(config, hello)
-    config.stash[_KNOWN_KEY] = _known(config)
+    config.stash[_KNOWN_KEY] = told.known
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -15,6 +16,19 @@ from stella_conform.errors import SetupError
 from stella_conform.safe_files import STREAM_LINE_CAP, RefusedFile, bounded_lines, open_regular
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Seconds(click.FloatRange):
+    """A number of seconds of at least ``min``: finite (click's FloatRange takes ``nan``,
+    under which a hanging client was waited for forever, and ``inf``)."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        seconds = super().convert(value, param, ctx)
+        if not math.isfinite(seconds):
+            self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
+        return seconds
 
 
 def fail_setup(message: str) -> NoReturn:
@@ -39,12 +53,9 @@ def wire_schema_option(func: F) -> F:
 
 
 def load_vocabulary(wire_schema: Path | str | None) -> Any:
-    from stella_conform.schemas.vocabulary import Vocabulary, VocabularyError
+    from stella_conform.conformance.inputs import load_vocabulary as load
 
-    try:
-        return Vocabulary.load(wire_schema)
-    except VocabularyError as exc:
-        raise SetupError(str(exc)) from None
+    return load(wire_schema)
 
 
 @contextmanager
@@ -155,14 +166,14 @@ def client_options(func: F) -> F:
     )(func)
     func = click.option(
         "--timeout",
-        type=click.FloatRange(min=0.1),
+        type=Seconds(min=0.1),
         default=10.0,
         show_default=True,
         help="Seconds a client may take for one case.",
     )(func)
     func = click.option(
         "--line-timeout",
-        type=click.FloatRange(min=0.05),
+        type=Seconds(min=0.05),
         default=5.0,
         show_default=True,
         help="Report mode: seconds to acknowledge one line (lockstep).",
@@ -323,28 +334,6 @@ def claim_options(func: F) -> F:
         "whose types it knows); any other type is unrecognized for it.",
     )(func)
     return func
-
-
-def build_claims(
-    vocab: Any,
-    hello: Any,
-    knows: str | None,
-    reads: str | None,
-    computes: str | None,
-    summary_only: bool | None,
-) -> Any:
-    """The command line's claims over the hello's; :class:`SetupError` on an unknown name."""
-    from stella_conform.conformance.claims import claims_from, from_hello, merge
-
-    told = claims_from(
-        knows=knows,
-        reads=reads,
-        computes=computes,
-        summary_only=summary_only,
-        vocab=vocab,
-        where="command line",
-    )
-    return merge(told, from_hello(hello, vocab))
 
 
 def report_options(func: F) -> F:

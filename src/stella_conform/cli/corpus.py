@@ -8,7 +8,12 @@ from typing import Any
 
 import click
 
-from stella_conform.cli._common import load_vocabulary, stream_lines, wire_schema_option
+from stella_conform.cli._common import (
+    Seconds,
+    load_vocabulary,
+    stream_lines,
+    wire_schema_option,
+)
 from stella_conform.errors import SetupError
 from stella_conform.safe_files import open_regular
 
@@ -89,7 +94,7 @@ def corpus_check(directory: Path, wire_schema: Path | None) -> None:
     help="Generated cases to compare as well (0: fixtures only).",
 )
 @click.option("--seed", "-s", type=int, default=0, show_default=True)
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True)
+@click.option("--timeout", type=Seconds(min=0.1), default=10.0, show_default=True)
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path))
 @wire_schema_option
 def corpus_diff(

@@ -12,14 +12,12 @@ import click
 from stella_conform.cli._common import (
     artifact_option,
     auto_mode_default,
-    build_claims,
     build_database,
     claim_options,
     client_options,
     color_option,
     database_option,
     load_seed_corpus,
-    load_vocabulary,
     make_client,
     report_options,
     seed_corpus_option,
@@ -137,33 +135,37 @@ def fuzz(
 
     from stella_conform import stopping
     from stella_conform.conformance.automode import settle_mode
-    from stella_conform.conformance.checks import select, unmatched_globs
-    from stella_conform.conformance.claims import resolve_profiles
     from stella_conform.conformance.database import warm
     from stella_conform.conformance.feedback import feedback_for
     from stella_conform.conformance.fuzz import FuzzConfig, Fuzzer, Progress, parse_duration
-    from stella_conform.conformance.report import check_writable, load_known_failures
+    from stella_conform.conformance.inputs import check_told
     from stella_conform.conformance.suite import SuiteConfig, preflight
     from stella_conform.safe_files import pin_dir
 
-    resolve_profiles(profiles, None)  # an unknown --profile is a usage error before any run
-    bad = unmatched_globs([*only, *skip])
-    if bad:
-        raise SetupError(
-            f"--only/--skip {bad[0]!r} matches no check id (see stella-conform checks)"
-        )
     try:
         seconds = parse_duration(duration) if duration is not None else float("inf")
     except ValueError as exc:
         raise SetupError(f"--for: {exc}") from None
-    known = load_known_failures(known_failures) if known_failures else {}
-    check_writable([json_path, junit_path, markdown_path])
-    database = build_database(databases, github_artifact, no_database=no_database)
+    # every value given is checked before any client starts (the auto probe included)
+    told = check_told(
+        where="command line",
+        vocabulary=wire_schema,
+        profiles=profiles,
+        only=only,
+        skip=skip,
+        known_failures=known_failures,
+        knows=knows,
+        reads=reads,
+        computes=computes,
+        summary_only=summary_only,
+        database=lambda: build_database(databases, github_artifact, no_database=no_database),
+        reports=[json_path, junit_path, markdown_path],
+    )
+    vocab, known, database = told.vocab, told.known, told.database
     client = make_client(command, mode, timeout, line_timeout)
     pin_dir(failures_dir)  # before any client runs: saved cases go there or nowhere
     stopping.install()  # SIGTERM, SIGHUP, a second Ctrl-C: clients killed, partial report
     started = time.monotonic()  # --for bounds the whole command, from here
-    vocab = load_vocabulary(wire_schema)
     outputs = {"json_path": json_path, "junit_path": junit_path, "markdown_path": markdown_path}
     try:
         client, hello, mode_reason = settle_mode(client, mode)
@@ -171,8 +173,8 @@ def fuzz(
         write_not_graded(client, vocab, str(exc), **outputs)
         raise
     mode = client.mode
-    claims = build_claims(vocab, hello, knows, reads, computes, summary_only)
-    checks = select(resolve_profiles(profiles, hello), only, skip)
+    claims = told.claims(hello)
+    checks = told.checks(hello)
     if not checks:
         raise SetupError("no checks selected")
     suite = SuiteConfig(

@@ -13,10 +13,8 @@ from typing import Any
 import click
 
 from stella_conform.cli._common import (
-    build_claims,
     claim_options,
     client_options,
-    load_vocabulary,
     make_client,
     wire_schema_option,
 )
@@ -90,6 +88,7 @@ def replay(
     """
     from stella_conform.conformance.excerpt import decisive_lines, show_stream
     from stella_conform.conformance.grader import GradedCase
+    from stella_conform.conformance.inputs import check_told
     from stella_conform.conformance.runner import run_once
     from stella_conform.conformance.travel import case_argument
     from stella_conform.corpus import case_bytes
@@ -100,6 +99,16 @@ def replay(
     # what is played to the client: a regular file, not a link (one to a 0600 file was
     # played), of at most CASE_CAP bytes (a 3 GiB case was a MemoryError)
     stream = case_bytes(case, follow=False)
+    # every value given is checked before the client starts
+    told = check_told(
+        where="command line",
+        vocabulary=wire_schema,
+        knows=knows,
+        reads=reads,
+        computes=computes,
+        summary_only=summary_only,
+    )
+    stella = told.vocab
     if parser_spec is not None:
         if command:
             raise SetupError("give either --parser or a command after '--', not both")
@@ -113,13 +122,12 @@ def replay(
     else:
         client = make_client(command, mode, timeout, line_timeout)
     mode = client.mode
-    stella = load_vocabulary(wire_schema)
     hello = None
     if client.function is None:
         from stella_conform.conformance.runner import ensure_mode_supported
 
         hello = ensure_mode_supported(client)
-    claims = build_claims(stella, hello, knows, reads, computes, summary_only)
+    claims = told.claims(hello)
     vocab = claims.vocabulary(stella)
     client = dataclasses.replace(client, summary_only=claims.summary_only)
     if check_id is not None or case.suffix == ".json":

@@ -11,10 +11,10 @@ from typing import Any
 import click
 
 from stella_conform.cli._common import (
+    Seconds,
     _default_jobs,
     artifact_option,
     auto_mode_default,
-    build_claims,
     build_database,
     cap_jobs,
     claim_options,
@@ -22,7 +22,6 @@ from stella_conform.cli._common import (
     color_option,
     database_option,
     load_seed_corpus,
-    load_vocabulary,
     make_client,
     parse_shard,
     report_options,
@@ -97,7 +96,7 @@ from stella_conform.errors import SetupError
 )
 @click.option(
     "--time-budget",
-    type=click.FloatRange(min=1),
+    type=Seconds(min=1),
     default=None,
     metavar="SECONDS",
     help="Bound the whole run: no case starts after SECONDS (a case in flight may take one "
@@ -147,13 +146,10 @@ def run(
     """
     from stella_conform import stopping
     from stella_conform.conformance.automode import settle_mode
-    from stella_conform.conformance.checks import select, unmatched_globs
-    from stella_conform.conformance.claims import resolve_profiles
     from stella_conform.conformance.database import warm
+    from stella_conform.conformance.inputs import check_told
     from stella_conform.conformance.report import (
         Report,
-        check_writable,
-        load_known_failures,
         progress_line,
         write_outputs,
     )
@@ -161,21 +157,25 @@ def run(
     from stella_conform.safe_files import pin_dir
     from stella_conform.safe_text import for_terminal
 
-    resolve_profiles(profiles, None)  # an unknown --profile is a usage error before any run
-    bad = unmatched_globs([*only, *skip])
-    if bad:
-        raise SetupError(
-            f"--only/--skip {bad[0]!r} matches no check id (see stella-conform checks)"
-        )
     if shard is not None:
         parse_shard(shard)  # a malformed --shard is a usage error before the client starts
     jobs = cap_jobs(jobs)
-    known = load_known_failures(known_failures) if known_failures else {}
-    check_writable([json_path, junit_path, markdown_path])
-    database = build_database(databases, github_artifact, no_database=no_database)
-    vocab = load_vocabulary(wire_schema)
-    # an unknown claimed name is a usage error before the client starts (again with its hello)
-    build_claims(vocab, None, knows, reads, computes, summary_only)
+    # every value given is checked before any client starts (the auto probe included)
+    told = check_told(
+        where="command line",
+        vocabulary=wire_schema,
+        profiles=profiles,
+        only=only,
+        skip=skip,
+        known_failures=known_failures,
+        knows=knows,
+        reads=reads,
+        computes=computes,
+        summary_only=summary_only,
+        database=lambda: build_database(databases, github_artifact, no_database=no_database),
+        reports=[json_path, junit_path, markdown_path],
+    )
+    vocab, known, database = told.vocab, told.known, told.database
     client = make_client(command, mode, timeout, line_timeout)
     pin_dir(failures_dir)  # before any client runs: saved cases go there or nowhere
     stopping.install()  # SIGTERM, SIGHUP, SIGINT: clients killed, partial report, 128 + N
@@ -188,8 +188,8 @@ def run(
         write_not_graded(client, vocab, str(exc), **outputs)
         raise
     mode = client.mode
-    claims = build_claims(vocab, hello, knows, reads, computes, summary_only)
-    checks = select(resolve_profiles(profiles, hello), only, skip)
+    claims = told.claims(hello)
+    checks = told.checks(hello)
     if shard is not None:
         checks = shard_checks(checks, shard)
     if not checks:

@@ -88,9 +88,23 @@ def test_once_the_client_answered_crashes_are_ordinary_crashes(tmp_path: Path) -
     assert result.outcome == "crash" and not result.message.startswith("stopped")
 
 
+def _answering_timeout(tmp_path: Path) -> float:
+    """Three times what one answered run of the counting client takes here and now (its
+    start on this machine at this load; at least 2 s): an answer fits in it on any machine,
+    and the hang (60 s) never does."""
+    from stella_conform.conformance.runner import run_exit
+
+    calibration = tmp_path / "calibration"
+    calibration.mkdir()
+    started = time.monotonic()
+    assert run_exit(counting_client(calibration, 1, "hang", timeout=60), b"").ok
+    return max(2.0, 3 * (time.monotonic() - started))
+
+
 def test_a_timeout_is_not_shrunk(tmp_path: Path) -> None:
     check = dataclasses.replace(VALID_RUNS, fixtures=("minimal_run",))
-    client = counting_client(tmp_path, 1, "hang", timeout=2.0)  # the answer must fit in it
+    # the answer must fit in the timeout: a fixed 2 s raced the client's start under load
+    client = counting_client(tmp_path, 1, "hang", timeout=_answering_timeout(tmp_path))
     result = run_check(check, config(client, tmp_path, examples=10))
     # one answered fixture, then one generated case that hangs: it is run once more (a
     # timeout after an answer is retried in case the machine was busy) and then reported,

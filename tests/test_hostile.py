@@ -52,12 +52,19 @@ MEMORY_CAP_MIB = 150
 HANG_GUARD = 60.0
 
 
-def hostile(behaviour: str, *args: str, mode: str = "exit", timeout: float = 2.0) -> Client:
+#: The client timeout of a test whose client must time out: it waits far longer itself
+#: (an hour's sleep, a never-ending trickle), so a slow machine only makes it time out
+#: sooner. Every other hostile client gets HANG_GUARD: it must end on its own (crash, exit,
+#: answer), and only a kit that hangs would wait that long.
+WAITS = 2.0
+
+
+def hostile(behaviour: str, *args: str, mode: str = "exit", timeout: float = HANG_GUARD) -> Client:
     return Client(
         argv=(sys.executable, str(HOSTILE), behaviour, *args),
         mode=mode,  # type: ignore[arg-type]
         timeout=timeout,
-        line_timeout=1.0,
+        line_timeout=min(timeout, HANG_GUARD),
     )
 
 
@@ -112,7 +119,8 @@ def test_exit_mode_hostile_behaviour_is_an_error_with_a_reason(
     behaviour: str, args: tuple[str, ...], status: str, detail: str
 ) -> None:
     started = time.monotonic()
-    obs = run_exit(hostile(behaviour, *args), VALID)
+    # a crash must come however slow the machine: only the hangs get a short timeout
+    obs = run_exit(hostile(behaviour, *args, timeout=WAITS if status == "timeout" else 30), VALID)
     assert obs.status == status and detail in obs.describe()
     assert obs.verdict is None  # never a pass, never a fail
     assert time.monotonic() - started < HANG_GUARD  # the hangs sleep an hour
@@ -125,18 +133,18 @@ def test_exit_at_once_survives_the_broken_pipe() -> None:
 
 def test_grandchild_holding_the_pipes_is_killed_and_the_kit_returns() -> None:
     started = time.monotonic()
-    obs = run_exit(hostile("grandchild", timeout=5.0), VALID)
+    obs = run_exit(hostile("grandchild", timeout=30), VALID)
     assert obs.verdict == "accept"
     assert time.monotonic() - started < HANG_GUARD  # not the grandchild's 987 s sleep
 
 
 def test_report_mode_100_mib_line_is_a_protocol_error() -> None:
-    obs = run_report(hostile("report-huge-line", mode="report", timeout=10), VALID)
+    obs = run_report(hostile("report-huge-line", mode="report"), VALID)
     assert obs.status == "protocol-error" and "longer than" in obs.detail
 
 
 def test_report_mode_trickle_is_a_timeout_not_a_verdict() -> None:
-    obs = run_report(hostile("trickle", mode="report", timeout=2), VALID)
+    obs = run_report(hostile("trickle", mode="report", timeout=WAITS), VALID)
     assert obs.status in ("timeout", "protocol-error") and obs.verdict is None
 
 
@@ -151,8 +159,12 @@ def test_report_mode_trickle_is_a_timeout_not_a_verdict() -> None:
 def test_persistent_mode_hostile_answers(
     behaviour: str, args: tuple[str, ...], status: str, detail: str
 ) -> None:
-    with PersistentSession(hostile(behaviour, *args, mode="persistent", timeout=1.5)) as s:
+    waits = behaviour != "persistent-too-many"  # the other two never answer in time
+    client = hostile(behaviour, *args, mode="persistent", timeout=1.5 if waits else HANG_GUARD)
+    with PersistentSession(client) as s:
+        _ready(s)
         first = s.run(VALID)
+        _ready(s)
         second = s.run(VALID)  # the session recovers (restart + handshake) for the next case
     if behaviour == "persistent-too-many":
         # the extra summary arrives while the next case runs: caught on one of the two
@@ -164,11 +176,18 @@ def test_persistent_mode_hostile_answers(
         assert second.status == status
 
 
+def _ready(session: PersistentSession) -> None:
+    """Start (or restart) the session's client and read its hello with all the time a
+    loaded machine needs, so that only the case's own answer meets its short timeout (a
+    start counts in the case's timeout: a slow start was "no hello", not "no summary")."""
+    session._ensure(time.monotonic() + HANG_GUARD)
+
+
 MEMORY_DRIVER = textwrap.dedent("""
     import sys
     from stella_conform.conformance.runner import Client, run_exit, run_report
     mode, timeout, lines = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
-    client = Client(argv=tuple(sys.argv[4:]), mode=mode, timeout=timeout)
+    client = Client(argv=tuple(sys.argv[4:]), mode=mode, timeout=timeout, line_timeout=timeout)
     run = run_exit if mode == "exit" else run_report
     text = b'{"type":"text","text":"hi"}\\n'
     obs = run(client, text * lines + b'{"type":"run_complete","model":"m","cost_usd":0}\\n')
@@ -438,7 +457,7 @@ def _run_report_kit(tmp_path: Path, behaviour: str) -> subprocess.CompletedProce
     return kit(
         "run", "--mode", "report", "--examples", "0", "--only", "R1.valid-runs-accepted",
         "--no-database", "--json", "r.json", "--junit-xml", "r.xml", "--markdown", "r.md",
-        "--failures-dir", "f", "--timeout", "3", "--line-timeout", "1",
+        "--failures-dir", "f", "--timeout", "60", "--line-timeout", "30",
         "--", sys.executable, str(HOSTILE), behaviour, cwd=tmp_path,
     )  # fmt: skip
 
@@ -738,7 +757,7 @@ def test_lines_after_the_summary_are_counted_not_kept() -> None:
 def test_an_event_echoed_on_every_line_is_capped() -> None:
     """4 MB echoed per line observation: a protocol error past the observations cap."""
     status, _verdict, written, peak_mib = kit_under_flood(
-        "report", "report-echo-event", timeout=30, lines=40
+        "report", "report-echo-event", timeout=HANG_GUARD, lines=40
     )
     # the third 4 MB observation passes the cap (8 MiB + 4 bytes per input byte)
     assert status == "protocol-error" and 8_000_000 < written < 40_000_000, (status, written)
@@ -751,7 +770,7 @@ def test_deep_or_huge_summaries_are_cut_in_every_report(tmp_path: Path, behaviou
     code, peak, stderr = kit_peak(
         "run", "--mode", "report", "--examples", "0", "--only", "R1.valid-runs-accepted",
         "--no-database", "--json", "r.json", "--junit-xml", "r.xml", "--markdown", "r.md",
-        "--failures-dir", "f", "--timeout", "20",
+        "--failures-dir", "f", "--timeout", "60", "--line-timeout", "60",
         "--", sys.executable, str(HOSTILE), behaviour, cwd=tmp_path,
     )  # fmt: skip
     assert code == 1 and "Traceback" not in stderr, stderr
@@ -993,7 +1012,7 @@ def test_a_setsid_grandchild_is_reaped_after_its_case() -> None:
         from stella_conform import stopping
         from stella_conform.conformance.runner import Client, run_exit
         assert stopping.become_subreaper()
-        obs = run_exit(Client(argv=tuple(sys.argv[1:]), timeout=10), b"{}\\n")
+        obs = run_exit(Client(argv=tuple(sys.argv[1:]), timeout=30), b"{}\\n")
         ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
         print(obs.verdict, sys.argv[-1] in ps)
     """)
@@ -1008,7 +1027,7 @@ def test_a_setsid_grandchild_is_reaped_after_its_case() -> None:
 def test_replay_shows_client_text_without_escape_sequences_or_workflow_commands() -> None:
     """A line ``type`` with a screen clear, stderr with ``::error::`` at a line start."""
     fixture = bundled_fixtures_dir() / "minimal_run.jsonl"
-    args = ["replay", str(fixture), "--mode", "report", "--timeout", "5"]
+    args = ["replay", str(fixture), "--mode", "report", "--timeout", "60"]
     out = kit(*args, "--", sys.executable, str(HOSTILE), "report-poison")
     assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
     assert "\\x1b[2J" in out.stdout and ":\u200b:error::x" in out.stdout  # shown, as text
@@ -1064,14 +1083,30 @@ def _grade_on_a_busy_machine(tmp_path: Path, *command: str, timeout: str) -> dic
     return doc
 
 
+def _timeout_for(*command: str) -> float:
+    """A client timeout three times what one case takes this client here and now (a start,
+    its hello and one answer, on this machine at this load; at least 1.5 s): the client
+    answers well within it, and a stall longer than it is a stall on any machine."""
+    client = Client(argv=command, mode="persistent", timeout=HANG_GUARD)
+    started = time.monotonic()
+    with PersistentSession(client) as session:
+        assert session.run(VALID).ok
+    return max(1.5, 3 * (time.monotonic() - started))
+
+
 def test_a_client_starved_once_past_the_timeout_is_not_an_error(tmp_path: Path) -> None:
     """The timeout is wall-clock: a case that ran out of it while the client waited for a
-    CPU is run again, and the client is graded on the second answer."""
+    CPU is run again, and the client is graded on the second answer. (The timeout is
+    calibrated: a fixed 1.5 s raced the client's own start on a loaded machine.)"""
     stall = Path(__file__).parent / "hostile" / "stall_once.py"
     marker = tmp_path / "stalled"
+    calm = tmp_path / "calm"
+    calm.touch()  # the wrapper as it runs after its stall: it answers at once
+    timeout = _timeout_for(sys.executable, str(stall), str(calm), "0", "ONCE", *PY_REFERENCE)
     doc = _grade_on_a_busy_machine(
-        tmp_path, sys.executable, str(stall), str(marker), "3", "ONCE", *PY_REFERENCE, timeout="1.5"
-    )
+        tmp_path, sys.executable, str(stall), str(marker), f"{2 * timeout:.1f}", "ONCE",
+        *PY_REFERENCE, timeout=f"{timeout:.1f}",
+    )  # fmt: skip
     assert marker.exists()  # it did stall past the timeout
     [check] = doc["checks"]
     assert check["outcome"] == "pass", check
@@ -1094,7 +1129,10 @@ def test_no_timeout_misfires_with_a_cpu_hog_beside_the_kit(tmp_path: Path) -> No
     """Two busy loops compete with the kit and the client for this machine's cores."""
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     try:
-        doc = _grade_on_a_busy_machine(tmp_path, *PY_REFERENCE, timeout="1")
+        # what a case takes beside the hogs, three times over: a timeout that misfires
+        # then is the kit's (a fixed 1 s raced the client's start at load 20)
+        timeout = _timeout_for(*PY_REFERENCE)
+        doc = _grade_on_a_busy_machine(tmp_path, *PY_REFERENCE, timeout=f"{timeout:.1f}")
     finally:
         for hog in hogs:
             hog.kill()
@@ -1160,7 +1198,7 @@ def test_no_grandchild_outlives_a_command_that_finished(tmp_path: Path, name: st
     token = f"{SLEEP}{SUPERVISED.index(name)}"
     client = [sys.executable, str(HOSTILE), "setsid-exit", token]
     done = subprocess.run(
-        [str(KIT), *_command(name, client, tmp_path, "10")], cwd=tmp_path,
+        [str(KIT), *_command(name, client, tmp_path, "30")], cwd=tmp_path,
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode in (0, 1), (done.returncode, done.stderr[-2000:])

@@ -21,6 +21,8 @@ command line (the command line wins, and is the only way in exit mode):
   event types it is read from (:data:`DEPENDS`: ``terminator`` without
   ``run_complete``) is not a skip but a ``fail`` of the check about those types,
   saying so (:meth:`Claims.unmet`): it is the bug of a client waiting for an old name.
+  Only a field named in ``computes``, in a mode that reports summaries, is "computed":
+  without the claim (or in exit mode) the check skips, as it did before claims could fail.
 * ``summary_only`` — it does not process line by line (a whole-text reader, a file
   poller), so it writes no line observations; checks that need them are ``skip``.
 
@@ -164,18 +166,26 @@ class Claims:
             return vocab
         return vocab.restrict(self.knows)
 
-    def unmet(self, check: Check, vocab: Vocabulary) -> tuple[str, frozenset[str]] | None:
+    def unmet(
+        self, check: Check, vocab: Vocabulary, mode: str
+    ) -> tuple[str, frozenset[str]] | None:
         """Why this check fails whatever the cases: the client computes a field the check
         compares without knowing an event type that field is read from; with the types
         it would have to know (``None``: no such field).
 
+        Only a field the client *says* it computes counts (it is in ``computes``), and
+        only in a ``mode`` where it reports a summary: a client that claims no
+        ``computes``, or runs in exit mode, has said nothing about the field, and the
+        check skips as any check about types it does not know (:meth:`skip_reason`).
         Only a check about event types (``types``) asks: it is where the missing
         knowledge is the finding; the other checks compare the field with the client's
         own claims and stay quiet, so the flaw trips one check.  The check is then graded
         as if the client knew those types too (:meth:`knowing`), so the failure shows
         the cases it gets wrong.
         """
-        if self.knows is None or not check.types or not check.fields:
+        if self.knows is None or self.computes is None or mode not in REPORTING:
+            return None
+        if not check.types or not check.fields:
             return None
         found: list[str] = []
         needed: set[str] = set()

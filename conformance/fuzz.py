@@ -493,7 +493,7 @@ class Fuzzer:
         if not check.grades_in(client.mode):
             return False
         claims = self.suite.claims
-        if claims.unmet(check, self.vocab) or claims.skip_reason(check, self.vocab):
+        if claims.unmet(check, self.vocab, client.mode) or claims.skip_reason(check, self.vocab):
             return False  # (an unmet claim fails in run whatever the cases: nothing to find)
         if client.function is not None and check.input != "stream":
             return False

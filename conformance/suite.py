@@ -741,7 +741,7 @@ def _run_check(check: Check, config: SuiteConfig) -> CheckResult:
             else check.skip_reason(config.client.mode)
         )
         return result
-    unmet = config.claims.unmet(check, vocab)
+    unmet = config.claims.unmet(check, vocab, config.client.mode)
     if unmet is not None:
         # not a skip: the client computes what it cannot know. Graded as if it knew the
         # types, so the failure comes with the cases it gets wrong (and replays as such).

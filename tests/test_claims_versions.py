@@ -67,7 +67,7 @@ def test_no_claims_crash_a_check(drawn: tuple[Vocabulary, Claims], data: st.Data
     assert claims.describe(stella, CATALOGUE) is not None
     graded = []
     for check in CATALOGUE:
-        if claims.unmet(check, vocab) or claims.skip_reason(check, vocab):
+        if claims.unmet(check, vocab, "persistent") or claims.skip_reason(check, vocab):
             continue
         if not_drawable(check, vocab) is None and check_strategy(check, vocab) is not None:
             graded.append(check)
@@ -191,31 +191,51 @@ def test_a_field_computed_without_its_type_is_a_failure_with_the_reason() -> Non
     waiting for `complete`, which its claims used to turn into a skip."""
     stella = Vocabulary.default()
     terminator = BY_ID["D.run-terminator"]
-    waits = _claims(stella, "text,complete,error")
-    unmet = waits.unmet(terminator, waits.vocabulary(stella))
+    waits = _claims(stella, "text,complete,error", computes="terminator,final_text")
+    unmet = waits.unmet(terminator, waits.vocabulary(stella), "persistent")
     assert unmet is not None
     message, needed = unmet
     assert needed == {"run_complete"} and "does not know run_complete" in message
     # not computing it is a skip, as before
     quiet = _claims(stella, "text,complete,error", computes="final_text")
-    assert quiet.unmet(terminator, quiet.vocabulary(stella)) is None
+    assert quiet.unmet(terminator, quiet.vocabulary(stella), "persistent") is None
     assert quiet.skip_reason(terminator, quiet.vocabulary(stella)) is not None
     # knowing both: graded
-    both = _claims(stella, "text,run_complete,error")
-    assert both.unmet(terminator, both.vocabulary(stella)) is None
+    both = _claims(stella, "text,run_complete,error", computes="terminator")
+    assert both.unmet(terminator, both.vocabulary(stella), "persistent") is None
     assert both.skip_reason(terminator, both.vocabulary(stella)) is None
+
+
+def test_a_field_is_computed_only_when_the_client_says_so_in_a_mode_that_reports() -> None:
+    """Review G0: knows without computes (every field "computed") failed a conforming
+    client for fields it never claimed; in exit mode, where it writes no summary at all,
+    the statement was false.  Both skip, as before claims could fail."""
+    stella = Vocabulary.default()
+    legacy = BY_ID["R4.legacy-spelling-fits"]
+    tools = _claims(stella, "tool_start,tool_result")  # no computes claimed
+    for mode in ("exit", "report", "persistent"):
+        assert tools.unmet(legacy, tools.vocabulary(stella), mode) is None
+    assert "does not know text" in (tools.skip_reason(legacy, tools.vocabulary(stella)) or "")
+    said = _claims(stella, "tool_start,tool_result", computes="final_text")
+    assert said.unmet(legacy, said.vocabulary(stella), "exit") is None  # no summary there
+    assert said.unmet(legacy, said.vocabulary(stella), "report") is not None
+    hello = _claims(stella, "error,run_complete,text")  # adapter-protocol.md's example hello
+    for check_id in ("D.text-replaces-preview", "D.legacy-spellings-read", "D.stages-per-scope"):
+        check = BY_ID[check_id]
+        assert hello.unmet(check, hello.vocabulary(stella), "persistent") is None, check_id
 
 
 def test_turns_are_read_from_this_stella_s_boundary_or_today_s() -> None:
     turns = BY_ID["D.turns-counted"]
     today, older = Vocabulary.default(), Vocabulary.bundled("stella-older")
-    old_name = _claims(today, "text,complete,run_complete,error")
+    old_name = _claims(today, "text,complete,run_complete,error", computes="turns_completed")
     assert (
-        old_name.unmet(turns, old_name.vocabulary(today)) is not None
+        old_name.unmet(turns, old_name.vocabulary(today), "report") is not None
     )  # today writes turn_complete
-    modern = _claims(older, "text,turn_complete,run_complete,error")
-    assert modern.unmet(turns, modern.vocabulary(older)) is None  # an archived complete is unknown
-    assert old_name.unmet(turns, old_name.vocabulary(older)) is None
+    modern = _claims(older, "text,turn_complete,run_complete,error", computes="turns_completed")
+    # an archived complete is unknown to a modern client: nothing it computes needs it
+    assert modern.unmet(turns, modern.vocabulary(older), "report") is None
+    assert old_name.unmet(turns, old_name.vocabulary(older), "report") is None
 
 
 def test_an_older_stella_s_stage_has_both_readings_for_a_client_of_today() -> None:

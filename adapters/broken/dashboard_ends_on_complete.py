@@ -2,9 +2,9 @@
 """Dashboard bug: ends the run on the old ``complete``, and does not know ``run_complete``.
 
 Three real consumers were written before stella renamed its turn boundary: they match
-``"complete"`` to call a run finished.  This one says so honestly in its hello (it knows
-``complete`` and not ``run_complete``) and computes ``terminator`` from it, so on a stream
-of today's stella a run never ends for it.  Claims do not hide that:
+``"complete"`` to call a run finished.  This one says so honestly in its hello: it knows
+``complete`` and not ``run_complete``, and it computes ``terminator``, so on a stream of
+today's stella a run never ends for it.  Claims do not hide that:
 ``D.run-terminator`` fails with the reason, where it was once a skip.
 """
 
@@ -17,6 +17,21 @@ from stella_reader import REQUIRED, Adapter, Reader, main
 
 KNOWN = {k: v for k, v in REQUIRED.items() if k != "run_complete"}
 KNOWN["complete"] = REQUIRED["turn_complete"]
+#: Every field of its summary: a run's end (terminator) among them.
+COMPUTES = (
+    "rejected_line",
+    "known_events",
+    "unrecognized_events",
+    "unrecognized_types",
+    "final_text",
+    "texts",
+    "terminator",
+    "turns_completed",
+    "stages",
+    "elapsed_ms",
+    "preview",
+    "usage",
+)
 
 
 class BrokenReader(Reader):
@@ -32,7 +47,8 @@ class BrokenReader(Reader):
 
 class Broken(Adapter):
     reader_class = BrokenReader
-    claims = {"knows": sorted(KNOWN)}  # noqa: RUF012 - read-only
+    #: It says what it shows, terminator among it: the claim that makes the bug a failure.
+    claims = {"knows": sorted(KNOWN), "computes": list(COMPUTES)}  # noqa: RUF012 - read-only
 
 
 if __name__ == "__main__":

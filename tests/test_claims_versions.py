@@ -23,6 +23,7 @@ from stella_conform.conformance.checks import BY_ID, CATALOGUE
 from stella_conform.conformance.claims import COMPUTES, READS, Claims, claims_from
 from stella_conform.conformance.suite import check_strategy, graded_case, not_drawable
 from stella_conform.decoder import decode_all
+from stella_conform.errors import SetupError
 from stella_conform.generators.mutations import MUTATIONS, Stream, applicable, json_copy
 from stella_conform.generators.runs import runs
 from stella_conform.readings import read_stream
@@ -272,3 +273,25 @@ def test_one_matrix_grades_a_client_of_both_stellas_in_both_columns(tmp_path: Pa
         outcomes = {c["id"]: c["outcome"] for c in cell["report"]["checks"]}
         assert set(outcomes.values()) <= {"pass", "skip"}, (cell["vocabulary"], outcomes)
         assert outcomes["D.turns-counted"] == "pass"
+
+
+def test_the_adapter_protocol_says_what_an_unknown_claimed_name_does() -> None:
+    """Review G8: docs/adapter-protocol.md said any unknown claimed name is exit 2; a
+    ``knows`` name no stella writes has been a warning since claims could name any type."""
+    stella = Vocabulary.default()
+    typo = claims_from(
+        knows="text,txet", reads=None, computes=None, summary_only=None, vocab=stella,
+        where="hello",
+    )  # fmt: skip
+    assert typo.warnings and "typo" in typo.warnings[0]
+    for kind in ("reads", "computes"):
+        with pytest.raises(SetupError, match=f"unknown {kind} name"):
+            claims_from(
+                **{"knows": None, "reads": None, "computes": None, kind: "bogus"},
+                summary_only=None, vocab=stella, where="hello",
+            )  # fmt: skip
+    doc = " ".join((Path(__file__).parent.parent / "docs" / "adapter-protocol.md").read_text()
+                   .split())  # fmt: skip
+    assert "a name the kit does not know, here or there, is a set-up error" not in doc
+    assert "An unknown `reads` or `computes` name, here or there, is a set-up error (exit 2)" in doc
+    assert "one that no bundled vocabulary writes is a warning in the report" in doc

@@ -12,12 +12,16 @@ the mode every adapter speaks) and waits for a hello:
   without having written one (an adapter writes its hello *before* reading stdin), and,
   at the latest, one that has said nothing within :data:`HELLO_WAIT`.
 
-Waiting for input is seen, on Linux, in ``/proc``: every thread of every process of the
-client's session asleep, and none of them using CPU, for :data:`IDLE_FOR`.  A starting
-program is running, runnable (waiting for a CPU on a busy machine) or reading its files;
-a program that reads stdin before writing anything is asleep.  So an exit-mode client is
-known in a fraction of a second, and a slow adapter still has the whole wait.  Where
-``/proc`` is missing, the wait is the only test.
+Waiting for input is seen, on Linux, in ``/proc``: a thread of the client's session
+blocked on the stdin pipe the kit gave it (a ``read`` of it, or an ``epoll`` wait whose
+interest list holds it: Node.js and other event loops), no thread running, and none of
+them using CPU, for :data:`IDLE_FOR`.  A starting program is running, runnable (waiting
+for a CPU on a busy machine) or reading its files; a program that reads stdin before
+writing anything sits in that read.  A program asleep on anything else (a ``sleep`` in a
+start script, a container daemon, a lock, the network) is not waiting for its stream and
+keeps the whole wait.  So an exit-mode client is known in a fraction of a second, and a
+slow adapter still has the whole wait.  Where ``/proc`` cannot tell (missing, or a
+thread's ``syscall`` file not readable), the wait is the only test.
 
 The measured starts behind the figures are in docs/adapter-protocol.md
 (``benchmarks/hello_wait.py`` measures them again).
@@ -28,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import platform
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -98,7 +103,7 @@ def choose_mode(client: Client, wait: float = HELLO_WAIT) -> ModeChoice:
 
 
 def _decide(client: Client, proc: ClientProcess, started: float, deadline: float) -> ModeChoice:
-    idle = _Idle(proc.proc.pid)
+    idle = _Idle(proc.proc.pid, _pipe_inode(proc))
     while True:
         try:
             raw = proc.next_line(min(deadline, time.monotonic() + POLL))
@@ -151,39 +156,55 @@ def _exit(client: Client, why: str) -> ModeChoice:
 
 
 class _Idle:
-    """Whether a client's session has sat asleep, using no CPU, for :data:`IDLE_FOR`."""
+    """Whether a client's session has sat blocked on its stdin, using no CPU, for
+    :data:`IDLE_FOR`."""
 
-    def __init__(self, session: int) -> None:
+    def __init__(self, session: int, stdin_pipe: int | None) -> None:
         self.session = session
+        self.stdin_pipe = stdin_pipe
         self.since: float | None = None
         self.ticks = -1
 
     def waiting(self, now: float) -> bool:
         sample = _session_state(self.session)
-        if sample is None:
+        if sample is None or self.stdin_pipe is None:
             return False  # no /proc: only the wait decides
-        asleep, ticks = sample
+        asleep, ticks, threads = sample
         if not asleep:
             self.since = None
             return False
         if ticks != self.ticks or self.since is None:
             self.since, self.ticks = now, ticks
             return False
-        return now - self.since >= IDLE_FOR
+        if now - self.since < IDLE_FOR:
+            return False
+        return any(_reads_pipe(pid, tid, self.stdin_pipe) for pid, tid in threads)
 
 
 #: Thread states that mean "not making progress on its own": asleep, stopped, a zombie.
 _ASLEEP = frozenset("STtZXxIPK")
+#: ``epoll_wait``'s events bit for "readable".
+_EPOLLIN = 0x1
 
 
-def _session_state(session: int) -> tuple[bool, int] | None:
-    """(every thread of the session's processes asleep, their CPU clock ticks), or None
-    where ``/proc`` cannot tell."""
+def _pipe_inode(proc: ClientProcess) -> int | None:
+    """The inode of the pipe the client reads as its stdin (the kit holds its write end)."""
+    stdin = proc.proc.stdin
+    try:
+        return os.fstat(stdin.fileno()).st_ino if stdin is not None else None
+    except (OSError, ValueError):
+        return None
+
+
+def _session_state(session: int) -> tuple[bool, int, list[tuple[int, str]]] | None:
+    """(every thread of the session's processes asleep, their CPU clock ticks, the
+    threads as (pid, tid)), or None where ``/proc`` cannot tell."""
     try:
         pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
     except OSError:
         return None
     asleep, ticks, found = True, 0, False
+    threads: list[tuple[int, str]] = []
     for pid in pids:
         fields = _stat(f"/proc/{pid}/stat")
         if fields is None or len(fields) < 13 or fields[3] != str(session):
@@ -198,9 +219,79 @@ def _session_state(session: int) -> tuple[bool, int] | None:
             task = _stat(f"/proc/{pid}/task/{tid}/stat")
             if task is not None and task[0] not in _ASLEEP:
                 asleep = False
+            threads.append((pid, tid))
     if not found and not os.path.exists(f"/proc/{os.getpid()}/stat"):
         return None
-    return asleep, ticks
+    return asleep, ticks, threads
+
+
+def _reads_pipe(pid: int, tid: str, pipe: int) -> bool:
+    """Whether a sleeping thread is blocked on the pipe ``pipe``: in a ``read`` of one of
+    its descriptors of that pipe, or in an epoll wait on an instance watching it for input.
+
+    The call is told by the thread's ``wchan`` (where the kernel has it asleep: a pipe
+    read, an epoll wait) or by its system call's number where the architecture's numbers
+    are known; its first argument must be the descriptor.  Both are needed: a ``sleep``
+    is ``clock_nanosleep(CLOCK_REALTIME, ...)``, whose first argument is 0, stdin's
+    descriptor."""
+    task = f"/proc/{pid}/task/{tid}"
+    try:
+        with open(f"{task}/syscall", "rb") as fh:
+            call = fh.read().split()
+        number, fd = int(call[0]), int(call[1], 16)
+    except (OSError, IndexError, ValueError):
+        return False  # gone, not permitted, or running ("running", "-1 ...")
+    try:
+        with open(f"{task}/wchan", "rb") as fh:
+            wchan = fh.read(256).decode("ascii", "replace")
+    except OSError:
+        wchan = ""
+    reads, epolls = _CALLS.get(platform.machine(), ((), ()))
+    if number in reads or ("pipe" in wchan and ("read" in wchan or "wait" in wchan)):
+        return _link(pid, fd) == f"pipe:[{pipe}]"
+    epoll = number in epolls or "epoll" in wchan or "ep_poll" in wchan
+    if epoll and _link(pid, fd) == "anon_inode:[eventpoll]":
+        return _epoll_watches(f"/proc/{pid}/fdinfo/{fd}", pipe)
+    return False
+
+
+#: System call numbers of (read, readv) and of the epoll waits, by architecture.
+_CALLS: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
+    "x86_64": ((0, 19), (232, 281, 441)),
+    "aarch64": ((63, 65), (22, 441)),
+}
+
+
+def _link(pid: int, fd: int) -> str | None:
+    """What the process's descriptor ``fd`` is (``pipe:[INODE]``, ``anon_inode:[...]``)."""
+    if not 0 <= fd < 1 << 20:
+        return None  # not a descriptor (a pointer, -1)
+    try:
+        return os.readlink(f"/proc/{pid}/fd/{fd}")
+    except OSError:
+        return None
+
+
+def _epoll_watches(fdinfo: str, pipe: int) -> bool:
+    """Whether the epoll instance described by ``fdinfo`` waits for ``pipe`` to be
+    readable (its ``tfd:`` lines name each watched file's inode in hexadecimal)."""
+    try:
+        with open(fdinfo, "rb") as fh:
+            text = fh.read(65536).decode("ascii", "replace")
+    except OSError:
+        return False
+    for line in text.splitlines():
+        if not line.startswith("tfd:"):
+            continue
+        fields = line.split()
+        try:
+            events = int(fields[fields.index("events:") + 1], 16)
+            inode = next(int(f[4:], 16) for f in fields if f.startswith("ino:"))
+        except (ValueError, IndexError, StopIteration):
+            continue
+        if inode == pipe and events & _EPOLLIN:
+            return True
+    return False
 
 
 def _stat(path: str) -> list[str] | None:

@@ -8,11 +8,14 @@ exit for a client that does not speak the protocol.  The reports say which and w
 from __future__ import annotations
 
 import json
+import shlex
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
 from conftest import ADAPTERS, PY_REFERENCE, REPO, kit
+from toolchains import missing
 
 from stella_conform.conformance import automode
 from stella_conform.conformance.automode import choose_mode
@@ -75,6 +78,33 @@ def test_a_slow_busy_start_still_gets_its_hello_read(tmp_path: Path) -> None:
         f"runpy.run_path({PY_REFERENCE[1]!r}, run_name='__main__')\n",
     )
     assert choose_mode(Client(argv)).mode == "persistent"
+
+
+def test_a_start_that_sleeps_before_its_hello_keeps_the_whole_wait() -> None:
+    """Asleep is not waiting for input: a start script's ``sleep`` (as a container or a
+    remote host would keep it) sits in no read of its stdin, so the hello that follows is
+    read and the adapter gets its mode (before: exit mode after 0.25 s, "it waited for
+    input")."""
+    adapter = " ".join(shlex.quote(part) for part in PY_REFERENCE)
+    argv = ("sh", "-c", f"sleep 1; exec {adapter}")
+    choice = choose_mode(Client(argv, timeout=600), wait=600)
+    assert (choice.mode, choice.reason) == (
+        "persistent",
+        "its hello lists the modes report, persistent",
+    )
+
+
+def test_a_node_client_waiting_in_its_event_loop_is_graded_in_exit_mode() -> None:
+    """Node.js reads stdin through epoll, not a read: its epoll instance watching the
+    stdin pipe is waiting for input too, so it is seen, not waited out."""
+    if shutil.which("node") is None:
+        missing("no node")
+    reader = "require('readline').createInterface({input: process.stdin}).on('line', () => {})"
+    choice = choose_mode(Client(("node", "-e", reader), timeout=600), wait=60)
+    assert (choice.mode, choice.reason) == (
+        "exit",
+        "no hello, it waited for input without writing one",
+    )
 
 
 @pytest.mark.parametrize(

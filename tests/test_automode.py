@@ -77,7 +77,8 @@ def test_a_slow_busy_start_still_gets_its_hello_read(tmp_path: Path) -> None:
         f"sys.argv = [{PY_REFERENCE[1]!r}]\n"
         f"runpy.run_path({PY_REFERENCE[1]!r}, run_name='__main__')\n",
     )
-    assert choose_mode(Client(argv)).mode == "persistent"
+    # as long a wait as the machine needs: the point is what the probe decides, not how fast
+    assert choose_mode(Client(argv, timeout=600), wait=600).mode == "persistent"
 
 
 def test_a_start_that_sleeps_before_its_hello_keeps_the_whole_wait() -> None:

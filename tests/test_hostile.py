@@ -1368,8 +1368,16 @@ def test_the_auto_mode_probe_is_bounded_and_leaves_nothing(
     args = args or (SLEEP,) if behaviour == "grandchild" else args
     started = time.monotonic()
     choice = choose_mode(hostile(behaviour, *args, timeout=120.0), wait=3.0)
-    assert time.monotonic() - started < HANG_GUARD  # the 3 s wait, not the 120 s timeout
+    assert time.monotonic() - started < HANG_GUARD  # only a hang reaches it
     assert choice.mode == ("report" if behaviour == "report-huge-line" else "exit")
+    # what ended it: the 3 s wait (not the 120 s timeout), the read of stdin, the hello
+    ended = {
+        "hang-no-read": "no hello, none within 3 s",  # asleep, but in no read of stdin
+        "trickle": "no hello, none within 3 s",
+        "report-huge-line": "its hello lists no modes (report: every adapter speaks it)",
+        "grandchild": "no hello, it waited for input without writing one",
+    }
+    assert choice.reason == ended[behaviour]
 
 
 def test_the_auto_mode_probe_reaps_a_grandchild_that_left_the_session(tmp_path: Path) -> None:

@@ -41,6 +41,7 @@ import os
 import secrets
 import struct
 import sys
+import weakref
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -114,6 +115,23 @@ def _local_constants() -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+#: The digest of each vocabulary's schema document, worked out once a vocabulary.
+_DOCUMENTS: weakref.WeakKeyDictionary[Vocabulary, str] = weakref.WeakKeyDictionary()
+
+
+def _document_digest(vocab: Vocabulary) -> str:
+    """A digest of the schema document the vocabulary was built from, as it was parsed.
+
+    Not of the file it came from: that was read once, through the safe reader, when the
+    vocabulary was made; reading it again here would be a second, unchecked reader of a
+    file the user names, and could key the cases on a file edited since."""
+    found = _DOCUMENTS.get(vocab)
+    if found is None:
+        text = json.dumps(vocab.root, sort_keys=True, default=str)
+        found = _DOCUMENTS[vocab] = hashlib.sha256(text.encode()).hexdigest()
+    return found
+
+
 def cache_key(
     check: Check,
     vocab: Vocabulary,
@@ -121,22 +139,17 @@ def cache_key(
     seed: int,
     examples: int,
     claims: Mapping[str, Any],
-    wire_schema: str | None,
 ) -> str:
     """The key of a check's generated cases (see the module)."""
     from stella_conform import __version__
 
-    schema = None
-    if wire_schema is not None and os.path.isfile(wire_schema):
-        with contextlib.suppress(OSError):
-            schema = hashlib.sha256(Path(wire_schema).read_bytes()).hexdigest()
     parts = {
         "format": FORMAT,
         "kit": __version__,
         "code": code_digest(),
         "constants": _local_constants(),
         "check": [check.id, check.input, list(check.mutations), check.valid_runs],
-        "vocabulary": [vocab.ident, sorted(vocab.known), schema or wire_schema],
+        "vocabulary": [vocab.ident, sorted(vocab.known), _document_digest(vocab)],
         "claims": claims,
         "seed": seed,
         "examples": examples,

@@ -1173,7 +1173,7 @@ def _case_cache(
         return None, None
     key = cache_key(
         check, vocab, seed=config.seed, examples=config.examples,
-        claims=config.claims.to_json(), wire_schema=config.wire_schema,
+        claims=config.claims.to_json(),
     )  # fmt: skip
     cached = open_cached(folder, key, check, vocab, config.claims.reads)
     return cached, CacheWriter(folder, key) if cached is None else None

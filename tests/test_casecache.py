@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ADAPTERS, PY_REFERENCE
+from conftest import ADAPTERS, PY_REFERENCE, REPO
 
 from stella_conform.conformance import casecache, suite
 from stella_conform.conformance.checks import BY_ID
@@ -286,3 +286,28 @@ def test_a_temporary_file_a_killed_kit_left_is_removed_later(tmp_path: Path) -> 
     os.utime(old, (0, 0))
     casecache._keep_under(folder, 10**9)
     assert not old.exists() and fresh.exists()
+
+
+def test_the_key_is_the_wire_schema_the_run_read_not_the_file_as_it_is_now(
+    tmp_path: Path,
+) -> None:
+    """The vocabulary's schema document keys the cases, as the safe reader read it when
+    the vocabulary was made: the file is not read a second time (unchecked, once a
+    check), so an edit after the start neither changes this run's key nor is missed by
+    the next run's."""
+    from stella_conform.schemas.vocabulary import Vocabulary
+
+    path = tmp_path / "wire.schema.json"
+    document = json.loads((REPO / "schemas" / "events.older.schema.json").read_text())
+    path.write_text(json.dumps(document))
+    vocab = Vocabulary.from_wire_schema(path)
+    check = BY_ID["R3.unknown-type-inert"]
+
+    def key(v: Vocabulary) -> str:
+        return casecache.cache_key(check, v, seed=0, examples=10, claims={})
+
+    before = key(vocab)
+    document["description"] = "edited while the run went on"
+    path.write_text(json.dumps(document))
+    assert key(vocab) == before
+    assert key(Vocabulary.from_wire_schema(path)) != before

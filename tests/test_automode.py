@@ -154,7 +154,9 @@ def test_run_defaults_to_auto_and_its_reports_say_why(tmp_path: Path) -> None:
     assert "an adapter that starts slowly: --mode report or persistent" in out.stdout
     assert json.loads(report.read_text())["client"]["mode"] == "exit"
     # an explicit mode is the mode, with nothing chosen to explain
-    out = kit("run", *args, "--mode", "report", "--json", str(report), "--", *PY_REFERENCE)
+    out = kit(
+        "run", *args, "--mode", "report", "--json", str(report), "--", *PY_REFERENCE, cwd=tmp_path
+    )
     assert "mode_chosen" not in json.loads(report.read_text())["client"]
 
 

@@ -528,7 +528,7 @@ def _separator_content(case: GradedCase, obs: Observation, ctx: Context) -> Judg
     only: a text that differs from the stream's in nothing but its separators (U+2028 shown
     as ``\\n``) fails; one that differs otherwise is another check's finding (n/a)."""
     if not _verdict_ok(case, obs):
-        return Judgment("fail", f"expected {_expected_verdict(case)}; client: {obs.describe()}")
+        return _wrong_verdict(f"expected {_expected_verdict(case)}", obs)
     if case.expected.verdict != "accept" or obs.summary is None:
         return Judgment("pass")
     want, got = case.reading(), obs.summary
@@ -555,7 +555,7 @@ def _legacy_content(case: GradedCase, obs: Observation, ctx: Context) -> Judgmen
     spelled with the self-describing names (the paired stream): a legacy spelling read
     differently (the legacy field preferred, or not read) fails; no other flaw can."""
     if not _verdict_ok(case, obs):
-        return Judgment("fail", f"expected {_expected_verdict(case)}; client: {obs.describe()}")
+        return _wrong_verdict(f"expected {_expected_verdict(case)}", obs)
     if case.expected.verdict != "accept" or obs.summary is None:
         return Judgment("pass")
     if obs.paired is None:

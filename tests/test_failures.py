@@ -24,7 +24,7 @@ from conftest import ADAPTERS, kit
 
 from stella_conform.conformance.checks import BY_ID
 from stella_conform.conformance.report import LISTED, Report
-from stella_conform.conformance.runner import Client
+from stella_conform.conformance.runner import Client, Observation
 from stella_conform.conformance.suite import (
     IN_PROCESS_SKIP,
     CaseFailure,
@@ -436,3 +436,38 @@ def test_a_rejection_is_signed_without_the_client_s_reason() -> None:
         assert j.verdict == "fail" and j.message.endswith(f"(unknown type {tag})"), j.message
         signed.add(reaction(check, j, obs))
     assert len(signed) == 1, signed
+
+
+def test_every_judge_signs_a_wrong_verdict_without_the_client_s_words() -> None:
+    """Every judge (JUDGES), on each of its checks' first fixture: an observation with the
+    wrong verdict, given in two wordings, is one reaction, and a fail quoting the client's
+    words carries a signature without them.  (Review G2: the line-separator and
+    legacy-spelling judges built their message by hand, so fuzz split one bug by the
+    client's wording; a new judge doing so is red here.)  A judge no check uses yet is
+    tried on a reader check's fixture."""
+    from dataclasses import replace
+
+    from stella_conform.conformance.checks import CATALOGUE
+    from stella_conform.conformance.fuzz import reaction
+    from stella_conform.conformance.grader import JUDGES, Context, judge
+    from stella_conform.conformance.suite import _fixture_case
+    from stella_conform.corpus import bundled_fixtures_dir
+    from stella_conform.schemas.vocabulary import Vocabulary
+
+    vocab, fixtures = Vocabulary.default(), bundled_fixtures_dir()
+    stand_in = BY_ID["R1.valid-runs-accepted"]
+    for name in JUDGES:
+        checks = [c for c in CATALOGUE if c.judge == name and c.fixtures_for(False)]
+        for check in checks or [replace(stand_in, judge=name)]:
+            case = _fixture_case(check, check.fixtures_for(False)[0], vocab, fixtures)
+            for verdict in ("accept", "reject"):
+                signed = set()
+                for said in ("OWN-WORDS-ONE", "OWN-WORDS-TWO"):
+                    obs = Observation(verdict=verdict, detail=said)
+                    obs.summary = {"kind": "summary", "verdict": verdict}
+                    obs.summary["rejected_line"] = 1 if verdict == "reject" else None
+                    j = judge(check, case, obs, Context())
+                    signed.add(reaction(check, j, obs))
+                    if j.verdict == "fail" and said in j.message:
+                        assert j.signature and said not in j.signature, (check.id, j)
+                assert len(signed) == 1, (name, check.id, verdict, signed)

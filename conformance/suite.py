@@ -422,7 +422,15 @@ def paired_stream(check: Check, case: GradedCase) -> bytes | None:
 def self_describing(case: GradedCase) -> bytes | None:
     """The case's stream with every legacy field spelling of a known event replaced by its
     self-describing name (the legacy field dropped where both are present), or ``None``
-    when it has none: what ``R4.legacy-spelling-fits`` compares a client's reading with."""
+    when it has none: what ``R4.legacy-spelling-fits`` compares a client's reading with.
+
+    Nothing else of a line may change, or the pair differs for another reason than the
+    spelling: the line is written back compact and in UTF-8 as stella writes it (a lone
+    surrogate as an escape, never as invalid UTF-8), keeps its own terminator (a CRLF line
+    stays one) and its keys' order (the self-describing name where the legacy one stood).
+    A line whose value JSON cannot write back as it was read (``1e400`` read as infinity)
+    leaves the case unpaired (``None``).
+    """
     import json
 
     vocab = case.vocab or Vocabulary.default()
@@ -435,13 +443,33 @@ def self_describing(case: GradedCase) -> bytes | None:
         alias = vocab.home(str(outcome.tag)).aliases.get(str(outcome.tag))
         if alias is None or alias.legacy not in raw:
             continue
-        plain = {k: v for k, v in raw.items() if k != alias.legacy}
-        plain.setdefault(alias.field, raw[alias.legacy])
-        lines[outcome.line - 1] = json.dumps(plain, ensure_ascii=False).encode(
-            "utf-8", "surrogatepass"
-        )
+        if alias.field in raw:  # both: the field's value is the one read
+            plain = {k: v for k, v in raw.items() if k != alias.legacy}
+        else:
+            plain = {(alias.field if k == alias.legacy else k): v for k, v in raw.items()}
+        if _has_non_finite(plain):
+            return None
+        try:  # compact and in UTF-8, as stella writes; a lone surrogate as an escape
+            written = json.dumps(plain, ensure_ascii=False, separators=(",", ":")).encode()
+        except UnicodeEncodeError:
+            written = json.dumps(plain, separators=(",", ":")).encode()
+        old = lines[outcome.line - 1]
+        lines[outcome.line - 1] = written + (b"\r" if old.endswith(b"\r") else b"")
         changed = True
     return b"\n".join(lines) if changed else None
+
+
+def _has_non_finite(value: Any) -> bool:
+    """Whether a decoded value holds a float JSON cannot write (a number beyond f64)."""
+    import math
+
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, dict):
+        return any(_has_non_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_non_finite(v) for v in value)
+    return False
 
 
 def fixture_path(check: Check, name: str, directory: Path) -> Path:

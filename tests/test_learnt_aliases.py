@@ -93,3 +93,29 @@ def test_a_client_of_the_schema_s_keywords_passes_on_every_seed(
                 assert result.outcome == "pass", (seed, check_id, result.message)
                 took += result.readings.get("learnt-alias=B", 0)
     assert took >= 20  # the fixture's learnt alias, read as the keywords read it, every seed
+
+
+def test_the_self_describing_pair_changes_only_the_spelling() -> None:
+    """Review G9: R4.legacy-spelling-fits' paired stream was written back with raw
+    surrogates (not UTF-8), ``Infinity`` (not JSON) and without a line's CR, so a client
+    could read the pair differently for another reason than the spelling."""
+    from stella_conform.conformance.grader import GradedCase
+    from stella_conform.conformance.suite import self_describing
+
+    end = b'{"type":"run_complete","model":"m","cost_usd":0}\n'
+    legacy = b'{"type":"text","delta":"a\\ud800b","n":1}\r\n'
+    both = b'{"type":"text","delta":"old","text":"new"}\n'
+    paired = self_describing(GradedCase("c", legacy + both + end, "generated"))
+    assert paired is not None
+    first, second, last = paired.split(b"\n")[:3]
+    paired.decode("utf-8")  # a lone surrogate stays an escape
+    assert first.endswith(b"\r") and json.loads(first) == {
+        "type": "text",
+        "text": "a\ud800b",
+        "n": 1,
+    }
+    assert list(json.loads(first)) == ["type", "text", "n"]  # where the legacy name stood
+    assert json.loads(second) == {"type": "text", "text": "new"}
+    assert last + b"\n" == end  # a line without a legacy spelling is left as it came
+    beyond = legacy.replace(b'"n":1', b'"n":1e400')  # read as infinity: no JSON for it
+    assert self_describing(GradedCase("c", beyond + end, "generated")) is None

@@ -529,7 +529,9 @@ def _careful_reading(
     stream: bytes, vocab: Vocabulary | None
 ) -> tuple[Decoded | None, frozenset[str] | None]:
     """The oracle's careful reading of a fixture's stream, once per stream and vocabulary."""
-    key = (vocab.ident, vocab.known) if vocab is not None else None
+    # recognized, not known: a claimed type this stella never writes (complete) is read
+    # as the stella that wrote it defined it, where a fixture holds one
+    key = (vocab.ident, vocab.recognized) if vocab is not None else None
     found = _CAREFUL_READINGS.get((stream, key))
     if found is None:
         decoded, touched = careful_default(stream, vocab)

@@ -295,3 +295,18 @@ def test_the_adapter_protocol_says_what_an_unknown_claimed_name_does() -> None:
     assert "a name the kit does not know, here or there, is a set-up error" not in doc
     assert "An unknown `reads` or `computes` name, here or there, is a set-up error (exit 2)" in doc
     assert "one that no bundled vocabulary writes is a warning in the report" in doc
+
+
+def test_a_fixture_is_read_anew_for_a_client_knowing_an_older_stella_s_type() -> None:
+    """The fixture reading kept per run (a0b86f7) was keyed by the types of this stella a
+    client knows, so a client knowing also ``complete`` got the reading of one that does
+    not (test_client_matrix's both-versions client failed R3.unknown-counted when another
+    client's run came first in its process)."""
+    from stella_conform.conformance.suite import load_case
+
+    path = Path(__file__).parent.parent / "fixtures" / "archived_complete.jsonl"
+    stella = Vocabulary.default()
+    first = load_case(path, stella)
+    both = load_case(path, stella.restrict(stella.written | {"complete"}))
+    assert "complete" in first.expected.unrecognized_types
+    assert "complete" not in both.expected.unrecognized_types

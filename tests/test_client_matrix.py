@@ -112,6 +112,24 @@ def test_every_mechanics_run_has_a_power_run_of_the_same_client() -> None:
         ), name
 
 
+def test_one_go_and_one_cargo_build_for_templates_and_broken_clients() -> None:
+    """adapters/broken/builds.py is the one place a Go or Rust client is built (review G5):
+    the offline Debian registry is configured once, and tests/toolchains.py builds the
+    templates through it."""
+    needle = "replace-with = " + '"debian"'  # (not spelled whole here)
+    spelled = [
+        path.relative_to(ADAPTERS.parent).as_posix()
+        for folder in ("adapters", "benchmarks", "src", "tests")
+        for path in sorted((ADAPTERS.parent / folder).rglob("*.py"))
+        if needle in path.read_text(errors="replace")
+    ]
+    assert spelled == ["adapters/broken/builds.py"]
+    from builds import cargo_build, go_build
+    from toolchains import _cargo_build, _go_build
+
+    assert (_cargo_build, _go_build) == (cargo_build, go_build)
+
+
 def test_every_check_is_targeted_by_some_broken_client() -> None:
     targeted = {t for targets in TARGETS.values() for t in targets}
     assert targeted == {c.id for c in CATALOGUE}

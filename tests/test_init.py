@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, kit, kit_inline
-from toolchains import cargo_build, missing
+from toolchains import cargo_build, go_build, missing
 
 from stella_conform.cli.init import TEMPLATES, templates_dir
 from stella_conform.conformance.checks import select
@@ -39,13 +39,8 @@ def _build(language: str, folder: Path) -> None:
         tsc = [shutil.which("node") or "node", str(modules / "typescript" / "bin" / "tsc")]
         done = subprocess.run([*tsc, "-p", "."], cwd=folder, capture_output=True, text=True)
     elif language == "go":
-        if shutil.which("go") is None:
-            missing("no go")
-        env = {**os.environ, "GOFLAGS": "-mod=mod"}
-        done = subprocess.run(
-            ["go", "build", "-o", "stella-adapter", "."],
-            cwd=folder, capture_output=True, text=True, env=env, timeout=300,
-        )  # fmt: skip
+        go_build(folder, "stella-adapter")
+        return
     elif language == "rust":
         cargo_build(folder, "stella-adapter")
         return

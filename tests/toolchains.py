@@ -14,32 +14,22 @@ of CPU here, a rebuild of a project on top of them a second or two).
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
-import shutil
-import subprocess
-from collections.abc import Iterator
+import sys
 from pathlib import Path
 
 import pytest
 from conftest import REPO
 
+sys.path.insert(0, str(REPO / "adapters" / "broken"))
+# the one Go and Rust build (for Rust: the offline config, the shared target folder and its
+# lock), the broken clients' own
+from builds import CARGO_TARGET, DEBIAN_REGISTRY, Unavailable, debian_crates
+from builds import cargo_build as _cargo_build
+from builds import go_build as _go_build
+
 #: Where .ci/run puts what it installs outside the system (git-ignored).
 TOOLCHAINS = REPO / ".ci" / ".toolchains"
-#: Debian's crate sources (``librust-*-dev``): the offline registry.
-DEBIAN_REGISTRY = Path("/usr/share/cargo/registry")
-#: The target folder every Rust build of the tests shares.
-CARGO_TARGET = Path(os.environ.get("STELLA_CONFORM_CARGO_TARGET", TOOLCHAINS / "cargo-target"))
-
-OFFLINE_CONFIG = f"""\
-[source.crates-io]
-replace-with = "debian"
-[source.debian]
-directory = "{DEBIAN_REGISTRY}"
-[net]
-offline = true
-"""
 
 
 def missing(reason: str) -> None:
@@ -49,45 +39,32 @@ def missing(reason: str) -> None:
     pytest.skip(f"{reason} (.ci/run installs it)")
 
 
-def debian_crates() -> bool:
-    """Whether Debian's serde crates are installed (then every build is offline against them)."""
-    return any(DEBIAN_REGISTRY.glob("serde_json-*"))
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """One build at a time in the shared target folder (xdist workers build side by side):
-    a binary is copied out before another project's build of the same name replaces it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def cargo_build(folder: Path, binary: str) -> Path:
-    """``cargo build --release`` in ``folder``; the binary is left at
-    ``folder/target/release/BINARY``, where the project's own build would put it."""
-    cargo = shutil.which("cargo")
-    if cargo is None:
-        missing("no cargo")
-    if debian_crates():
-        (folder / ".cargo").mkdir(exist_ok=True)
-        (folder / ".cargo" / "config.toml").write_text(OFFLINE_CONFIG)
-    elif os.environ.get("STELLA_CONFORM_REQUIRE_TOOLCHAINS"):
-        pytest.fail(f"no serde crates under {DEBIAN_REGISTRY} (.ci/run installs them)")
-    env = {**os.environ, "CARGO_TARGET_DIR": str(CARGO_TARGET), "CARGO_TERM_COLOR": "never"}
-    with _locked(CARGO_TARGET.with_name("cargo-target.lock")):
-        done = subprocess.run(
-            [str(cargo), "build", "--release", "--quiet"],
-            cwd=folder, capture_output=True, text=True, env=env, timeout=900,
-        )  # fmt: skip
-        if done.returncode != 0 and not debian_crates():
-            missing(f"cargo could not build without Debian's crates: {done.stderr[-500:]}")
-        assert done.returncode == 0, done.stdout + done.stderr
-        built = folder / "target" / "release" / binary
-        built.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(CARGO_TARGET / "release" / binary, built)
-    return built
+    """``cargo build --release`` in ``folder`` (adapters/broken/builds.py's build); the
+    binary is left at ``folder/target/release/BINARY``, where the project's own build
+    would put it.  A missing toolchain skips the test (fails it under .ci/run)."""
+    built = folder / "target" / "release"
+    try:
+        _cargo_build(folder, [binary], built)
+    except Unavailable as exc:
+        missing(str(exc))
+    return built / binary
+
+
+def go_build(folder: Path, output: str) -> None:
+    """``go build -o OUTPUT .`` in ``folder`` (adapters/broken/builds.py's build)."""
+    try:
+        _go_build(folder, output)
+    except Unavailable as exc:
+        missing(str(exc))
+
+
+__all__ = [
+    "CARGO_TARGET",
+    "DEBIAN_REGISTRY",
+    "TOOLCHAINS",
+    "cargo_build",
+    "debian_crates",
+    "go_build",
+    "missing",
+]

@@ -25,7 +25,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -112,6 +112,16 @@ def _prune(kind: str, keep: Path) -> None:
             shutil.rmtree(old, ignore_errors=True)
 
 
+def go_build(folder: Path, output: str, packages: str = ".") -> None:
+    """``go build -o OUTPUT PACKAGES`` in ``folder``: the one Go build of the tests and
+    benchmarks (``tests/toolchains.py``'s template builds too).  Standard library only,
+    so no module is fetched (``-mod=mod``: no go.sum needed)."""
+    go = shutil.which("go")
+    if go is None:
+        raise Unavailable("no go")
+    _run([go, "build", "-o", output, packages], folder, {**os.environ, "GOFLAGS": "-mod=mod"})
+
+
 def build_go() -> Path:
     """The folder holding every Go broken client, built (once) with ``go build``."""
     go = shutil.which("go")
@@ -123,8 +133,7 @@ def build_go() -> Path:
         if (out / ".built").exists():
             return out
         with tempfile.TemporaryDirectory(dir=BUILDS, prefix="go-building-") as tmp:
-            env = {**os.environ, "GOFLAGS": "-mod=mod"}
-            _run([go, "build", "-o", tmp + os.sep, "./..."], source, env)
+            go_build(source, tmp + os.sep, "./...")
             shutil.rmtree(out, ignore_errors=True)
             shutil.copytree(tmp, out)
         (out / ".built").touch()
@@ -132,19 +141,53 @@ def build_go() -> Path:
     return out
 
 
-def build_rust() -> Path:
-    """The folder holding every Rust broken client, built (once) with ``cargo build``,
-    offline against Debian's crates when they are installed."""
+def debian_crates() -> bool:
+    """Whether Debian's serde crates are installed (then every build is offline against them)."""
+    return any(DEBIAN_REGISTRY.glob("serde_json-*"))
+
+
+def cargo_build(project: Path, binaries: Iterable[str], into: Path) -> None:
+    """``cargo build --release --bins`` in ``project``, each of ``binaries`` copied into
+    ``into``: the one Rust build of the tests and benchmarks (``tests/toolchains.py``'s
+    template builds too).
+
+    Offline against Debian's crates when they are installed (a ``.cargo/config.toml`` is
+    written into ``project``, a folder the caller owns), into the target folder every
+    Rust build shares, under its lock: serde is compiled once per machine, and a binary
+    is copied out before another project's build of the same name replaces it.  Without
+    Debian's crates cargo needs crates.io; a build that then fails is a missing toolchain.
+    """
     cargo = shutil.which("cargo")
     if cargo is None:
         raise Unavailable("no cargo")
-    debian = any(DEBIAN_REGISTRY.glob("serde_json-*"))
-    if not debian and os.environ.get("STELLA_CONFORM_REQUIRE_TOOLCHAINS"):
+    debian = debian_crates()
+    if debian:
+        (project / ".cargo").mkdir(exist_ok=True)
+        (project / ".cargo" / "config.toml").write_text(OFFLINE_CONFIG)
+    elif os.environ.get("STELLA_CONFORM_REQUIRE_TOOLCHAINS"):
         raise Unavailable(f"no serde crates under {DEBIAN_REGISTRY} (.ci/run installs them)")
+    env = {**os.environ, "CARGO_TARGET_DIR": str(CARGO_TARGET), "CARGO_TERM_COLOR": "never"}
+    with _locked(CARGO_TARGET.with_name("cargo-target.lock")):
+        try:
+            _run([cargo, "build", "--release", "--quiet", "--bins"], project, env)
+        except RuntimeError as exc:
+            if debian:
+                raise
+            raise Unavailable(f"cargo could not build without Debian's crates: {exc}") from exc
+        into.mkdir(parents=True, exist_ok=True)
+        for binary in binaries:
+            shutil.copy2(CARGO_TARGET / "release" / binary, into / binary)
+
+
+def build_rust() -> Path:
+    """The folder holding every Rust broken client, built (once) with :func:`cargo_build`."""
+    cargo = shutil.which("cargo")
+    if cargo is None:
+        raise Unavailable("no cargo")
     source = HERE / "rust"
     rustc = shutil.which("rustc") or "rustc"
-    versions = (_version([cargo, "--version"]), _version([rustc, "--version"]), str(debian))
-    out = BUILDS / f"rust-{_digest(source, *versions)}"
+    versions = (_version([cargo, "--version"]), _version([rustc, "--version"]))
+    out = BUILDS / f"rust-{_digest(source, *versions, str(debian_crates()))}"
     with _locked(BUILDS / "rust.lock"):
         if (out / ".built").exists():
             return out
@@ -152,29 +195,22 @@ def build_rust() -> Path:
             project = Path(tmp) / "project"
             # a copy without a lock file: a Cargo.lock one cargo wrote another may not read
             shutil.copytree(source, project, ignore=shutil.ignore_patterns("target", "*.lock"))
-            if debian:
-                (project / ".cargo").mkdir(exist_ok=True)
-                (project / ".cargo" / "config.toml").write_text(OFFLINE_CONFIG)
-            env = {**os.environ, "CARGO_TARGET_DIR": str(CARGO_TARGET), "CARGO_TERM_COLOR": "never"}
-            # the lock every Rust build of the tests takes on the shared target folder
-            with _locked(CARGO_TARGET.with_name("cargo-target.lock")):
-                try:
-                    _run([cargo, "build", "--release", "--quiet", "--bins"], project, env)
-                except RuntimeError as exc:
-                    if debian:
-                        raise
-                    # no Debian crates: cargo needed crates.io, which may be out of reach
-                    message = f"cargo could not build without Debian's crates: {exc}"
-                    raise Unavailable(message) from exc
-                staged = Path(tmp) / "bin"
-                staged.mkdir()
-                for rs in sorted((source / "src" / "bin").glob("*.rs")):
-                    shutil.copy2(CARGO_TARGET / "release" / rs.stem, staged / rs.stem)
+            binaries = [rs.stem for rs in sorted((source / "src" / "bin").glob("*.rs"))]
+            cargo_build(project, binaries, Path(tmp) / "bin")
             shutil.rmtree(out, ignore_errors=True)
-            shutil.copytree(staged, out)
+            shutil.copytree(Path(tmp) / "bin", out)
         (out / ".built").touch()
         _prune("rust", out)
     return out
 
 
-__all__ = ["Unavailable", "build_go", "build_rust", "command", "language"]
+__all__ = [
+    "Unavailable",
+    "build_go",
+    "build_rust",
+    "cargo_build",
+    "command",
+    "debian_crates",
+    "go_build",
+    "language",
+]

@@ -130,6 +130,26 @@ def test_one_go_and_one_cargo_build_for_templates_and_broken_clients() -> None:
     assert (_cargo_build, _go_build) == (cargo_build, go_build)
 
 
+def test_the_go_and_rust_broken_clients_read_with_the_templates_rules() -> None:
+    """No second copy of a template's reader (review G5): the broken Go and Rust clients
+    are built with the template's own rules (what a line must be, the known bodies, the
+    legacy spellings) compiled in, so a fix to a template's reading reaches them."""
+    from builds import go_template_rules, rust_template_rules
+
+    broken = ADAPTERS / "broken"
+    go = "\n".join(p.read_text() for p in sorted((broken / "go").rglob("*.go")))
+    rust = "\n".join(p.read_text() for p in sorted((broken / "rust").rglob("*.rs")))
+    for definition in ("func misfit(", "func parseLine(", "func Parse(", "map[string]fits{"):
+        assert definition not in go, definition
+    for definition in ("TextDelta {", "enum Scope", "struct Stamp", "fn base64_decode("):
+        assert definition not in rust, definition
+    go_template = (ADAPTERS / "templates" / "go" / "stella_adapter.go").read_text()
+    assert go_template.split("package main", 1)[1] in go_template_rules()
+    assert "map[string]fits{" in go_template_rules() and "enum Scope" in rust_template_rules()
+    for rs in sorted((broken / "rust" / "src" / "bin").glob("*.rs")):
+        assert 'include!("../template.rs");' in rs.read_text(), rs.name
+
+
 def test_every_check_is_targeted_by_some_broken_client() -> None:
     targeted = {t for targets in TARGETS.values() for t in targets}
     assert targeted == {c.id for c in CATALOGUE}

@@ -122,20 +122,56 @@ def go_build(folder: Path, output: str, packages: str = ".") -> None:
     _run([go, "build", "-o", output, packages], folder, {**os.environ, "GOFLAGS": "-mod=mod"})
 
 
+#: The templates ``stella-conform init`` writes: the broken Go and Rust clients read with
+#: their rules (what a line must be, the known bodies, the legacy spellings), compiled in.
+TEMPLATES = REPO / "adapters" / "templates"
+
+
+def go_template_rules() -> str:
+    """The Go template as a file of the broken clients' ``reader`` package: the same source,
+    its package renamed (its ``main`` is then an ordinary function nothing calls)."""
+    text = (TEMPLATES / "go" / "stella_adapter.go").read_text()
+    lines = text.split("\n")
+    at = lines.index("package main")
+    lines[at] = "package reader"
+    head = "// Code copied from adapters/templates/go/stella_adapter.go by builds.py. DO NOT EDIT."
+    return head + "\n\n" + "\n".join(lines)
+
+
+def rust_template_rules() -> str:
+    """The Rust template as ``src/template.rs`` of the broken clients, which each
+    ``include!``: the same source, its inner doc comments made plain comments (an
+    included file may not hold inner attributes) and its ``main`` renamed (each client has
+    its own)."""
+    text = (TEMPLATES / "rust" / "stella_adapter.rs").read_text()
+    lines = ["//" + line[3:] if line.startswith("//!") else line for line in text.split("\n")]
+    at = lines.index("fn main() {")
+    lines[at] = "fn template_main() {"
+    head = (
+        "// Code copied from adapters/templates/rust/stella_adapter.rs by builds.py. DO NOT EDIT."
+    )
+    return head + "\n\n" + "\n".join(lines)
+
+
 def build_go() -> Path:
-    """The folder holding every Go broken client, built (once) with ``go build``."""
+    """The folder holding every Go broken client, built (once) with ``go build`` from
+    ``go/`` and the template's rules (:func:`go_template_rules`)."""
     go = shutil.which("go")
     if go is None:
         raise Unavailable("no go")
     source = HERE / "go"
-    out = BUILDS / f"go-{_digest(source, _version([go, 'version']))}"
+    rules = go_template_rules()
+    out = BUILDS / f"go-{_digest(source, _version([go, 'version']), rules)}"
     with _locked(BUILDS / "go.lock"):
         if (out / ".built").exists():
             return out
         with tempfile.TemporaryDirectory(dir=BUILDS, prefix="go-building-") as tmp:
-            go_build(source, tmp + os.sep, "./...")
+            project, bin_dir = Path(tmp) / "project", Path(tmp) / "bin"
+            shutil.copytree(source, project)
+            (project / "reader" / "template.go").write_text(rules)
+            go_build(project, str(bin_dir) + os.sep, "./...")
             shutil.rmtree(out, ignore_errors=True)
-            shutil.copytree(tmp, out)
+            shutil.copytree(bin_dir, out)
         (out / ".built").touch()
         _prune("go", out)
     return out
@@ -187,7 +223,8 @@ def build_rust() -> Path:
     source = HERE / "rust"
     rustc = shutil.which("rustc") or "rustc"
     versions = (_version([cargo, "--version"]), _version([rustc, "--version"]))
-    out = BUILDS / f"rust-{_digest(source, *versions, str(debian_crates()))}"
+    rules = rust_template_rules()
+    out = BUILDS / f"rust-{_digest(source, *versions, str(debian_crates()), rules)}"
     with _locked(BUILDS / "rust.lock"):
         if (out / ".built").exists():
             return out
@@ -195,6 +232,7 @@ def build_rust() -> Path:
             project = Path(tmp) / "project"
             # a copy without a lock file: a Cargo.lock one cargo wrote another may not read
             shutil.copytree(source, project, ignore=shutil.ignore_patterns("target", "*.lock"))
+            (project / "src" / "template.rs").write_text(rules)
             binaries = [rs.stem for rs in sorted((source / "src" / "bin").glob("*.rs"))]
             cargo_build(project, binaries, Path(tmp) / "bin")
             shutil.rmtree(out, ignore_errors=True)
@@ -212,5 +250,7 @@ __all__ = [
     "command",
     "debian_crates",
     "go_build",
+    "go_template_rules",
     "language",
+    "rust_template_rules",
 ]

@@ -2,6 +2,12 @@
 // the adapter protocol around it, for the broken Go clients beside it: each main package
 // swaps exactly one piece (how lines are split, how values are decoded, how a text is
 // read, how an event is recorded) for the pitfall it models.
+//
+// Its rules are not a copy: what a line must be (parseLine), the known types' bodies
+// (known, misfit), the legacy spellings (aliases) and archived shapes (archived) are those
+// of `stella-conform init go`'s template, adapters/templates/go/stella_adapter.go, which
+// adapters/broken/builds.py compiles into this package (as template.go) with it.  A fix
+// to the template's reading is a fix here; only the piece each client swaps differs.
 package reader
 
 import (
@@ -13,101 +19,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"math/big"
 	"os"
 	"sort"
 	"strconv"
-	"unicode/utf8"
 )
 
 // Message is one adapter-protocol message.
 type Message = map[string]interface{}
-
-type fits func(v interface{}) bool
-
-func uintUpTo(top uint64) fits {
-	return func(v interface{}) bool {
-		n, ok := v.(json.Number)
-		if !ok {
-			return false
-		}
-		u, err := strconv.ParseUint(string(n), 10, 64)
-		return err == nil && u <= top
-	}
-}
-
-func isString(v interface{}) bool { _, ok := v.(string); return ok }
-func isNumber(v interface{}) bool { _, ok := v.(json.Number); return ok }
-func isBool(v interface{}) bool   { _, ok := v.(bool); return ok }
-
-func oneOf(names ...string) fits {
-	return func(v interface{}) bool {
-		s, ok := v.(string)
-		for _, name := range names {
-			if ok && s == name {
-				return true
-			}
-		}
-		return false
-	}
-}
-
-func orNull(f fits) fits { return func(v interface{}) bool { return v == nil || f(v) } }
-
-func object(v interface{}) (map[string]interface{}, bool) {
-	m, ok := v.(map[string]interface{})
-	return m, ok
-}
-
-func toolCall(v interface{}) bool {
-	m, ok := object(v)
-	_, hasInput := m["input"]
-	return ok && isString(m["call_id"]) && isString(m["name"]) && hasInput
-}
-
-func toolOutput(v interface{}) bool {
-	m, _ := object(v)
-	okPart, isOk := object(m["ok"])
-	errPart, isErr := object(m["error"])
-	return (isOk && isString(okPart["content"])) || (isErr && isString(errPart["message"]))
-}
-
-const u64, u32 = math.MaxUint64, math.MaxUint32
-
-type shape struct{ required, optional map[string]fits }
-
-// Known: each known type's required fields, then its optional ones (rule 4).
-var Known = map[string]shape{
-	"stage":      {map[string]fits{"name": isString, "scope": oneOf("turn", "run")}, nil},
-	"text":       {map[string]fits{"text": isString}, nil},
-	"text_delta": {map[string]fits{"delta": isString}, nil},
-	"reasoning":  {map[string]fits{"delta": isString}, nil},
-	"tool_start": {map[string]fits{"call": toolCall}, nil},
-	"tool_result": {map[string]fits{"call_id": isString, "output": toolOutput, "duration_ms": uintUpTo(u64)},
-		map[string]fits{"speculated": isBool}},
-	"step_usage": {map[string]fits{"step": uintUpTo(u64), "model": isString, "input_tokens": uintUpTo(u64),
-		"output_tokens": uintUpTo(u64), "cached_input_tokens": uintUpTo(u64), "cost_usd": isNumber,
-		"duration_ms": uintUpTo(u64), "retries": uintUpTo(u32), "tool_calls": uintUpTo(u64)},
-		map[string]fits{"provider": isString, "reasoning_tokens": orNull(uintUpTo(u64)),
-			"output_text": orNull(isString), "complete": isBool}},
-	"turn_complete": {map[string]fits{"model": isString, "cost_usd": isNumber}, nil},
-	"run_complete":  {map[string]fits{"model": isString, "cost_usd": isNumber}, nil},
-	"error":         {map[string]fits{"message": isString, "retryable": isBool}, nil},
-	"budget_tick": {map[string]fits{"spent_usd": isNumber, "mode": oneOf("off", "observed", "enforced")},
-		map[string]fits{"limit_usd": orNull(isNumber), "session_spent_usd": orNull(isNumber),
-			"session_limit_usd": orNull(isNumber), "deadline_remaining_ms": orNull(uintUpTo(u64))}},
-	"file_change": {map[string]fits{"path": isString, "kind": oneOf("read", "created", "modified", "deleted")},
-		map[string]fits{"added": uintUpTo(u32), "removed": uintUpTo(u32), "diff": orNull(isString)}},
-}
-
-var aliases = map[string][2]string{"text": {"text", "delta"}, "text_delta": {"delta", "text"}}
-var archived = map[string]string{"stage": "scope"} // a stage from before `scope` existed
-
-type problem struct {
-	line   int
-	reason string
-}
 
 // Reader reads one stream, one physical line at a time.
 type Reader struct {
@@ -144,27 +63,6 @@ func New() *Reader {
 // Rejected reports whether the reader stopped on a rejection.
 func (r *Reader) Rejected() bool { return r.rejected != nil }
 
-// Parse is one line as one JSON value (rule 1), numbers kept exact.
-func Parse(content []byte) (interface{}, error) {
-	if !utf8.Valid(content) {
-		return nil, fmt.Errorf("not UTF-8")
-	}
-	decoder := json.NewDecoder(bytes.NewReader(content))
-	decoder.UseNumber()
-	var value interface{}
-	if err := decoder.Decode(&value); err != nil {
-		return nil, err
-	}
-	if _, err := decoder.Token(); err != io.EOF {
-		return nil, fmt.Errorf("more than one JSON value on the line")
-	}
-	return value, nil
-}
-
-func line(n int, outcome string) Message {
-	return Message{"kind": "line", "line": n, "outcome": outcome}
-}
-
 // Push reads one physical line (its content, without the newline).
 func (r *Reader) Push(n int, raw []byte) []Message {
 	if r.rejected != nil {
@@ -177,7 +75,7 @@ func (r *Reader) Push(n int, raw []byte) []Message {
 	if r.pending != nil { // rule 6: a corrupt line with more after it is an error
 		return r.Reject(r.pending.line, "corrupt line: "+r.pending.reason)
 	}
-	value, err := Parse(content)
+	value, err := parseLine(content) // rule 1, the template's own
 	if err != nil {
 		r.pending = &problem{n, err.Error()}
 		return []Message{{"kind": "pending", "line": n}}
@@ -192,7 +90,7 @@ func (r *Reader) Value(n int, value interface{}, raw []byte) []Message {
 		return r.Reject(n, "line is JSON but not an object")
 	}
 	tag, isTag := event["type"].(string) // rule 2: the type string alone decides
-	shape, isKnown := Known[tag]
+	shape, isKnown := known[tag]
 	if field, old := archived[tag]; isKnown && old {
 		_, present := event[field]
 		isKnown = present
@@ -228,27 +126,6 @@ func (r *Reader) Value(n int, value interface{}, raw []byte) []Message {
 	o := line(n, "known")
 	o["type"] = tag
 	return []Message{o}
-}
-
-func misfit(tag string, s shape, event map[string]interface{}) string {
-	for field, ok := range s.required {
-		value, present := event[field]
-		if !present {
-			return fmt.Sprintf("%s: missing required field '%s'", tag, field)
-		}
-		if !ok(value) {
-			return fmt.Sprintf("%s: field '%s' has the wrong shape", tag, field)
-		}
-	}
-	for field, ok := range s.optional {
-		if value, present := event[field]; present && !ok(value) {
-			return fmt.Sprintf("%s: field '%s' has the wrong shape", tag, field)
-		}
-	}
-	if ts, present := event["ts"]; present && ts != nil && !uintUpTo(u64)(ts) { // null: no ts
-		return fmt.Sprintf("%s: ts must be an integer >= 0", tag)
-	}
-	return ""
 }
 
 func (r *Reader) clock(v interface{}) {
@@ -408,11 +285,6 @@ type Client struct {
 	// Whole reads a whole stream itself (a client that does not read line by line: it
 	// claims summary_only and writes no line observations).
 	Whole func(data []byte, r *Reader)
-}
-
-func emit(m Message) {
-	out, _ := json.Marshal(m)
-	os.Stdout.Write(append(out, '\n')) // unbuffered: the kit waits for each answer (lockstep)
 }
 
 func (c Client) reader() *Reader {

@@ -5,8 +5,10 @@
 //! so a crashed run's stream, valid up to its last line, is reported as an error (stella's
 //! own reader has this bug). Otherwise the conforming serde reader.
 
-use std::io::BufRead;
-use stella_broken::{decode_known, Client, Read};
+#![allow(dead_code)] // the template's own report loop and reader are compiled in, unused
+
+include!("../template.rs"); // the template's rules and protocol (builds.py copies it in)
+include!("../reader.rs"); // the reader with hooks, and the adapter protocol around it
 
 fn lines(
     input: &mut dyn BufRead,

@@ -1653,3 +1653,41 @@ def test_an_oracle_answer_too_big_or_too_deep_is_a_disagreement_not_a_crash(
     )
     assert said["oracle"].startswith(expected), said
     assert peak < MEMORY_CAP_MIB, f"{peak} MiB"
+
+
+def test_corpus_diff_plays_the_oracle_no_link_and_reads_one_recording_at_a_time(
+    tmp_path: Path,
+) -> None:
+    """A recording is played to the oracle, a client: a link (here to a 0600 file) is
+    refused as replay refuses one, before anything of it is played; and the recordings
+    are read one at a time as the oracle is asked (they were all read, and held, before
+    the first was compared: a FIFO second in the folder stopped the diff before the first
+    was asked)."""
+    oracle = tmp_path / "oracle.py"
+    log = tmp_path / "asked.log"
+    oracle.write_text(
+        "import sys\nsys.stdin.buffer.read()\n"
+        f"open({str(log)!r}, 'a').write('asked\\n')\n"
+        'print(\'{"verdict": "accept", "rejected_line": null}\')\n'
+    )
+    secret = tmp_path / "secret"
+    secret.write_bytes(VALID)
+    secret.chmod(0o600)
+    for name, second in (("link", "b_link.jsonl"), ("fifo", "b_fifo.jsonl")):
+        corpus = tmp_path / name
+        corpus.mkdir()
+        (corpus / "a_first.jsonl").write_bytes(VALID)
+        if name == "link":
+            (corpus / second).symlink_to(secret)
+        else:
+            os.mkfifo(corpus / second)  # a read would hang
+        log.unlink(missing_ok=True)
+        out = kit(
+            "corpus", "diff", str(corpus), "--generated", "0", "--timeout", str(HANG_GUARD),
+            "--oracle", shlex.join([sys.executable, str(oracle)]), cwd=tmp_path,
+            timeout=HANG_GUARD * 2,
+        )  # fmt: skip
+        assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+        why = "symbolic link" if name == "link" else "FIFO"
+        assert second in out.stderr and why in out.stderr, out.stderr
+        assert log.read_text().count("asked") == 1  # the first, and nothing of the second

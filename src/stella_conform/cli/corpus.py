@@ -170,12 +170,15 @@ def _diff_all(
     from stella_conform.generators.export import case_name, draw_cases
 
     for directory in directories or (bundled_fixtures_dir(),):
-        recordings = [
-            DiffCase(str(directory), path.name.removesuffix(".jsonl"), _recording(path))
-            for path in _recordings(directory)
-        ]
-        if not recordings:
+        paths = _recordings(directory)
+        if not paths:
             raise SetupError(f"no recordings (*.jsonl) in {directory}")
+        # read one at a time as the oracle is asked (a folder of big recordings was held
+        # whole before the first was compared)
+        recordings = (
+            DiffCase(str(directory), path.name.removesuffix(".jsonl"), _recording(path))
+            for path in paths
+        )
         name = "fixtures" if not directories else str(directory)
         results.append(diff_corpus(name, recordings, command, vocab, timeout))
     if generated:
@@ -197,4 +200,5 @@ def _recordings(directory: Path) -> list[Path]:
 def _recording(path: Path) -> bytes:
     from stella_conform.corpus import case_bytes
 
-    return case_bytes(path)  # capped, regular files only
+    # played to the oracle, a client: capped, a regular file, not a link (as replay's case)
+    return case_bytes(path, follow=False)

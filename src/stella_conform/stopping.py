@@ -102,8 +102,11 @@ def temp_dir(prefix: str) -> str:
     and when the command ends; :func:`remove_dir` removes it sooner.
 
     Made with the stop signals held back, so a signal cannot fall between the folder's
-    creation and its tracking and leave it behind.
+    creation and its tracking and leave it behind; and in a command's main process the
+    stop handlers are installed first (:func:`supervise`), so a command that starts no
+    process (``decode -`` keeps a copy of its stdin) is stopped with its folder removed.
     """
+    supervise()
     with signals_held():
         path = tempfile.mkdtemp(prefix=prefix)
         _dirs.add(path)
@@ -112,7 +115,8 @@ def temp_dir(prefix: str) -> str:
 
 def track_file(path: str | os.PathLike[str]) -> None:
     """A temporary file the stop handler removes (a half-written cache, say) until
-    :func:`untrack_file`; make it inside :func:`signals_held` so no signal falls between."""
+    :func:`untrack_file`; make it inside :func:`signals_held` so no signal falls between
+    (call :func:`supervise` before, in a command that may start no process)."""
     _files.add(os.fspath(path))
 
 

@@ -1845,3 +1845,33 @@ def test_decode_stopped_mid_stream_removes_its_copy_of_stdin(tmp_path: Path) -> 
             proc.wait()
     assert proc.returncode == 143, (proc.returncode, err[-2000:])
     assert not list(temp.iterdir())
+
+
+def test_the_plugin_leaves_no_grandchild_and_spares_the_session_s_own(tmp_path: Path) -> None:
+    """The pytest plugin graded a client that puts a grandchild in a session of its own on
+    every run: each was left running (one per case), as the plugin is no kit command (no
+    subreaper). Now each check is a subreaper for its length only: the grandchildren are
+    killed, and a process the session itself started before is left alone."""
+    token = f"{SLEEP}7"
+    spared = f"{SLEEP}8"
+    client = shlex.join([sys.executable, str(HOSTILE), "setsid-exit", token])
+    (tmp_path / "pytest.ini").write_text(
+        f"[pytest]\nstella_client = {client}\nstella_mode = exit\nstella_examples = 1\n"
+    )
+    (tmp_path / "conftest.py").write_text(
+        "import pathlib, subprocess\n"
+        "def pytest_configure(config):\n"
+        f"    config.own = subprocess.Popen(['sleep', {spared!r}])\n"
+        "def pytest_unconfigure(config):\n"
+        "    pathlib.Path('spared').write_text(str(config.own.poll() is None))\n"
+        "    config.own.kill()\n"
+        "    config.own.wait()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+         "-k", "R1.valid-runs-accepted or R3.unknown-type-inert"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert (tmp_path / "spared").read_text() == "True"  # the session's own child lived on
+    assert not _settled(token), _escaped(token)

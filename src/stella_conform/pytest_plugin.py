@@ -279,9 +279,14 @@ class StellaCheckItem(pytest.Item):
         self.add_marker(pytest.mark.stella)
 
     def runtest(self) -> None:
+        from stella_conform import stopping
+
         cfg = self.config
         client = cfg.stash[_CLIENT_KEY]
-        run_as_test(self.check, build_config(cfg, client), cfg.stash[_KNOWN_KEY])
+        # a grandchild a client put in a session of its own is killed with the check
+        # (it was left running: one per case)
+        with stopping.reaped():
+            run_as_test(self.check, build_config(cfg, client), cfg.stash[_KNOWN_KEY])
 
     def reportinfo(self) -> tuple[Path | str, int | None, str]:
         return self.path, None, f"stella-conform: {self.check.id} ({self.check.name})"

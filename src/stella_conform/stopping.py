@@ -43,6 +43,8 @@ _groups: set[int] = set()
 _dirs: set[str] = set()
 _files: set[str] = set()
 _subreaper = False
+#: Children a :func:`reaped` block found when it began: never reaped as orphans.
+_spared: set[int] = set()
 _main_pid: int | None = None
 _stopping = False
 #: The pid of the kit command running in this process (see :func:`command`), if any.
@@ -188,6 +190,45 @@ def become_subreaper() -> bool:
     return _subreaper
 
 
+def _stop_being_subreaper() -> None:
+    global _subreaper
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    _subreaper = False
+
+
+@contextlib.contextmanager
+def reaped() -> Iterator[None]:
+    """For a caller that is no kit command (the pytest plugin, inside someone's test
+    session): a subreaper for the block only, and what the clients started in it and
+    left behind (a grandchild in a session of its own) is killed when it ends.
+
+    The process's children from before the block (the session's own servers, say) are
+    never touched, and after it the process is no subreaper again: orphans of the rest
+    of the session go where they went.  In a kit command (already a subreaper) it adds
+    nothing: :func:`command` reaps at its end and the runner after each case.
+    """
+    if _subreaper or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    global _spared
+    _spared = _children()  # every reap in the block (one after each case) spares them
+    if not become_subreaper():
+        _spared = set()
+        yield
+        return
+    try:
+        yield
+    finally:
+        reap_orphans()
+        _stop_being_subreaper()
+        _spared = set()
+
+
 def _children() -> set[int]:
     pids: set[int] = set()
     with contextlib.suppress(OSError):
@@ -207,7 +248,7 @@ def reap_orphans(keep: set[int] | None = None) -> list[int]:
     import multiprocessing
 
     workers = {p.pid for p in multiprocessing.active_children() if p.pid is not None}
-    spare = _groups | workers | (keep or set())
+    spare = _groups | workers | _spared | (keep or set())
     killed = []
     for pid in _children() - spare:
         with contextlib.suppress(ProcessLookupError, PermissionError):

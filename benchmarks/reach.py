@@ -88,7 +88,25 @@ def render(results: dict[str, Any]) -> str:
             f"| `{production.id}`: {what} | {_top(dict(counts.most_common()))} | "
             f"{_top(dict(graded.most_common()))} | " + " | ".join(cells) + " |"
         )
-    return "\n".join(rows)
+    return "\n".join(rows) + "\n\n" + _summary(results)
+
+
+def _summary(results: dict[str, Any]) -> str:
+    """How many bold cells every measured run drew, and the others with their n/N."""
+    seeds = results["seeds"]
+    bold = [(p.id, profile) for p in PRODUCTIONS for profile in PROFILES if profile in p.profiles]
+    fewer = sorted(
+        (results[profile]["seeds_reached"].get(pid, 0), pid, profile) for pid, profile in bold
+    )
+    fewer = [f for f in fewer if f[0] < seeds]
+    head = (
+        f"{len(bold) - len(fewer)} of the {len(bold)} bold cells are drawn by every one of the "
+        f"{seeds} runs"
+    )
+    if not fewer:
+        return head + "."
+    rest = ", ".join(f"`{pid}` {profile} {n}/{seeds}" for n, pid, profile in fewer)
+    return f"{head}; the {len(fewer)} others by some of them: {rest}."
 
 
 def main() -> int:

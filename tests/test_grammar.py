@@ -1,6 +1,7 @@
-"""The grammar audit: each production's scanner finds it (and only where it is), and a default
-run of every profile a production lists draws it (generators/grammar.py, conformance/reach.py,
-the table in docs/generators.md)."""
+"""The grammar audit: each production's scanner finds it (and only where it is), and default
+runs of every profile a production lists draw it: four seeds' runs together, not each run
+(generators/grammar.py, conformance/reach.py, the table in docs/generators.md, whose line
+under the table says which cells some runs miss)."""
 
 from __future__ import annotations
 

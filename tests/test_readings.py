@@ -295,3 +295,24 @@ def test_a_key_written_twice_is_noted_however_the_line_is_spelled(
     """A repeated key is noted in nested objects, with spaces before the colon, and next to
     strings and keys that hold a quote and a colon; never where no key repeats."""
     assert ("duplicate-keys" in read_stream(line + b"\n").touched) is repeated
+
+
+def test_what_ends_a_line_is_a_decision_the_register_records() -> None:
+    """Only ``\\n`` ends a line; a lone CR inside one is JSON whitespace: no reading ends a
+    line there (so the fixture has none), and docs/contract-readings.md says why, naming
+    the fixtures, mutation, check and broken client that hold the decision."""
+    from stella_conform.corpus import bundled_fixtures_dir
+    from stella_conform.readings import read_stream
+
+    repo = Path(__file__).parent.parent
+    stream = (bundled_fixtures_dir() / "cr_inside_line.jsonl").read_bytes()
+    assert b"\r" in stream.split(b"\n")[0]
+    readings = read_stream(stream)
+    assert readings.default.summary.verdict == "accept" and not readings.alternatives
+    doc = (repo / "docs" / "contract-readings.md").read_text()
+    section = doc.split("## Decided, not registered: what ends a line", 1)[1].split("\n## ")[0]
+    for named in ("crlf_endings", "cr_inside_line", "line_separators_in_strings"):
+        assert f"`{named}`" in section and (bundled_fixtures_dir() / f"{named}.jsonl").exists()
+    assert "`R1.lines-end-only-at-newline`" in section and "`cr-in-line`" in section
+    assert "cr-in-line" in BY_ID["R1.lines-end-only-at-newline"].mutations
+    assert (repo / "adapters" / "broken" / "readline_ends_lines_at_cr.js").exists()

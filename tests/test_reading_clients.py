@@ -57,6 +57,7 @@ def test_a_reading_s_client_passes_on_every_seed(tmp_path: Path, client: str) ->
 BROKEN = {
     "dashboard_ends_on_complete.py": "D.run-terminator",
     "final_text_folds_line_separators.py": "R1.lines-end-only-at-newline",
+    "final_text_prefers_legacy_field.py": "R4.legacy-spelling-fits",
     "summary_only_drops_unterminated_line.py": "R6.unterminated-last-line-read",
 }
 
@@ -65,7 +66,8 @@ BROKEN = {
 @pytest.mark.parametrize("client", sorted(BROKEN))
 def test_this_round_s_broken_clients_are_caught_on_every_seed(tmp_path: Path, client: str) -> None:
     """What claims once hid (a terminator computed without run_complete) and what a check
-    never compared (final_text under line separators; a summary-only client's last line)."""
+    never compared (final_text under line separators and beside a legacy alias; a
+    summary-only client's last line)."""
     check = BY_ID[BROKEN[client]]
     argv = resolve_client((sys.executable, str(ADAPTERS / "broken" / client)))
     with shared_sessions():

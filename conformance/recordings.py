@@ -264,6 +264,7 @@ def recorded_or_generated(vocab: Vocabulary, recordings: Sequence[Run]) -> st.Se
 
     @st.composite
     def base(draw: st.DrawFn) -> Run:
+        _DRAWING.recorded = False
         if draw(st.integers(0, RECORDED_ONE_IN - 1)) < RECORDED_ONE_IN - 1:
             return draw(generated)
         _DRAWING.recorded = True
@@ -274,6 +275,17 @@ def recorded_or_generated(vocab: Vocabulary, recordings: Sequence[Run]) -> st.Se
 
 #: Whether the case being drawn started from a recording.
 _DRAWING = threading.local()
+
+
+def drawing_recorded(reset: bool = False) -> bool:
+    """Whether the case drawn last on this thread started from a recording (``reset``:
+    and forget it, before the next case is drawn)."""
+    recorded = bool(getattr(_DRAWING, "recorded", False))
+    if reset:
+        _DRAWING.recorded = False
+    return recorded
+
+
 #: What a mutation written for generated runs raises on a recording it does not fit.
 _MISFIT = (KeyError, IndexError, TypeError, ValueError, AttributeError)
 

@@ -1875,3 +1875,38 @@ def test_the_plugin_leaves_no_grandchild_and_spares_the_session_s_own(tmp_path: 
     assert done.returncode == 0, done.stdout[-3000:]
     assert (tmp_path / "spared").read_text() == "True"  # the session's own child lived on
     assert not _settled(token), _escaped(token)
+
+
+@pytest.mark.parametrize("stop", list(STOPS))
+def test_the_plugin_stopped_mid_check_leaves_nothing(tmp_path: Path, stop: str) -> None:
+    """SIGTERM or SIGHUP to a test session killed pytest outright and left the client it
+    was grading and its escaped grandchild running; two Ctrl-Cs unwind through pytest.
+    Either way nothing of the client is left (a signal nobody handles first kills them)."""
+    signals = STOPS[stop]
+    token = f"{SLEEP}9{signals[0]}{len(signals)}"
+    first = tmp_path / "first"
+    client = shlex.join([sys.executable, str(HOSTILE), "setsid-hang", token, str(first)])
+    (tmp_path / "pytest.ini").write_text(
+        f"[pytest]\nstella_client = {client}\nstella_mode = exit\nstella_examples = 1\n"
+        "stella_timeout = 600\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-k",
+         "R1.valid-runs-accepted"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while _grandchildren(token) < 1:  # a client hangs, its grandchild escaped
+            assert time.monotonic() < deadline and proc.poll() is None, "no client started"
+            time.sleep(0.1)
+        for signum in signals:
+            proc.send_signal(signum)
+            time.sleep(0.3)
+        out, _ = proc.communicate(timeout=HANG_GUARD)
+    finally:
+        if proc.poll() is None:  # the test failed: leave nothing running
+            proc.kill()
+            proc.wait()
+    assert proc.returncode != 0, out[-2000:]
+    assert not _settled(token), _escaped(token)

@@ -217,16 +217,36 @@ def reaped() -> Iterator[None]:
         return
     global _spared
     _spared = _children()  # every reap in the block (one after each case) spares them
-    if not become_subreaper():
-        _spared = set()
-        yield
-        return
+    subreaper = become_subreaper()
+    previous = _die_cleanly()
     try:
         yield
     finally:
-        reap_orphans()
-        _stop_being_subreaper()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if subreaper:
+            reap_orphans()
+            _stop_being_subreaper()
         _spared = set()
+
+
+def _on_fatal_signal(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM or SIGHUP where it would kill the process outright (its default): the
+    clients and what they left are killed first, then the signal does what it did."""
+    clean_up()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def _die_cleanly() -> dict[int, Any]:
+    """Within :func:`reaped`: SIGTERM and SIGHUP, where nobody handles them, kill the
+    clients before the process (a CI job cancelling the test session left every client and
+    its grandchildren running). A handler the session has is left alone."""
+    previous: dict[int, Any] = {}
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) == signal.SIG_DFL:
+            previous[signum] = signal.signal(signum, _on_fatal_signal)
+    return previous
 
 
 def _children() -> set[int]:

@@ -336,6 +336,35 @@ def claim_options(func: F) -> F:
     return func
 
 
+def told_on_the_command_line() -> Any:
+    """Every value the running grading command was given, checked before any client
+    starts (:func:`stella_conform.conformance.inputs.check_told`): ``run``, ``fuzz`` and
+    ``replay`` name their options alike, and an option a command lacks is not given."""
+    from stella_conform.conformance.inputs import check_told
+
+    given = click.get_current_context().params
+
+    def database() -> Any:
+        return build_database(
+            given["databases"], given["github_artifact"], no_database=given["no_database"]
+        )
+
+    return check_told(
+        where="command line",
+        vocabulary=given.get("wire_schema"),
+        profiles=given.get("profiles", ()),
+        only=given.get("only", ()),
+        skip=given.get("skip", ()),
+        known_failures=given.get("known_failures"),
+        knows=given.get("knows"),
+        reads=given.get("reads"),
+        computes=given.get("computes"),
+        summary_only=given.get("summary_only"),
+        database=database if "databases" in given else None,
+        reports=[given.get(k) for k in ("json_path", "junit_path", "markdown_path")],
+    )
+
+
 def report_options(func: F) -> F:
     """Where a grading command writes its verdicts: one set for ``run`` and ``fuzz``."""
     for option in reversed(

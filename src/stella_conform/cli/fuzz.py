@@ -12,7 +12,6 @@ import click
 from stella_conform.cli._common import (
     artifact_option,
     auto_mode_default,
-    build_database,
     claim_options,
     client_options,
     color_option,
@@ -21,6 +20,7 @@ from stella_conform.cli._common import (
     make_client,
     report_options,
     seed_corpus_option,
+    told_on_the_command_line,
     use_color,
     wire_schema_option,
     write_not_graded,
@@ -138,7 +138,6 @@ def fuzz(
     from stella_conform.conformance.database import warm
     from stella_conform.conformance.feedback import feedback_for
     from stella_conform.conformance.fuzz import FuzzConfig, Fuzzer, Progress, parse_duration
-    from stella_conform.conformance.inputs import check_told
     from stella_conform.conformance.suite import SuiteConfig, preflight
     from stella_conform.safe_files import pin_dir
 
@@ -147,20 +146,7 @@ def fuzz(
     except ValueError as exc:
         raise SetupError(f"--for: {exc}") from None
     # every value given is checked before any client starts (the auto probe included)
-    told = check_told(
-        where="command line",
-        vocabulary=wire_schema,
-        profiles=profiles,
-        only=only,
-        skip=skip,
-        known_failures=known_failures,
-        knows=knows,
-        reads=reads,
-        computes=computes,
-        summary_only=summary_only,
-        database=lambda: build_database(databases, github_artifact, no_database=no_database),
-        reports=[json_path, junit_path, markdown_path],
-    )
+    told = told_on_the_command_line()
     vocab, known, database = told.vocab, told.known, told.database
     client = make_client(command, mode, timeout, line_timeout)
     pin_dir(failures_dir)  # before any client runs: saved cases go there or nowhere

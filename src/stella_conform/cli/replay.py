@@ -16,6 +16,7 @@ from stella_conform.cli._common import (
     claim_options,
     client_options,
     make_client,
+    told_on_the_command_line,
     wire_schema_option,
 )
 from stella_conform.errors import SetupError
@@ -88,7 +89,6 @@ def replay(
     """
     from stella_conform.conformance.excerpt import decisive_lines, show_stream
     from stella_conform.conformance.grader import GradedCase
-    from stella_conform.conformance.inputs import check_told
     from stella_conform.conformance.runner import run_once
     from stella_conform.conformance.travel import case_argument
     from stella_conform.corpus import case_bytes
@@ -100,14 +100,7 @@ def replay(
     # played), of at most CASE_CAP bytes (a 3 GiB case was a MemoryError)
     stream = case_bytes(case, follow=False)
     # every value given is checked before the client starts
-    told = check_told(
-        where="command line",
-        vocabulary=wire_schema,
-        knows=knows,
-        reads=reads,
-        computes=computes,
-        summary_only=summary_only,
-    )
+    told = told_on_the_command_line()
     stella = told.vocab
     if parser_spec is not None:
         if command:

@@ -15,7 +15,6 @@ from stella_conform.cli._common import (
     _default_jobs,
     artifact_option,
     auto_mode_default,
-    build_database,
     cap_jobs,
     claim_options,
     client_options,
@@ -27,6 +26,7 @@ from stella_conform.cli._common import (
     report_options,
     seed_corpus_option,
     shard_checks,
+    told_on_the_command_line,
     use_color,
     wire_schema_option,
     write_not_graded,
@@ -147,7 +147,6 @@ def run(
     from stella_conform import stopping
     from stella_conform.conformance.automode import settle_mode
     from stella_conform.conformance.database import warm
-    from stella_conform.conformance.inputs import check_told
     from stella_conform.conformance.report import (
         Report,
         progress_line,
@@ -161,20 +160,7 @@ def run(
         parse_shard(shard)  # a malformed --shard is a usage error before the client starts
     jobs = cap_jobs(jobs)
     # every value given is checked before any client starts (the auto probe included)
-    told = check_told(
-        where="command line",
-        vocabulary=wire_schema,
-        profiles=profiles,
-        only=only,
-        skip=skip,
-        known_failures=known_failures,
-        knows=knows,
-        reads=reads,
-        computes=computes,
-        summary_only=summary_only,
-        database=lambda: build_database(databases, github_artifact, no_database=no_database),
-        reports=[json_path, junit_path, markdown_path],
-    )
+    told = told_on_the_command_line()
     vocab, known, database = told.vocab, told.known, told.database
     client = make_client(command, mode, timeout, line_timeout)
     pin_dir(failures_dir)  # before any client runs: saved cases go there or nowhere

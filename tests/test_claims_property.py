@@ -4,13 +4,14 @@ bundled vocabulary.
 Random claims (any stella's type names and two no stella writes, envelope parts, summary
 fields, summary-only) and a random mode and vocabulary, made by a conforming reference
 client they are true of: the Python reader narrowed to exactly the types claimed
-(tests/claimed/narrowed_client.py), or the Node.js reference client, which knows today's
-types (so it claims them, or nothing under today's vocabulary).  A few random checks of
-its profiles are graded, in process, on one fixture and one generated case each.  Every
-one passes or skips, except a check the claims themselves fail (:meth:`Claims.unmet`: a
-field named in ``computes`` whose event types the client does not know, in a mode that
-reports a summary); and that check says so first.  Review G0 was this property broken:
-``--mode exit --knows tool_start,tool_result`` failed R4.legacy-spelling-fits.
+(tests/claimed/narrowed_client.py), or the Node.js reference client or the Python envelope
+reader, which know today's types (so they claim them, or nothing under today's
+vocabulary).  A few random checks of its profiles are graded, in process, on one fixture
+and one generated case each.  Every one passes or skips, except a check the claims
+themselves fail (:meth:`Claims.unmet`: a field named in ``computes`` whose event types the
+client does not know, in a mode that reports a summary); and that check says so first.
+Review G0 was this property broken: ``--mode exit --knows tool_start,tool_result`` failed
+R4.legacy-spelling-fits.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from conftest import NODE_REFERENCE
+from conftest import ADAPTERS, NODE_REFERENCE
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -41,6 +42,9 @@ NAMES = sorted(bundled_types() | {"txt", "quantum_reticulation"})
 #: The checks of each reference client's profiles (the Node.js one is a reader only).
 PYTHON_CHECKS = tuple(c for c in CATALOGUE if c.profile in ("reader", "dashboard"))
 NODE_CHECKS = tuple(c for c in PYTHON_CHECKS if c.profile == "reader")
+#: The envelope reader, with what it claims to read drawn (parts, events' types).
+ENVELOPE_REFERENCE = (sys.executable, str(ADAPTERS / "python" / "envelope_client.py"))
+ENVELOPE_CHECKS = tuple(c for c in CATALOGUE if c.profile == "envelope")
 
 
 def _some(names: tuple[str, ...] | list[str]) -> st.SearchStrategy[list[str] | None]:
@@ -53,17 +57,18 @@ def honest_runs(draw: st.DrawFn) -> tuple[tuple[str, ...], str, str, Claims, lis
     and a few checks of its profiles."""
     name = draw(st.sampled_from(VOCABULARIES))
     stella = Vocabulary.bundled(name)
-    node = shutil.which("node") is not None and draw(st.booleans())
-    if node:  # it knows today's types: it says so, or nothing where that is the column's
+    clients = ["python", "envelope", *(["node"] if shutil.which("node") else [])]
+    client = draw(st.sampled_from(clients))
+    if client == "python":
+        knows = draw(_some(NAMES))
+        argv = (sys.executable, str(NARROWED), *(("--knows", ",".join(knows)) if knows else ()))
+    else:  # it knows today's types: it says so, or nothing where that is the column's
         today = sorted(Vocabulary.default().written)
         typos = draw(st.lists(st.sampled_from(["txt", "quantum_reticulation"]), unique=True))
         default = stella.ident == Vocabulary.default().ident
         knows = draw(st.sampled_from([None, today + typos] if default else [today + typos]))
-        argv: tuple[str, ...] = NODE_REFERENCE
-    else:
-        knows = draw(_some(NAMES))
-        argv = (sys.executable, str(NARROWED), *(("--knows", ",".join(knows)) if knows else ()))
-    whole = not node and draw(st.booleans())  # (the Node.js client reports every line)
+        argv = NODE_REFERENCE if client == "node" else ENVELOPE_REFERENCE
+    whole = client == "python" and draw(st.booleans())  # (the others report every line)
     argv += ("--summary-only",) if whole else ()
     claims = claims_from(
         knows=knows,
@@ -73,8 +78,8 @@ def honest_runs(draw: st.DrawFn) -> tuple[tuple[str, ...], str, str, Claims, lis
         vocab=stella,
         where="command line",
     )
-    pool = NODE_CHECKS if node else PYTHON_CHECKS
-    typed = [c for c in pool if c.types]  # where the claims decide most: drawn one in two
+    pool = {"python": PYTHON_CHECKS, "node": NODE_CHECKS, "envelope": ENVELOPE_CHECKS}[client]
+    typed = [c for c in pool if c.types] or list(pool)  # where claims decide most: one in two
     checks = draw(st.lists(st.sampled_from(typed) | st.sampled_from(pool), min_size=1, max_size=3))
     checks = list(dict.fromkeys(checks))
     return argv, draw(st.sampled_from(MODES)), name, claims, checks
@@ -117,7 +122,7 @@ def _narrowed(knows: str, mode: str, check_id: str) -> tuple[object, ...]:
     return (argv, mode, "stella-default", claims, [BY_ID[check_id]])
 
 
-@settings(max_examples=12, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=15, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(honest_runs(), st.integers(0, 2**16))
 # review G0: knows without computes, in exit mode and with a hello's three types
 @example(_narrowed("tool_start,tool_result", "exit", "R4.legacy-spelling-fits"), 0)

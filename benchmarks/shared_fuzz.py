@@ -342,7 +342,7 @@ def _median(values: list[float | None], places: int = 1) -> str:
     """The median over every seed, one that found nothing counting as never."""
     if not values:
         return "–"
-    middle = statistics.median_high([float("inf") if v is None else v for v in values])
+    middle = statistics.median([float("inf") if v is None else v for v in values])
     return "never" if middle == float("inf") else f"{middle:,.{places}f}"
 
 
@@ -359,8 +359,8 @@ def _ratio(shared: list[dict[str, Any]], alone: list[dict[str, Any]], value: str
     if not shared or not alone:
         return "–"
     inf = float("inf")
-    a = statistics.median_high([inf if r[value] is None else r[value] for r in shared])
-    b = statistics.median_high([inf if r[value] is None else r[value] for r in alone])
+    a = statistics.median([inf if r[value] is None else r[value] for r in shared])
+    b = statistics.median([inf if r[value] is None else r[value] for r in alone])
     return "–" if inf in (a, b) or not b else f"{a / b:.2f}"
 
 
@@ -406,7 +406,7 @@ def table(rows: list[dict[str, Any]]) -> str:
             per_seed.append(f"| `{name}` | " + " | ".join(seeds) + " |")
         out += [
             "",
-            f"{value} per seed (0–4):",
+            f"{value} per seed (0–{max(r['seed'] for r in work)}):",
             "",
             "| client | 2 sharing | 2 alone | 4 sharing | 4 alone |",
             "| --- | --- | --- | --- | --- |",

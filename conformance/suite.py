@@ -286,11 +286,13 @@ class _SharedSession:
     process per check, a default run spent a third of its CPU (Node.js) starting clients.
     While sharing is on (:func:`shared_sessions`, and in every ``-j`` worker), the checks
     of a run take turns on one client process; it is restarted only after a crash or a
-    timeout, as within a check.  ``R3.no-loud-warning`` shares it too: it counts the
-    stderr lines the process writes after the check's own baseline case (every line, not
-    only the capped part of stderr kept), so what earlier checks made the client write is
-    in the baseline.  (It had a process of its own, and the shared one was stopped and
-    started again around it: two more client starts a run, 0.2 CPU-s of Node.js.)
+    timeout, as within a check.  ``R3.no-loud-warning`` starts a fresh one (which the
+    checks after it go on sharing): a client that warns once per process would otherwise
+    pass or fail it by what earlier checks made it write, and its verdict would move with
+    the checks run before it in a worker (``--only``, ``-j``, ``--shard``).  It counts the
+    stderr lines the process writes after its own baseline case, every line, not only the
+    capped part of stderr kept.  (It had a process of its own, and the shared one was
+    stopped and started again around it: one more client start a run than now.)
     """
 
     on = False
@@ -303,6 +305,8 @@ class _SharedSession:
             return None
         if cls.session is not None and cls.session.client != client:
             cls.close()
+        if cls.session is not None and check.judge == "quiet" and cls.session.counter:
+            cls.close()  # a process no earlier check has made write anything
         if cls.session is None:
             cls.session = PersistentSession(client)
         return cls.session

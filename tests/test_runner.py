@@ -327,9 +327,8 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_checks_of_a_persistent_run_share_one_client_process(tmp_path: Path, jobs: int) -> None:
-    """One client start per worker, not one per check (R3.no-loud-warning, which counts
-    stderr lines from its own baseline, keeps a process of its own, and the shared one is
-    stopped meanwhile and started once more after it: never two alive); none left behind."""
+    """One client start per worker, not one per check (R3.no-loud-warning starts a fresh
+    one, which the checks after it share: never two alive); none left behind."""
     from stella_conform.conformance.checks import BY_ID
     from stella_conform.conformance.suite import SuiteConfig, run_suite
 

@@ -52,10 +52,57 @@ def _graded(tmp_path: Path, client: str, chatty: bool) -> tuple[dict[str, str], 
     return {r.id: r.outcome for r in results}, len(starts.read_text().split())
 
 
-def test_one_client_process_serves_every_check_of_a_run(tmp_path: Path) -> None:
+def test_the_checks_of_a_run_share_a_client_process(tmp_path: Path) -> None:
+    """One process before the quiet check, a fresh one from it on: two starts a run."""
     outcomes, starts = _graded(tmp_path, PY_REFERENCE[1], chatty=True)
     assert set(outcomes.values()) == {"pass"}, outcomes
-    assert starts == 1
+    assert starts == 2
+
+
+#: The reference reader, telling its user once per process that a stream held event types
+#: it does not know: the quiet check fails it alone, so it must fail it after any check.
+NOTICE_ONCE = """
+import os, sys
+sys.path.insert(0, {python!r})
+from stella_reader import Adapter, Reader, main
+
+told = []
+
+
+class Noticing(Reader):
+    def on_unknown(self, line, event):
+        super().on_unknown(line, event)
+        if not told:
+            told.append(True)
+            sys.stderr.write("note: this stream has event types this reader does not know\\n")
+            sys.stderr.flush()
+
+
+class Once(Adapter):
+    reader_class = Noticing
+
+
+main(Once)
+"""
+
+
+def test_the_quiet_check_s_verdict_does_not_depend_on_the_checks_before_it(
+    tmp_path: Path,
+) -> None:
+    client = tmp_path / "notice_once.py"
+    client.write_text(NOTICE_ONCE.format(python=str(ADAPTERS / "python")))
+    alone = SuiteConfig(
+        client=Client((sys.executable, str(client)), mode="persistent", timeout=20.0),
+        examples=3,
+        database_dir=None,
+        failures_dir=tmp_path / "failures",
+    )
+    [quiet] = run_suite([BY_ID["R3.no-loud-warning"]], alone, jobs=1)
+    assert quiet.outcome == "fail", quiet.message
+    # after R3.unknown-type-inert has made the process say it once
+    outcomes, starts = _graded(tmp_path, str(client), chatty=False)
+    assert outcomes["R3.no-loud-warning"] == "fail", outcomes
+    assert outcomes["R3.unknown-type-inert"] == "pass" and starts == 2
 
 
 def test_a_warning_after_64_kib_of_earlier_stderr_still_fails_the_quiet_check(
@@ -64,4 +111,4 @@ def test_a_warning_after_64_kib_of_earlier_stderr_still_fails_the_quiet_check(
     warns = str(ADAPTERS / "broken" / "warns_on_unknown_type.py")
     outcomes, starts = _graded(tmp_path, warns, chatty=True)
     assert outcomes["R3.no-loud-warning"] == "fail", outcomes
-    assert outcomes["R1.valid-runs-accepted"] == "pass" and starts == 1
+    assert outcomes["R1.valid-runs-accepted"] == "pass" and starts == 2

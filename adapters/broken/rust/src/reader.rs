@@ -15,58 +15,39 @@ fn decode_known(value: &Value) -> Option<Result<Event, String>> {
     Some(Event::deserialize(value).map_err(|e| e.to_string()))
 }
 
-/// The template's reader with its pieces as hooks: a line or a value at a time.
+/// The template's reader (its state, `finish`, `reject` and `summary`) with its pieces as
+/// hooks: fed a line or a parsed value at a time, a known body decoded by `decode`.
 struct StreamReader {
     decode: Decode,
-    pending: Option<(usize, String)>,
-    rejected: Option<usize>,
+    state: Reader,
     why: String,
-    known: u64,
-    unknown: u64,
-    unknown_types: BTreeSet<String>,
-    texts: Vec<String>,
-    turns: u64,
-    completed: bool,
-    ended_on_error: bool,
 }
 
 impl StreamReader {
     fn new(decode: Decode) -> StreamReader {
-        StreamReader {
-            decode,
-            pending: None,
-            rejected: None,
-            why: String::new(),
-            known: 0,
-            unknown: 0,
-            unknown_types: BTreeSet::new(),
-            texts: Vec::new(),
-            turns: 0,
-            completed: false,
-            ended_on_error: false,
-        }
+        StreamReader { decode, state: Reader::default(), why: String::new() }
     }
 
     fn rejected(&self) -> bool {
-        self.rejected.is_some()
+        self.state.rejected.is_some()
     }
 
     /// Observations for one physical line (bytes, with its newline if it had one).
     fn push(&mut self, number: usize, raw: &[u8]) -> Vec<Value> {
-        if self.rejected.is_some() {
+        if self.rejected() {
             return vec![];
         }
         let content = raw.strip_suffix(b"\n").unwrap_or(raw);
         if content.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n')) {
             return vec![line(number, "blank")];
         }
-        if let Some((at, why)) = self.pending.take() {
+        if let Some((at, why)) = self.state.pending.take() {
             return self.reject(at, format!("corrupt line: {}", why));
         }
         match serde_json::from_slice::<Value>(content) {
             Ok(value) => self.value(number, value),
             Err(error) => {
-                self.pending = Some((number, error.to_string()));
+                self.state.pending = Some((number, error.to_string()));
                 vec![json!({"kind": "pending", "line": number})]
             }
         }
@@ -91,9 +72,9 @@ impl StreamReader {
         let tag_text = tag.clone().unwrap_or_default();
         match known {
             None => {
-                self.unknown += 1;
+                self.state.unknown += 1;
                 if let Some(tag) = &tag {
-                    self.unknown_types.insert(tag.clone());
+                    self.state.unknown_types.insert(tag.clone());
                 }
                 let mut observation = line(number, "unknown");
                 observation["type"] = json!(tag);
@@ -101,12 +82,12 @@ impl StreamReader {
             }
             Some(Err(error)) => self.reject(number, format!("{}: {}", tag_text, error)),
             Some(Ok(event)) => {
-                self.known += 1;
-                self.ended_on_error = matches!(event, Event::Error { .. });
+                self.state.known += 1;
+                self.state.ended_on_error = matches!(event, Event::Error { .. });
                 match event {
-                    Event::Text { text } => self.texts.push(text),
-                    Event::TurnComplete { .. } => self.turns += 1,
-                    Event::RunComplete { .. } => self.completed = true,
+                    Event::Text { text } => self.state.texts.push(text),
+                    Event::TurnComplete { .. } => self.state.turns += 1,
+                    Event::RunComplete { .. } => self.state.completed = true,
                     _ => {}
                 }
                 let mut observation = line(number, "known");
@@ -117,44 +98,16 @@ impl StreamReader {
     }
 
     fn finish(&mut self) -> Vec<Value> {
-        match (self.pending.take(), self.rejected) {
-            (Some((number, why)), None) => {
-                let mut observation = line(number, "torn");
-                observation["reason"] = json!(why);
-                vec![observation]
-            }
-            _ => vec![],
-        }
+        self.state.finish()
     }
 
     fn reject(&mut self, number: usize, reason: String) -> Vec<Value> {
-        self.rejected = Some(number);
         self.why = reason.clone();
-        let mut observation = line(number, "reject");
-        observation["reason"] = json!(reason);
-        vec![observation]
+        self.state.reject(number, reason)
     }
 
     fn summary(&self) -> Value {
-        let terminator = if self.completed {
-            Some("run_complete")
-        } else if self.ended_on_error {
-            Some("error")
-        } else {
-            None
-        };
-        json!({
-            "kind": "summary",
-            "verdict": if self.rejected.is_some() { "reject" } else { "accept" },
-            "rejected_line": self.rejected,
-            "known_events": self.known,
-            "unrecognized_events": self.unknown,
-            "unrecognized_types": self.unknown_types,
-            "final_text": self.texts.last(),
-            "texts": self.texts,
-            "turns_completed": self.turns,
-            "terminator": terminator,
-        })
+        self.state.summary()
     }
 }
 
@@ -271,7 +224,7 @@ impl Client {
             }
             _ => {
                 let reader = self.read(&mut input, &mut |_| {});
-                if let Some(number) = reader.rejected {
+                if let Some(number) = reader.state.rejected {
                     eprintln!("{}: line {}: {}", self.name, number, reader.why);
                     std::process::exit(1);
                 }

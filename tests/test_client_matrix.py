@@ -150,6 +150,22 @@ def test_the_go_and_rust_broken_clients_read_with_the_templates_rules() -> None:
         assert 'include!("../template.rs");' in rs.read_text(), rs.name
 
 
+@pytest.mark.skipif(not shutil.which("jq"), reason="no jq")
+def test_the_jq_client_reads_a_character_its_read_blocks_split(tmp_path: Path) -> None:
+    """jq 1.6 turns a four-byte character that its 4 KiB read blocks split into U+FFFD; the
+    client once took that for invalid UTF-8 and rejected this valid stream (the conforming
+    sweep found it at seed 8, a ``unicode-edges`` case): each line's bytes are checked
+    before jq sees them now."""
+    import subprocess
+
+    head = b'{"type":"text","text":"'
+    split = head + b"x" * (4096 - len(head) - 2) + "\U0001f642".encode() + b'"}\n'
+    stream = tmp_path / "split.jsonl"
+    stream.write_bytes(split + b'{"type":"run_complete","model":"m","cost_usd":0.5}\n')
+    done = subprocess.run([*JQ_REFERENCE, str(stream)], capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
 def test_every_check_is_targeted_by_some_broken_client() -> None:
     targeted = {t for targets in TARGETS.values() for t in targets}
     assert targeted == {c.id for c in CATALOGUE}

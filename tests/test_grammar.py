@@ -149,6 +149,18 @@ def test_the_docs_table_is_the_measured_one() -> None:
     assert all(p in results[prof]["found"] for p in BY_ID for prof in BY_ID[p].profiles)
 
 
+def test_the_power_table_is_the_measured_one() -> None:
+    """docs/generators.md's power table is benchmarks/power-results.json's, a row for every
+    broken client of targets.json and every one measured."""
+    import power
+
+    doc = json.loads((REPO / "adapters" / "broken" / "targets.json").read_text())
+    text = (REPO / "docs" / "generators.md").read_text()
+    table = text.split(power.START, 1)[1].split(power.END, 1)[0].strip()
+    assert table == power.render(doc["clients"])
+    assert "not measured" not in table
+
+
 def test_every_broken_client_says_what_its_pitfall_needs() -> None:
     """targets.json's needs (power.py's reach column) name productions or case kinds."""
     from stella_conform.generators import MUTATIONS

@@ -61,7 +61,10 @@ def honest_runs(draw: st.DrawFn) -> tuple[tuple[str, ...], str, str, Claims, lis
     client = draw(st.sampled_from(clients))
     if client == "python":
         knows = draw(_some(NAMES))
-        argv = (sys.executable, str(NARROWED), *(("--knows", ",".join(knows)) if knows else ()))
+        # claiming nothing is knowing the column's types: it is narrowed to those then
+        # (not to both stellas' types: an older column's client never saw turn_complete)
+        narrowed = knows if knows is not None else sorted(stella.written)
+        argv = (sys.executable, str(NARROWED), "--knows", ",".join(narrowed))
     else:  # it knows today's types: it says so, or nothing where that is the column's
         today = sorted(Vocabulary.default().written)
         typos = draw(st.lists(st.sampled_from(["txt", "quantum_reticulation"]), unique=True))
@@ -122,11 +125,20 @@ def _narrowed(knows: str, mode: str, check_id: str) -> tuple[object, ...]:
     return (argv, mode, "stella-default", claims, [BY_ID[check_id]])
 
 
-@settings(max_examples=15, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+def _claiming_nothing(name: str, mode: str, check_id: str) -> tuple[object, ...]:
+    written = ",".join(sorted(Vocabulary.bundled(name).written))
+    argv = (sys.executable, str(NARROWED), "--knows", written)
+    return (argv, mode, name, Claims(), [BY_ID[check_id]])
+
+
+@settings(max_examples=10, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(honest_runs(), st.integers(0, 2**16))
 # review G0: knows without computes, in exit mode and with a hello's three types
 @example(_narrowed("tool_start,tool_result", "exit", "R4.legacy-spelling-fits"), 0)
 @example(_narrowed("error,run_complete,text", "persistent", "D.stages-per-scope"), 0)
+# a client claiming nothing in the older stella's column (speed, coord 21:07)
+@example(_claiming_nothing("stella-older", "report", "D.turns-counted"), 0)
+@example(_claiming_nothing("stella-default", "report", "R3.unknown-counted"), 0)
 def test_true_claims_never_fail_a_conforming_client(
     run: tuple[tuple[str, ...], str, str, Claims, list[Check]], seed: int
 ) -> None:

@@ -430,7 +430,8 @@ def self_describing(case: GradedCase) -> bytes | None:
 
     Nothing else of a line may change, or the pair differs for another reason than the
     spelling: the line is written back compact and in UTF-8 as stella writes it (a lone
-    surrogate as an escape, never as invalid UTF-8), keeps its own terminator (a CRLF line
+    surrogate as an escape, never as invalid UTF-8; an escaped U+2028, U+2029 or U+0085,
+    a line end to some readers, stays an escape), keeps its own terminator (a CRLF line
     stays one) and its keys' order (the self-describing name where the legacy one stood).
     A line whose value JSON cannot write back as it was read (``1e400`` read as infinity)
     leaves the case unpaired (``None``).
@@ -453,14 +454,23 @@ def self_describing(case: GradedCase) -> bytes | None:
             plain = {(alias.field if k == alias.legacy else k): v for k, v in raw.items()}
         if _has_non_finite(plain):
             return None
+        old = lines[outcome.line - 1]
         try:  # compact and in UTF-8, as stella writes; a lone surrogate as an escape
-            written = json.dumps(plain, ensure_ascii=False, separators=(",", ":")).encode()
+            text = json.dumps(plain, ensure_ascii=False, separators=(",", ":"))
+            for char in _LINE_ENDS_TO_SOME:  # raw only where the line had it raw
+                if char.encode() not in old:
+                    text = text.replace(char, f"\\u{ord(char):04x}")
+            written = text.encode()
         except UnicodeEncodeError:
             written = json.dumps(plain, separators=(",", ":")).encode()
-        old = lines[outcome.line - 1]
         lines[outcome.line - 1] = written + (b"\r" if old.endswith(b"\r") else b"")
         changed = True
     return b"\n".join(lines) if changed else None
+
+
+#: Characters JSON writes raw in a string that some readers end a line at (U+2028 for
+#: ``str.splitlines``): an escape of one stays an escape in the paired stream.
+_LINE_ENDS_TO_SOME = ("\u2028", "\u2029", "\x85")
 
 
 def _has_non_finite(value: Any) -> bool:

@@ -628,10 +628,15 @@ PEAK = textwrap.dedent("""
 
 
 def kit_peak(*args: str, stdin: int | None = None, cwd: Path | None = None) -> tuple[int, int, str]:
-    """Run the kit in a fresh parent: its exit status, its own peak MiB, its stderr."""
+    """Run the kit in a fresh parent: its exit status, its own peak MiB, its stderr.
+
+    Some of these read a size (two million blank lines, 64 MiB of deltas: 10-30 CPU
+    seconds): the guard is ten HANG_GUARDs, as the clean-clone run beside two CPU hogs
+    took over 120 s for the blank lines (a fixed 120 s failed it, and left its copy of
+    stdin behind, the kit still running)."""
     out = subprocess.run(
         [sys.executable, "-c", PEAK, *KIT_ARGV, *args],
-        stdin=stdin, capture_output=True, text=True, timeout=120, cwd=cwd,
+        stdin=stdin, capture_output=True, text=True, timeout=10 * HANG_GUARD, cwd=cwd,
     )  # fmt: skip
     code, peak = out.stdout.split()
     return int(code), int(peak), out.stderr

@@ -105,7 +105,7 @@ class ClientProcess:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=dict(env) if env is not None else None,
+            env=stopping.client_env(dict(env) if env is not None else None),
             cwd=cwd,
             start_new_session=True,
             close_fds=True,

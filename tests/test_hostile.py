@@ -1896,6 +1896,35 @@ def test_the_plugin_leaves_no_grandchild_and_spares_the_session_s_own(tmp_path: 
     assert not _settled(token), _escaped(token)
 
 
+def test_a_reaped_block_kills_only_what_its_clients_left(tmp_path: Path) -> None:
+    """The plugin's subreaper block killed every orphan reparented to the session while a
+    check ran (review-3 H3): a conftest's server whose launcher exits mid-check died with
+    the clients' leftovers. Now only an orphan carrying the block's client mark is killed."""
+    theirs, mine = f"{SLEEP}61", f"{SLEEP}62"
+    script = (
+        "import subprocess, sys, time\n"
+        "from stella_conform import stopping\n"
+        "from stella_conform.conformance.process import ClientProcess\n"
+        "with stopping.reaped():\n"
+        f"    subprocess.run(['sh', '-c', 'sleep {mine} >/dev/null 2>&1 &'], check=True)\n"
+        f"    argv = [sys.executable, {str(HOSTILE)!r}, 'setsid-exit', {theirs!r}]\n"
+        "    client = ClientProcess(argv)\n"
+        "    client.close_stdin()\n"
+        f"    client.wait(time.monotonic() + {HANG_GUARD})\n"
+        "    client.kill()\n"
+    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True,
+            timeout=HANG_GUARD,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert not _settled(theirs), _escaped(theirs)  # the client's grandchild: reaped
+        assert _escaped(mine), "the session's own orphan was killed"
+    finally:
+        subprocess.run(["pkill", "-f", f"sleep {mine}"], check=False)
+
+
 @pytest.mark.parametrize("stop", list(STOPS))
 def test_the_plugin_stopped_mid_check_leaves_nothing(tmp_path: Path, stop: str) -> None:
     """SIGTERM or SIGHUP to a test session killed pytest outright and left the client it

@@ -45,6 +45,11 @@ _files: set[str] = set()
 _subreaper = False
 #: Children a :func:`reaped` block found when it began: never reaped as orphans.
 _spared: set[int] = set()
+#: The environment variable every client started inside a :func:`reaped` block carries,
+#: with the block's own value: what the block reaps must carry it (the clients' leftovers),
+#: so an orphan of the rest of the test session (a server whose launcher exited) lives on.
+REAP_MARK_ENV = "STELLA_CONFORM_REAP_MARK"
+_reap_mark: str | None = None
 _main_pid: int | None = None
 _stopping = False
 #: The pid of the kit command running in this process (see :func:`command`), if any.
@@ -215,8 +220,9 @@ def reaped() -> Iterator[None]:
     if _subreaper or threading.current_thread() is not threading.main_thread():
         yield
         return
-    global _spared
+    global _spared, _reap_mark
     _spared = _children()  # every reap in the block (one after each case) spares them
+    _reap_mark = f"{os.getpid()}-{time.monotonic_ns()}"
     subreaper = become_subreaper()
     previous = _die_cleanly()
     try:
@@ -228,6 +234,29 @@ def reaped() -> Iterator[None]:
             reap_orphans()
             _stop_being_subreaper()
         _spared = set()
+        _reap_mark = None
+
+
+def client_env(env: dict[str, str] | None) -> dict[str, str] | None:
+    """The environment a client starts with: inside a :func:`reaped` block, marked as
+    the block's (see :data:`REAP_MARK_ENV`); elsewhere as given."""
+    if _reap_mark is None:
+        return env
+    marked = dict(os.environ) if env is None else dict(env)
+    marked[REAP_MARK_ENV] = _reap_mark
+    return marked
+
+
+def _a_client_s(pid: int) -> bool:
+    """Whether an orphan came from a client of the current :func:`reaped` block: its
+    environment carries the block's mark. One whose environment cannot be read is gone
+    or not ours to kill either way."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            environ = fh.read(1 << 20)
+    except OSError:
+        return False
+    return f"{REAP_MARK_ENV}={_reap_mark}".encode() in environ.split(b"\0")
 
 
 def _on_fatal_signal(signum: int, frame: FrameType | None) -> None:
@@ -271,6 +300,8 @@ def reap_orphans(keep: set[int] | None = None) -> list[int]:
     spare = _groups | workers | _spared | (keep or set())
     killed = []
     for pid in _children() - spare:
+        if _reap_mark is not None and not _a_client_s(pid):
+            continue  # an orphan of the test session around the block: not the kit's
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)  # a setsid grandchild leads its own group
         with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -33,6 +33,8 @@ BAD = [
     ("--only", "NOPE.*", "matches no check id"),
     ("--timeout", "nan", "not a finite number of seconds"),
     ("--line-timeout", "inf", "not a finite number of seconds"),
+    ("--seed-corpus", "no-such-recordings", "no-such-recordings: No such file"),
+    ("--seed-corpus", "/dev/zero", "neither a folder nor a regular file"),
 ]
 
 

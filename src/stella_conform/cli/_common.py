@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
+import stat
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -461,6 +463,23 @@ def build_database(
         raise SetupError(str(exc)) from None
 
 
+def _named_recordings(
+    ctx: click.Context, param: click.Parameter, paths: tuple[Path, ...]
+) -> tuple[Path, ...]:
+    """A named ``--seed-corpus`` path that is missing, or neither a folder nor a regular
+    file, is a usage error here, before any client starts (review-3 H5: it was a warning
+    read after the client had run, and a typo in a CI job fuzzed without the recordings it
+    named). A file inside a named folder that cannot be read stays a warning."""
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except OSError as exc:
+            raise click.BadParameter(f"{path}: {exc.strerror or 'cannot be read'}") from None
+        if not (stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode)):
+            raise click.BadParameter(f"{path}: neither a folder nor a regular file")
+    return paths
+
+
 def seed_corpus_option(func: F) -> F:
     """``--seed-corpus PATH``: real recordings a generated stream case may start from."""
     return click.option(
@@ -468,6 +487,7 @@ def seed_corpus_option(func: F) -> F:
         "seed_corpus",
         multiple=True,
         type=click.Path(path_type=Path),
+        callback=_named_recordings,
         metavar="PATH",
         help="A folder (or file) of recorded streams (.jsonl) and json envelopes: "
         "generated stream cases may start from their runs (repeatable).",

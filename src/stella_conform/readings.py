@@ -16,7 +16,7 @@ of a case.  ``docs/contract-readings.md`` gives the contract's words for each.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
@@ -282,28 +282,45 @@ def read_stream(
     default = Alternative(frozenset(), first.outcomes, first.summary, touched=frozenset(touched))
     if not touched:
         return Readings(default, (), frozenset())
-    seen_keys = {_key(first.outcomes, first.summary)}
+    all_touched = set(touched)
+
+    def read_with(taken: frozenset[str], more: set[str]) -> tuple[object, Any]:
+        again = decode_all(bytes(data), vocab, choices=taken, touched=more)
+        all_touched.update(more)
+        return _key(again.outcomes, again.summary), again
+
+    found = [
+        Alternative(taken, again.outcomes, again.summary, touched=more)
+        for taken, more, again in _explore(touched, _key(first.outcomes, first.summary), read_with)
+    ]
+    return Readings(default, tuple(found), frozenset(all_touched))
+
+
+def _explore(
+    touched: Collection[str],
+    first_key: object,
+    read: Callable[[frozenset[str], set[str]], tuple[object, Any]],
+) -> Iterator[tuple[frozenset[str], frozenset[str], Any]]:
+    """Every reading that differs from the ones before it, breadth first over the sets of
+    points taken: a point a reading touches is tried on top of it. ``read(taken, more)``
+    reads once with ``taken`` (adding the points it touched to ``more``) and gives a key
+    that is equal for readings that agree; at most :data:`MAX_READINGS` reads in all."""
+    seen_keys = {first_key}
     seen_sets: set[frozenset[str]] = {frozenset()}
     queue = [frozenset({p}) for p in sorted(touched)]
-    found: list[Alternative] = []
-    all_touched = set(touched)
-    decodes = 1
-    while queue and decodes < MAX_READINGS:
+    reads = 1
+    while queue and reads < MAX_READINGS:
         taken = queue.pop(0)
         if taken in seen_sets:
             continue
         seen_sets.add(taken)
         more: set[str] = set()
-        again = decode_all(bytes(data), vocab, choices=taken, touched=more)
-        decodes += 1
-        all_touched |= more
-        key = _key(again.outcomes, again.summary)
+        key, value = read(taken, more)
+        reads += 1
         if key not in seen_keys:
             seen_keys.add(key)
-            found.append(Alternative(taken, again.outcomes, again.summary, touched=frozenset(more)))
-        for point in sorted(more - taken):
-            queue.append(taken | {point})
-    return Readings(default, tuple(found), frozenset(all_touched))
+            yield taken, frozenset(more), value
+        queue.extend(taken | {p} for p in sorted(more - taken))
 
 
 @dataclass(frozen=True)
@@ -351,24 +368,11 @@ def summary_readings(
 
     if not touched:
         return []
-    seen_keys = {digest_of(frozenset(), set())[0]}
-    seen_sets: set[frozenset[str]] = {frozenset()}
-    queue = [frozenset({p}) for p in sorted(touched)]
-    found: list[SummaryReading] = []
-    decodes = 1
-    while queue and decodes < MAX_READINGS:
-        taken = queue.pop(0)
-        if taken in seen_sets:
-            continue
-        seen_sets.add(taken)
-        more: set[str] = set()
-        key, summary = digest_of(taken, more)
-        decodes += 1
-        if key not in seen_keys:
-            seen_keys.add(key)
-            found.append(SummaryReading(taken, summary))
-        queue.extend(taken | {p} for p in sorted(more - taken))
-    return found
+    first_key = digest_of(frozenset(), set())[0]
+    return [
+        SummaryReading(taken, summary)
+        for taken, _more, summary in _explore(touched, first_key, digest_of)
+    ]
 
 
 def read_envelope_readings(

@@ -17,7 +17,7 @@ from conftest import ADAPTERS, PY_REFERENCE
 
 from stella_conform.conformance.checks import BY_ID
 from stella_conform.conformance.runner import Client
-from stella_conform.conformance.suite import SuiteConfig, run_suite
+from stella_conform.conformance.suite import SuiteConfig, run_check, run_suite, shared_sessions
 
 #: Writes one line with its process id to a log, then runs the client it wraps; with
 #: ``--chatty``, 200 KiB of stderr first (a client that logs a lot at start).
@@ -53,10 +53,12 @@ def _graded(tmp_path: Path, client: str, chatty: bool) -> tuple[dict[str, str], 
 
 
 def test_the_checks_of_a_run_share_a_client_process(tmp_path: Path) -> None:
-    """One process before the quiet check, a fresh one from it on: two starts a run."""
+    """The quiet check graded first, on the run's first process, which every check after it
+    shares: one start a run (it was two: a fresh process for the quiet check, listed third)."""
     outcomes, starts = _graded(tmp_path, PY_REFERENCE[1], chatty=True)
     assert set(outcomes.values()) == {"pass"}, outcomes
-    assert starts == 2
+    assert starts == 1
+    assert list(outcomes) == list(CHECKS)  # results in the order asked for all the same
 
 
 #: The reference reader, telling its user once per process that a stream held event types
@@ -102,7 +104,7 @@ def test_the_quiet_check_s_verdict_does_not_depend_on_the_checks_before_it(
     # after R3.unknown-type-inert has made the process say it once
     outcomes, starts = _graded(tmp_path, str(client), chatty=False)
     assert outcomes["R3.no-loud-warning"] == "fail", outcomes
-    assert outcomes["R3.unknown-type-inert"] == "pass" and starts == 2
+    assert outcomes["R3.unknown-type-inert"] == "pass" and starts == 1
 
 
 def test_a_warning_after_64_kib_of_earlier_stderr_still_fails_the_quiet_check(
@@ -111,4 +113,28 @@ def test_a_warning_after_64_kib_of_earlier_stderr_still_fails_the_quiet_check(
     warns = str(ADAPTERS / "broken" / "warns_on_unknown_type.py")
     outcomes, starts = _graded(tmp_path, warns, chatty=True)
     assert outcomes["R3.no-loud-warning"] == "fail", outcomes
-    assert outcomes["R1.valid-runs-accepted"] == "pass" and starts == 2
+    assert outcomes["R1.valid-runs-accepted"] == "pass" and starts == 1
+
+
+def test_the_quiet_check_graded_after_another_gets_a_fresh_process(tmp_path: Path) -> None:
+    """The rule behind the order: in a worker that graded another check first, the quiet
+    check starts a fresh process, and fails a client that warns once per process all the
+    same (review-3 H7)."""
+    client = tmp_path / "notice_once.py"
+    client.write_text(NOTICE_ONCE.format(python=str(ADAPTERS / "python")))
+    wrapper = tmp_path / "wrapper.py"
+    wrapper.write_text(WRAPPER)
+    starts = tmp_path / "starts"
+    argv = (sys.executable, str(wrapper), str(starts), "-", str(client))
+    config = SuiteConfig(
+        client=Client(argv, mode="persistent", timeout=20.0),
+        examples=3,
+        database_dir=None,
+        failures_dir=tmp_path / "failures",
+    )
+    with shared_sessions():
+        first = run_check(BY_ID["R3.unknown-type-inert"], config)
+        quiet = run_check(BY_ID["R3.no-loud-warning"], config)
+    assert first.outcome == "pass", first.message
+    assert quiet.outcome == "fail", quiet.message
+    assert len(starts.read_text().split()) == 2

@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
+import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -63,6 +65,33 @@ def test_a_client_waiting_for_its_stream_is_graded_in_exit_mode() -> None:
     choice = choose_mode(Client(NAIVE), wait=60)
     assert (choice.mode, choice.hello) == ("exit", None)
     assert choice.reason == "no hello, it waited for input without writing one"
+
+
+def test_the_probe_reads_other_processes_once_not_on_every_look(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each look (every 10 ms) read every process's ``/proc/PID/stat`` on the machine (up to
+    1.4 CPU-s in a 10 s wait on a shared one): a process outside the client's session is
+    read once, and only the session's own are looked at again."""
+    others = [subprocess.Popen(["sleep", "60"]) for _ in range(5)]  # not the client's
+    reads: Counter[str] = Counter()
+    real = automode._stat
+
+    def counted(path: str) -> list[str] | None:
+        reads[path] += 1
+        return real(path)
+
+    monkeypatch.setattr(automode, "_stat", counted)
+    try:
+        choice = choose_mode(Client(NAIVE), wait=60)
+    finally:
+        for proc in others:
+            proc.kill()
+            proc.wait()
+    assert choice.reason == "no hello, it waited for input without writing one"
+    looks = max(reads.values())  # the client's own stat, read on every look
+    assert looks >= 5, reads
+    assert all(reads[f"/proc/{proc.pid}/stat"] == 1 for proc in others), reads
 
 
 def test_a_slow_busy_start_still_gets_its_hello_read(tmp_path: Path) -> None:

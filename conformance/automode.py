@@ -181,6 +181,34 @@ class _Idle:
         return any(_reads_pipe(pid, tid, self.stdin_pipe) for pid, tid in threads)
 
 
+def waiting_for_input(proc: ClientProcess) -> bool | None:
+    """Whether a running client is, now, asleep waiting for its next input: no thread of
+    it running, and one blocked on the stdin pipe the kit gave it (see :func:`_reads_pipe`).
+    None where ``/proc`` cannot tell.
+
+    A client's own process is looked at first (``python client.py``: the one that
+    reads); only when it sleeps on something else (a wrapper waiting for its child) is
+    the rest of its session looked for."""
+    pipe = _pipe_inode(proc)
+    pid = proc.proc.pid
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None if not os.path.exists(f"/proc/{os.getpid()}/stat") else False
+    if pipe is None:
+        return None
+    states = [_stat(f"/proc/{pid}/task/{tid}/stat") for tid in tids]
+    if any(s is None or s[0] not in _ASLEEP for s in states):
+        return False  # running (or gone meanwhile)
+    if any(_reads_pipe(pid, tid, pipe) for tid in tids):
+        return True
+    sample = _session_state(pid)
+    if sample is None:
+        return None
+    asleep, _, threads = sample
+    return asleep and any(_reads_pipe(p, tid, pipe) for p, tid in threads if p != pid)
+
+
 #: Thread states that mean "not making progress on its own": asleep, stopped, a zombie.
 _ASLEEP = frozenset("STtZXxIPK")
 #: ``epoll_wait``'s events bit for "readable".

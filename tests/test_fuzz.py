@@ -108,6 +108,91 @@ def test_a_python_client_s_coverage_does_not_depend_on_where_it_is(tmp_path: Pat
     assert features[0] and features[0] == features[1]
 
 
+AFTER_ANSWER = """
+import sys, time
+sys.path.insert(0, {adapters!r})
+from stella_reader import Adapter, main
+
+class AfterAnswer(Adapter):
+    drop_unterminated_last_line = {torn!r}
+
+    def emit(self, message):
+        super().emit(message)
+        if message.get("kind") == "summary":
+            time.sleep({pause!r})  # the kit has the answer meanwhile
+            for _ in range({loops!r} or len(repr(message)) % 150):  # this case's lines still
+                pass
+
+main(AfterAnswer)
+"""
+
+
+def _after_answer(folder: Path, pause: float, loops: int, torn: bool = False) -> tuple[str, ...]:
+    """A persistent Python client that runs lines of its case after writing its answer:
+    ``loops`` times round a loop (0: as many as its summary's length modulo 150), after a
+    ``pause``; ``torn``: with the torn-final-line bug."""
+    script = folder / "after_answer.py"
+    adapters = str(ADAPTERS / "python")
+    text = AFTER_ANSWER.format(adapters=adapters, pause=pause, loops=loops, torn=torn)
+    script.write_text(text)
+    return (sys.executable, str(script))
+
+
+def test_a_live_python_client_s_lines_after_its_answer_count_for_that_case(
+    tmp_path: Path,
+) -> None:
+    """The map is read once the client waits for its next case: the lines it ran after
+    writing its answer (here, a pause and 300 turns of a loop: the hit class 128+, which
+    the case's own code never reaches) are in the case's coverage, not lost or lent to
+    the next case as the two processes happen to be scheduled."""
+    from stella_conform.conformance.runner import PersistentSession
+
+    def heavy_edges(argv: tuple[str, ...]) -> int:
+        feedback = PythonCoverage()
+        client = Client(argv=argv, mode="persistent", env=feedback.environment())
+        try:
+            with PersistentSession(client) as session:
+                feedback.start_case()
+                assert session.run(MINIMAL).verdict == "accept"
+                assert session.proc is not None
+                features = feedback.end_case(session.proc)
+        finally:
+            feedback.close()
+        assert features
+        return sum(1 for f in features if f % 8 == 7)
+
+    assert heavy_edges(_after_answer(tmp_path, 0.0, 1)) == 0  # the case's own code
+    assert heavy_edges(_after_answer(tmp_path, 0.3, 300)) >= 2  # the loop's two edges
+
+
+def test_a_seeded_session_with_coverage_is_the_same_every_time(tmp_path: Path) -> None:
+    """``fuzz --seed N --max-cases M`` on a live Python client runs the same cases, keeps
+    the same inputs and finds the same bug at the same case, however the kit and the
+    client are scheduled: two sessions at once, on a client whose lines after each answer
+    (as many as the answer is long) raced the kit's read of its coverage map."""
+    client = _after_answer(tmp_path, 0.0, 0, torn=True)
+    sessions = []
+    for name in ("one", "two"):
+        folder = tmp_path / name
+        folder.mkdir()
+        args = ["fuzz", "--for", "1h", "--max-cases", "300", "--seed", "3", "--no-database"]
+        args += ["--only", "R6.*", "--only", "R1.*", "--max-shrinks", "0", "--mode"]
+        args += ["persistent", "--json", "r.json", "--", *client]
+        sessions.append((folder, subprocess.Popen([str(KIT), *args], cwd=folder)))
+    fuzzed = []
+    for folder, proc in sessions:
+        assert proc.wait(timeout=600) == 1
+        doc = json.loads((folder / "r.json").read_text())["fuzz"]
+        assert doc["stopped"] == "300 cases"
+        for timed in ("seconds", "cases_per_second", "time_to_first_failure"):
+            doc.pop(timed)
+        for found in doc["failures"]:
+            found.pop("seconds")
+        fuzzed.append(doc)
+    assert fuzzed[0]["failures"]
+    assert fuzzed[0] == fuzzed[1]
+
+
 def test_node_client_reports_v8_coverage_per_case() -> None:
     feedback = NodeCoverage()
     try:

@@ -270,6 +270,23 @@ def feedback_for(argv: Sequence[str], wanted: bool) -> Blind:
     return Blind()
 
 
-def with_environment(env: Mapping[str, str], feedback: Blind) -> dict[str, str]:
-    """A client's extra environment with the feedback's settings added."""
-    return {**env, **feedback.environment()}
+def with_environment(
+    env: Mapping[str, str], feedback: Blind, seed: int | None = None
+) -> dict[str, str]:
+    """A client's extra environment with the feedback's settings added.
+
+    With a ``seed``, a traced Python client also gets ``PYTHONHASHSEED`` from it, unless
+    the user set one: Python salts the hash of a string per process, so the order of a
+    set of strings, and the lines a loop over one runs, differed each time a session
+    started its client (a persistent client is started again after a crash, and for the
+    quiet check), and a seeded session's coverage with it.  From the seed, each seed's
+    session is the same every time and different seeds still see different orders."""
+    extra = feedback.environment()
+    if (
+        seed is not None
+        and feedback.kind == "python"
+        and "PYTHONHASHSEED" not in env
+        and "PYTHONHASHSEED" not in os.environ
+    ):
+        extra["PYTHONHASHSEED"] = str(seed % (1 << 32))
+    return {**env, **extra}

@@ -447,7 +447,8 @@ class Fuzzer:
         self.suite = config.suite
         self.feedback = feedback
         client = self.suite.client
-        traced = dataclasses.replace(client, env=with_environment(client.env, feedback))
+        env = with_environment(client.env, feedback, self.suite.seed)
+        traced = dataclasses.replace(client, env=env)
         #: The arms' client: the same command, started so that it reports its coverage.
         self.traced = dataclasses.replace(self.suite, client=traced)
         self.asked: Callable[[], bool] = lambda: False  # a first Ctrl-C (stopping.py)

@@ -193,6 +193,49 @@ def test_a_seeded_session_with_coverage_is_the_same_every_time(tmp_path: Path) -
     assert fuzzed[0] == fuzzed[1]
 
 
+SET_ORDER = """
+import sys
+NAMES = {names!r}
+sys.stdin.buffer.read()
+# the order of a set of strings is Python's per-process salt's: three loops (three sets
+# of edges) that stop where the name they look for happens to be
+for name in NAMES:
+    if name == "name1":
+        break
+for name in NAMES:
+    if name == "name5":
+        break
+for name in NAMES:
+    if name == "name9":
+        break
+"""
+
+
+def test_a_seeded_session_s_python_client_has_one_hash_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A traced client is started with ``PYTHONHASHSEED`` from the fuzz seed (unless the
+    user set one), so a loop over a set of strings runs the same lines in every process
+    the session starts: three processes, one coverage."""
+    from stella_conform.conformance.feedback import with_environment
+
+    monkeypatch.delenv("PYTHONHASHSEED", raising=False)
+    script = tmp_path / "set_order.py"
+    script.write_text(SET_ORDER.format(names={f"name{i}" for i in range(12)}))
+    features = []
+    for _ in range(3):
+        feedback = PythonCoverage()
+        try:
+            env = with_environment({}, feedback, seed=7)
+            client = Client(argv=(sys.executable, str(script)), mode="exit", env=env)
+            feedback.start_case()
+            assert run_once(client, MINIMAL).verdict == "accept"
+            features.append(feedback.end_case())
+        finally:
+            feedback.close()
+    assert features[0] and features[0] == features[1] == features[2]
+
+
 def test_node_client_reports_v8_coverage_per_case() -> None:
     feedback = NodeCoverage()
     try:

@@ -202,7 +202,7 @@ def waiting_for_input(proc: ClientProcess) -> bool | None:
         return False  # running (or gone meanwhile)
     if any(_reads_pipe(pid, tid, pipe) for tid in tids):
         return True
-    sample = _session_state(pid)
+    sample = _Session(pid).state()
     if sample is None:
         return None
     asleep, _, threads = sample

@@ -163,6 +163,14 @@ def test_a_live_python_client_s_lines_after_its_answer_count_for_that_case(
 
     assert heavy_edges(_after_answer(tmp_path, 0.0, 1)) == 0  # the case's own code
     assert heavy_edges(_after_answer(tmp_path, 0.3, 300)) >= 2  # the loop's two edges
+    # started by a shell that waits for it: the reader is the shell's child
+    wrapped = (
+        "/bin/sh",
+        "-c",
+        f'"{sys.executable}" "$0"; exit $?',
+        str(tmp_path / "after_answer.py"),
+    )
+    assert heavy_edges(wrapped) >= 2
 
 
 def test_a_seeded_session_with_coverage_is_the_same_every_time(tmp_path: Path) -> None:

@@ -3,7 +3,8 @@
 A generator earns a row of the audit (``docs/generators.md``) only where a default
 ``stella-conform run`` of a profile really draws it: this module draws exactly the
 generated cases such a run grades (each check's own strategy, seed and example count,
-through the property ``run`` builds) and scans their bytes with
+through the property ``run`` builds, its strata included:
+:mod:`stella_conform.generators.strata`) and scans their bytes with
 :func:`stella_conform.generators.grammar.scan`.  A conforming client sees these very
 cases (a failing one sees the same until its first failure, then Hypothesis shrinks).
 
@@ -21,7 +22,13 @@ from typing import Any
 
 from stella_conform.conformance.checks import Check, select
 from stella_conform.conformance.runner import Client
-from stella_conform.conformance.suite import SuiteConfig, check_property, check_strategy
+from stella_conform.conformance.suite import (
+    STRATA_FROM_EXAMPLES,
+    SuiteConfig,
+    check_property,
+    check_strata,
+    check_strategy,
+)
 from stella_conform.generators.cases import Case
 from stella_conform.generators.envelopes import EnvelopeCase
 from stella_conform.generators.grammar import scan
@@ -65,7 +72,9 @@ def drawn_cases(check: Check, seed: int = 0, examples: int = 25) -> Iterator[Dra
     if strategy is None:
         return
     drawn: list[Any] = []
-    check_property(check, config, strategy, drawn.append)()
+    # the strata too (every run of the default size grades them, first), as ``run`` does
+    strata = check_strata(check, vocab) if examples >= STRATA_FROM_EXAMPLES else []
+    check_property(check, config, strategy, drawn.append, strata)()
     for case in drawn:
         yield _drawn(check, case)
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from hypothesis.errors import Flaky, HypothesisException
@@ -938,6 +938,25 @@ def check_strategy(
     return tolerant(strategy) if base is not None else strategy
 
 
+#: Runs of at least this many examples (the default) grade every check's strata too.
+STRATA_FROM_EXAMPLES = 25
+
+
+def check_strata(check: Check, vocab: Vocabulary) -> list[GeneratedCase]:
+    """The cases a check grades in every run before its random ones (:mod:`strata`):
+    the simplest case of each of its mutations (and of each option a mutation's strata
+    list), so no rare option is graded on some seeds only."""
+    from stella_conform.generators import strata
+
+    if check.input == "envelope":
+        return strata.envelope_strata(vocab, check.mutations)
+    if check.input == "journal":
+        return strata.journal_strata(check.mutations)
+    if check.input != "stream":
+        return []
+    return list(strata.stream_strata(vocab, check.mutations))
+
+
 def not_drawable(check: Check, vocab: Vocabulary) -> str | None:
     """Why a check's generated cases cannot be made for this client (``None``: they can).
 
@@ -996,11 +1015,13 @@ def check_property(
     config: SuiteConfig,
     strategy: SearchStrategy[GeneratedCase],
     body: Callable[[GeneratedCase], None],
+    strata: Sequence[GeneratedCase] = (),
 ) -> Any:
     """The Hypothesis property a check's generated cases run under.
 
     ``run`` and ``fuzz`` both build their property here, so they share its example
     database key: a failure ``fuzz`` saves is the first thing the next ``run`` replays.
+    ``strata`` (:func:`check_strata`) are its explicit examples, run first every time.
     """
 
     @hypothesis_seed(check_seed(config.seed, check.id))
@@ -1016,6 +1037,9 @@ def check_property(
     @given(strategy)
     def property_(case: GeneratedCase) -> None:
         body(case)
+
+    for case in reversed(strata):  # @example runs its examples top (last applied) first
+        property_ = example(case)(property_)
 
     # @seed switches the example database off; the kit wants both, a reproducible draw
     # and the failures of earlier runs (and fuzz sessions) replayed first.
@@ -1116,6 +1140,7 @@ def _generated(
 
     def replayed(shared: Iterable[GradedCase]) -> bool:
         """The cases another client (or run) was graded on; False at the first that fails."""
+        count = 0
         for g in shared:
             if pace.out_of_time():
                 raise _StopCheck
@@ -1123,6 +1148,8 @@ def _generated(
                 judgments.clear()  # Hypothesis runs them again, and shrinks the failure
                 ran["cases"] = 0
                 return False
+            count += 1
+        ran["replayed"] = count  # the random examples and the strata the run kept
         return True
 
     def from_cache(entry: CachedCases) -> bool | None:
@@ -1150,7 +1177,7 @@ def _generated(
             last_failure.append(failure)
             raise _CheckFailed(failure[1].message)
 
-    property_ = check_property(check, config, strategy, body)
+    strata: list[GeneratedCase] = []
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -1161,7 +1188,11 @@ def _generated(
             if replay:
                 pass
             elif shared is None or not replayed(shared):
-                property_()
+                # drawn only when Hypothesis runs (a replay holds them), and only by a run
+                # of the default size or more: a quick look grades what it asked for
+                if config.examples >= STRATA_FROM_EXAMPLES:
+                    strata = check_strata(check, vocab)
+                check_property(check, config, strategy, body, strata)()
                 if share_key is not None and not last_failure:
                     _SHARED[share_key] = seen
                 if writer is not None and not last_failure:
@@ -1195,7 +1226,7 @@ def _generated(
     finally:
         if writer is not None:
             writer.abort()  # not committed: a failure, a stop, an error
-    result.cases += config.examples
+    result.cases += ran.get("replayed") or config.examples + len(strata)
     if last_failure:
         case, j, obs = last_failure[-1]  # the last failure seen is the shrunk one
         judgments.append(j)

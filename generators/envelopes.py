@@ -54,13 +54,16 @@ from stella_conform.decoder import decode_all
 from stella_conform.generators.alphabets import strings
 from stella_conform.generators.events import MODELS, prose, strategies_for
 from stella_conform.generators.hazards import (
+    HARD_TEXT,
     KEY_ORDERS,
     TWO_53,
     Spelling,
     number_spellings,
+    spell_number,
     string_writer,
 )
 from stella_conform.generators.mutations import MUTATIONS, Stream
+from stella_conform.generators.picks import forced, index_at, set_at
 from stella_conform.generators.runs import Run, runs
 from stella_conform.schemas.vocabulary import Vocabulary
 
@@ -122,6 +125,9 @@ _DOC_LEAD = ("", "\n", " ", "\r\n")
 _DOC_TRAIL = ("\n", "", "\r\n", "\n\n", " \n")
 
 
+_DOC_ORDERS = ("as-is", "reversed", "sorted")
+
+
 def _version_first(reorder: Callable[[list[str]], list[str]]) -> Callable[[list[str]], list[str]]:
     """``reorder`` with ``schema_version`` kept first: a query envelope is "schema_version
     first, then the payload" (scripting-and-automation), so a reader may gate on its first
@@ -140,31 +146,32 @@ def _render(draw: st.DrawFn, doc: Doc, command: str = RUN_COMMAND) -> bytes:
     whitespace between tokens (CR and LF included), keys in another order (a query
     envelope's ``schema_version`` stays first), strings with other escapes, and whitespace
     before and after it."""
-    layout = draw(st.integers(0, 2))
+    layout = index_at(draw, "envelope-layout", 3)
     if layout == 0:
         text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
     elif layout == 1:
         text = json.dumps(doc, ensure_ascii=False, indent=draw(st.sampled_from((1, 2, 4))))
     else:
-        order = draw(st.sampled_from(("as-is", "reversed", "sorted")))
+        order = set_at("key-order", _DOC_ORDERS, draw(st.sampled_from(_DOC_ORDERS)))
         string = string_writer(draw)
-        respell = draw(st.booleans())
+        respell = set_at("respell-numbers", (False, True), draw(st.booleans()))
 
         def numbers(key: str, value: Any) -> str | None:
             if not respell or key != "cost_usd" or not isinstance(value, float):
                 return None
             options = [s for s in number_spellings(value) if s != "-0"]
-            return draw(st.sampled_from(options)) if options else None
+            return spell_number(draw, options)
 
         spelling = Spelling(
-            draw(st.sampled_from(_DOC_COLONS)),
-            draw(st.sampled_from(_DOC_COMMAS)),
+            set_at("colon", _DOC_COLONS, draw(st.sampled_from(_DOC_COLONS))),
+            set_at("comma", _DOC_COMMAS, draw(st.sampled_from(_DOC_COMMAS))),
             _version_first(KEY_ORDERS[order]) if command in QUERY_COMMANDS else KEY_ORDERS[order],
             numbers,
-            inner=draw(st.sampled_from(_DOC_INNER)),
+            inner=set_at("inner", _DOC_INNER, draw(st.sampled_from(_DOC_INNER))),
             string=string,
         )
-        lead, trail = draw(st.sampled_from(_DOC_LEAD)), draw(st.sampled_from(_DOC_TRAIL))
+        lead = set_at("lead", _DOC_LEAD, draw(st.sampled_from(_DOC_LEAD)))
+        trail = set_at("trail", _DOC_TRAIL, draw(st.sampled_from(_DOC_TRAIL)))
         return (lead + spelling.write(doc) + trail).encode("utf-8")
     return text.encode("utf-8") + b"\n"
 
@@ -330,6 +337,8 @@ def _add_extras(draw: st.DrawFn, doc: Doc) -> None:
             target[name] = draw(_EXTRA_VALUES)
     if not any(k not in _TOP_KEYS for k in doc):
         doc["x_vendor"] = draw(_EXTRA_VALUES)
+    if forced("hard-text"):  # a stratum: every kind of character in an unknown key's value
+        doc["x_vendor_text"] = HARD_TEXT
 
 
 _TOP_KEYS = frozenset(

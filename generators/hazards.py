@@ -50,6 +50,7 @@ from stella_conform.generators.mutations import (
     _insert_at,
     _required_fields,
 )
+from stella_conform.generators.picks import choose_at, forced, set_at
 from stella_conform.generators.runs import encode
 from stella_conform.schemas.vocabulary import Vocabulary
 
@@ -218,9 +219,12 @@ def line_separators(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
 # ------------------------------------------------------------------ unicode edges
 
 
+UNICODE_EDGE_KINDS = ("astral", "chunk-edge", "surrogate-escapes", "nul")
+
+
 def unicode_edges(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     mark = "unicode-edges"
-    kind = draw(st.sampled_from(("astral", "chunk-edge", "surrogate-escapes", "nul")))
+    kind = choose_at(draw, "unicode-edges", UNICODE_EDGE_KINDS)
     if kind == "chunk-edge":
         boundary = draw(st.sampled_from((4096, 8192, 16384, 65536)))
         back = draw(st.integers(1, 3))
@@ -479,6 +483,16 @@ def number_spellings(value: float | int) -> list[str]:
     return [s for s in dict.fromkeys(out) if _spells(s, value)]
 
 
+def spell_number(draw: st.DrawFn, options: Sequence[str]) -> str | None:
+    """One of a number's ``options`` (``None``: none), drawn; a stratum may set which
+    (``number-spelling``: the last when it has fewer)."""
+    if not options:
+        return None
+    drawn = draw(st.sampled_from(options))
+    at = forced("number-spelling")
+    return drawn if at is None else options[min(at, len(options) - 1)]
+
+
 def _spells(text: str, value: float | int) -> bool:
     """Whether ``text`` is a JSON number of ``value`` (``1E+17`` scaled by ten prints as
     ``1E+18``, whose ``E-1`` spelling is no number at all)."""
@@ -572,6 +586,11 @@ def upper_hex(value: str) -> str:
 
 
 _U_ESCAPE = re.compile(r"\\u[0-9a-f]{4}")
+#: A text holding every kind of character JSON writes its own way: two-, three- and
+#: four-byte UTF-8 (escaped: \u00e9, a surrogate pair), a quote, a backslash, a solidus,
+#: the short escapes and a NUL.
+HARD_TEXT = 'café ☃ 🙂 "quoted" back\\slash a/b\n\tend\x00'
+
 #: The string writers json-spellings draws from (besides JSON's own, ASCII or not).
 STRING_STYLES = ("json", "some-ascii", "solidus", "upper-hex")
 
@@ -595,7 +614,7 @@ KEY_ORDERS: dict[str, Callable[[list[str]], list[str]]] = {
 
 def string_writer(draw: st.DrawFn) -> Callable[[str], str] | None:
     """One of :data:`STRING_STYLES`, drawn (``None``: JSON's own escapes)."""
-    style = draw(st.sampled_from(STRING_STYLES))
+    style = set_at("string-style", STRING_STYLES, draw(st.sampled_from(STRING_STYLES)))
     return styled(style, Content(draw(SEEDS)) if style == "some-ascii" else Content(0))
 
 
@@ -622,16 +641,21 @@ def json_spellings(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     the simplest) take their own instead, as lines copied in from another writer would.
     """
     mark = "json-spellings"
-    colon = draw(st.sampled_from(COLONS))
-    comma = draw(st.sampled_from(COMMAS))
-    order = draw(st.sampled_from(tuple(KEY_ORDERS)))
-    ascii_only = draw(st.booleans())
+    # each choice is drawn, then a stratum being built may set it (set_at): the draws
+    # are the same with or without strata
+    colon = set_at("colon", COLONS, draw(st.sampled_from(COLONS)))
+    comma = set_at("comma", COMMAS, draw(st.sampled_from(COMMAS)))
+    order = set_at("key-order", tuple(KEY_ORDERS), draw(st.sampled_from(tuple(KEY_ORDERS))))
+    ascii_only = set_at("ascii-only", (False, True), draw(st.booleans()))
     respell_numbers = not draw(st.booleans())
-    inner = draw(st.sampled_from(INNERS))
-    lead = draw(st.sampled_from(LEADS))
-    trail = draw(st.sampled_from(TRAILS))
+    inner = set_at("inner", INNERS, draw(st.sampled_from(INNERS)))
+    lead = set_at("lead", LEADS, draw(st.sampled_from(LEADS)))
+    trail = set_at("trail", TRAILS, draw(st.sampled_from(TRAILS)))
     string = string_writer(draw)
     mix = Content(draw(SEEDS))
+    if forced("hard-text") and "text" in vocab.written:
+        # a stratum: a text whose every kind of character JSON spells its own way
+        stream.lines.insert(0, Line({"type": "text", "text": HARD_TEXT}))
 
     reorder = KEY_ORDERS[order]
     for line in stream.lines:
@@ -644,8 +668,7 @@ def json_spellings(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
         def numbers(key: str, value: Any, floats: frozenset[str] = floats) -> str | None:
             if not respell_numbers or key not in floats:
                 return None
-            options = number_spellings(value)
-            return draw(st.sampled_from(options)) if options else None
+            return spell_number(draw, number_spellings(value))
 
         if mix.chance():  # this line spelled its own way
             spelling = Spelling(

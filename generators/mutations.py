@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 from stella_conform.generators.alphabets import NAME_CHARS, PAYLOAD_TEXT
 from stella_conform.generators.content import SEEDS, Content
 from stella_conform.generators.events import Event, strategies_for, tool_start
-from stella_conform.generators.picks import between, choose
+from stella_conform.generators.picks import between, choose, choose_at, forced, index_at
 from stella_conform.generators.runs import encode
 from stella_conform.schemas.fit import json_type_name
 from stella_conform.schemas.tagged_unions import union_nodes
@@ -90,7 +90,13 @@ CORRUPT_FAMILIES: tuple[tuple[bytes, ...], ...] = (
         b'{"type":"budget_tick","spent_usd":1.,"mode":"observed"}',
         b'{"type":"budget_tick","spent_usd":0x1F,"mode":"observed"}',
     ),
-    (b'{"type":"text","text":"a\tb"}', b'{"type":"text","text":"a\x01b"}'),
+    (
+        b'{"type":"text","text":"a\tb"}',
+        b'{"type":"text","text":"a\x01b"}',
+        # the bound: jq 1.6's lexer takes a raw U+001F; a shell's `read` drops a NUL
+        b'{"type":"text","text":"a\x1fb"}',
+        b'{"type":"text","text":"a\x00b"}',
+    ),
     (b'{"type":"text","text":"bad \\x41 escape"}', b'{"type":"text","text":"bad \\\' escape"}'),
     (b'{"type":"text","text":"\xff\xfe"}',),
 )
@@ -564,11 +570,17 @@ def ts_backwards(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
             line.marks.add("ts-backwards")
 
 
+#: ts at the edges of its range.
+TS_EDGES = (0, 1, 2**53 + 1, 2**63, 2**64 - 1)
+
+
 def ts_extreme(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    """Each known event's ts one of :data:`TS_EDGES` (a stratum: all of them the one)."""
     edges = Content(draw(SEEDS))
+    every = forced("ts-edge")
     for index in stream.event_indexes(vocab):
         line = stream.lines[index]
-        line.obj["ts"] = edges.pick((0, 1, 2**53 + 1, 2**63, 2**64 - 1))
+        line.obj["ts"] = edges.pick(TS_EDGES) if every is None else TS_EDGES[every]
         line.marks.add("ts-extreme")
 
 
@@ -677,7 +689,7 @@ def _breaker(fn: Callable[[st.DrawFn, Event, Vocabulary], Event | None], mark: s
 
 
 def non_json_line(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
-    raw = choose(draw, choose(draw, CORRUPT_FAMILIES))
+    raw = choose_at(draw, "corrupt-line", choose_at(draw, "corrupt-family", CORRUPT_FAMILIES))
     _insert_at(draw, stream, Line(raw=raw, marks={"non-json-line"}), not_last=True)
 
 
@@ -709,13 +721,17 @@ def ts_null(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
         stream.lines[index].marks.add("ts-null")
 
 
+#: ts values no u64 holds: negative, a fraction, a string, one past u64, i64's least.
+TS_OUT_OF_RANGE: tuple[Any, ...] = (-5, 1.5, "1754582400123", 2**64, -(2**63))
+
+
 def ts_out_of_range(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     """A ts no u64 can hold on one known event whose body otherwise fits."""
     indexes = stream.event_indexes(vocab)
     if not indexes:
         return
     line = stream.lines[choose(draw, indexes)]
-    line.obj["ts"] = choose(draw, (-5, 1.5, "1754582400123", 2**64, -(2**63)))
+    line.obj["ts"] = choose_at(draw, "ts-out-of-range", TS_OUT_OF_RANGE)
     line.marks.add("ts-out-of-range")
 
 
@@ -799,9 +815,10 @@ def blank_lines(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     # and, from one seed (none for the simplest), more of them: before the first line,
     # after the last, and of every kind
     c = Content(draw(SEEDS))
-    if c.chance():
+    around = forced("blank-around")  # a stratum: before the first line and after the last
+    if c.chance() or around:
         stream.lines.insert(0, Line(raw=c.pick(kinds), marks={"blank-lines"}))
-    if c.chance():
+    if c.chance() or around:
         stream.lines.append(Line(raw=c.pick(kinds), marks={"blank-lines"}))
     for raw in c.sample(kinds, c.count(0, 3)):
         at = c.count(0, len(stream.lines))
@@ -810,7 +827,7 @@ def blank_lines(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
 
 def crlf(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     """CRLF on every line, or (a third of the time) on some lines of an LF stream."""
-    if draw(st.integers(0, 2)) < 2 or len(stream.lines) < 2:
+    if index_at(draw, "crlf-lines", 3) < 2 or len(stream.lines) < 2:
         stream.crlf = True
         return
     c = Content(draw(SEEDS))
@@ -847,7 +864,7 @@ def torn_tail(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     del stream.lines[index + 1 :]  # the torn line is the last line
     line = stream.lines[index]
     obj = dict(line.obj)
-    kind = choose(draw, TORN_KINDS)
+    kind = choose_at(draw, "torn-kind", TORN_KINDS)
     if kind == "mid-escape":
         obj["note"] = 'say "hi"\n'
     elif kind == "mid-utf8":

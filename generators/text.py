@@ -43,7 +43,7 @@ from stella_conform.generators.mutations import (
     _insert_at,
     _unknown_tag,
 )
-from stella_conform.generators.picks import between, choose
+from stella_conform.generators.picks import between, choose, choose_at
 from stella_conform.generators.runs import encode
 from stella_conform.schemas.vocabulary import Vocabulary
 
@@ -175,7 +175,7 @@ BIG_NUMBERS = (
 def unknown_big_numbers(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     """An unrecognized event whose fields hold integers beyond 2^53, in a list and alone."""
     c = Content(draw(SEEDS))
-    first = choose(draw, BIG_NUMBERS)
+    first = choose_at(draw, "big-number", BIG_NUMBERS)
     numbers = [first, *c.sample(BIG_NUMBERS, c.count(0, 3))]
     event = {"type": _unknown_tag(c, vocab), "id": first, "counters": numbers}
     if c.chance():

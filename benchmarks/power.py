@@ -57,10 +57,10 @@ from builds import Unavailable, command  # noqa: E402
 from stella_conform.conformance.checks import BY_ID  # noqa: E402
 
 
-def mode_for(targets: list[str]) -> str:
+def mode_for(targets: list[str], client: str = "") -> str:
     """The mode the client-matrix test grades a broken client in."""
     profiles = {BY_ID[t].profile for t in targets}
-    if "recorder" in profiles:
+    if "recorder" in profiles or client.startswith("shell/"):  # sh + jq: exit codes only
         return "exit"
     if "wrapper" in profiles or "R1.line-by-line" in targets:
         return "report"
@@ -82,7 +82,15 @@ def one_run(client: str, targets: list[str], seed: int) -> dict[str, Any]:
     profiles = sorted({BY_ID[t].profile for t in targets})
     with tempfile.TemporaryDirectory(prefix="power-") as tmp:
         report = Path(tmp) / "report.json"
-        argv = [KIT, "run", "--mode", mode_for(targets), "--seed", str(seed), "--no-database"]
+        argv = [
+            KIT,
+            "run",
+            "--mode",
+            mode_for(targets, client),
+            "--seed",
+            str(seed),
+            "--no-database",
+        ]
         argv += [a for p in profiles for a in ("--profile", p)]
         argv += [a for t in targets for a in ("--only", t)]
         argv += ["--max-shrinks", "0", "-j", "1", "--json", str(report), "--", *command_for(client)]
@@ -171,7 +179,7 @@ def in_process(client: str, targets: list[str], seed: int) -> dict[str, Any]:
     line_timeout = LINE_TIMEOUT if "R1.line-by-line" in targets else 5.0
     try:
         results = graded(
-            command_for(client), mode_for(targets), profiles, seed, targets, line_timeout
+            command_for(client), mode_for(targets, client), profiles, seed, targets, line_timeout
         )
     except Exception as exc:  # an infrastructure failure is reported, not counted as a miss
         return {"seed": seed, "caught": False, "generated": False, "error": repr(exc)}

@@ -28,7 +28,7 @@ from toolchains import missing
 from stella_conform.conformance.checks import BY_ID, CATALOGUE, select
 from stella_conform.conformance.matrix import ClientSpec, MatrixConfig, VocabularySpec, run_matrix
 from stella_conform.conformance.runner import Client, ensure_mode_supported, resolve_client
-from stella_conform.conformance.suite import SuiteConfig, run_check
+from stella_conform.conformance.suite import STRATA_FROM_EXAMPLES, SuiteConfig, run_check
 
 sys.path.insert(0, str(ADAPTERS / "broken"))  # builds.py: how to run each broken client
 TARGETS: dict[str, list[str]] = json.loads((ADAPTERS / "broken" / "targets.json").read_text())[
@@ -49,6 +49,10 @@ BROKEN_EXAMPLES_PER_PROCESS = 1
 #: on its own (tests/test_generators.py and test_hazards.py), and here every shrink step
 #: of an exit- or report-mode client is a process (the wrapper clients: two).
 MAX_SHRINKS = 0
+#: Broken clients whose flaw only one option of a mutation shows (a NUL or U+001F in a
+#: corrupt line): a run of the default size grades it in its strata every time
+#: (stella_conform.generators.strata), one random example seldom does.
+FOUND_BY_STRATA = frozenset({"shell/jq_read_loop.sh"})
 PY = sys.executable
 RECORDER = (PY, str(ADAPTERS / "python" / "recorder.py"))
 DASHBOARD = (PY, str(ADAPTERS / "python" / "dashboard.py"))
@@ -164,6 +168,29 @@ def test_the_jq_client_reads_a_character_its_read_blocks_split(tmp_path: Path) -
     stream.write_bytes(split + b'{"type":"run_complete","model":"m","cost_usd":0.5}\n')
     done = subprocess.run([*JQ_REFERENCE, str(stream)], capture_output=True, timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.skipif(not shutil.which("jq"), reason="no jq")
+@pytest.mark.parametrize("control", [b"\x1f", b"\x00", b"\x01"], ids=["US", "NUL", "SOH"])
+@pytest.mark.parametrize("how", ["stdin", "file"])
+def test_the_jq_client_rejects_a_raw_control_character(
+    tmp_path: Path, control: bytes, how: str
+) -> None:
+    """Review-3 H6: jq 1.6's lexer takes a raw U+001F in a string and the client's old
+    ``IFS= read -r`` loop dropped a NUL, so both corrupt streams were accepted; the broken
+    client adapters/broken/shell/jq_read_loop.sh keeps that loop and still accepts them."""
+    import subprocess
+
+    data = b'{"type":"text","text":"a' + control + b'b"}\n'
+    data += b'{"type":"run_complete","model":"m","cost_usd":0.5}\n'
+    stream = tmp_path / "control.jsonl"
+    stream.write_bytes(data)
+    args, given = ([str(stream)], None) if how == "file" else ([], data)
+    done = subprocess.run([*JQ_REFERENCE, *args], input=given, capture_output=True, timeout=60)
+    assert done.returncode == 1, done.stderr
+    if control != b"\x01":
+        loop = ["sh", str(ADAPTERS / "broken" / "shell" / "jq_read_loop.sh")]
+        assert subprocess.run(loop, input=data, capture_output=True, timeout=60).returncode == 0
 
 
 def test_every_check_is_targeted_by_some_broken_client() -> None:
@@ -300,9 +327,9 @@ def broken_command(client: str) -> tuple[str, ...]:
         raise
 
 
-def _mode_for(targets: set[str]) -> str:
+def _mode_for(targets: set[str], client: str) -> str:
     profiles = {BY_ID[t].profile for t in targets}
-    if "recorder" in profiles:
+    if "recorder" in profiles or client.startswith("shell/"):  # sh + jq: exit codes only
         return "exit"
     if "wrapper" in profiles or "R1.line-by-line" in targets:
         return "report"  # lockstep and W.stopped-reason-read are only observable there
@@ -313,12 +340,13 @@ def _mode_for(targets: set[str]) -> str:
 def test_broken_client_fails_exactly_its_targets(tmp_path: Path, client: str) -> None:
     targets = set(TARGETS[client])
     profiles = tuple(sorted({BY_ID[t].profile for t in targets}))
-    mode = _mode_for(targets)
+    mode = _mode_for(targets, client)
     line_timeout = 0.2 if "R1.line-by-line" in targets else 2.0
     command = broken_command(client)
     doc = grade(
         tmp_path, mode, *command, profiles=profiles,
-        examples=BROKEN_EXAMPLES if mode == "persistent" else BROKEN_EXAMPLES_PER_PROCESS,
+        examples=STRATA_FROM_EXAMPLES if client in FOUND_BY_STRATA
+        else BROKEN_EXAMPLES if mode == "persistent" else BROKEN_EXAMPLES_PER_PROCESS,
         line_timeout=line_timeout,
     )  # fmt: skip
     got = outcomes(doc)

@@ -54,6 +54,8 @@ def language(client: str) -> str:
         return "go"
     if client.startswith("rust/"):
         return "rust"
+    if client.startswith("shell/"):
+        return "shell"
     return "node" if client.endswith(".js") else "python"
 
 
@@ -66,6 +68,10 @@ def command(client: str) -> list[str]:
         if shutil.which("node") is None:
             raise Unavailable("no node")
         return ["node", str(HERE / client)]
+    if kind == "shell":  # a POSIX sh script around jq, in exit-code mode
+        if shutil.which("jq") is None:
+            raise Unavailable("no jq")
+        return ["sh", str(HERE / client)]
     name = client.split("/", 1)[1]
     binary = (build_go() if kind == "go" else build_rust()) / name
     if not binary.is_file():

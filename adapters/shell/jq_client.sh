@@ -6,19 +6,13 @@
 here=$(dirname "$0")
 # jq's raw input repairs bytes that are not UTF-8 to U+FFFD, and jq 1.6 also turns a
 # character split by its 4 KiB read blocks into U+FFFD, so jq cannot tell a bad line from a
-# good one: each line is checked here (iconv) and handed to jq marked 1 (UTF-8) or 0 (not).
+# good one; and jq 1.6's lexer takes a raw U+001F in a string. So one sed over the stream
+# (line by line, every byte kept: a shell `read` loop would drop NUL bytes) hands each line
+# to jq marked 1, or 0 when it is not JSON text: bytes that are not UTF-8 (`.` matches no
+# such byte in a UTF-8 locale), or a control character JSON never holds raw (only tab, CR
+# and LF may stand between its tokens, and none inside a string).
 mark() {
-  while IFS= read -r line || [ -n "$line" ]; do
-    if printf '%s' "$line" | iconv -f UTF-8 -t UTF-8 >/dev/null 2>&1; then
-      printf '1%s\n' "$line"
-    else
-      printf '0%s\n' "$line"
-    fi
-  done
+  LC_ALL=C.UTF-8 sed -u '/[\x00-\x08\x0b\x0c\x0e-\x1f]/{s/^/0/;b};s/^.*$/1&/;t;s/^/0/' "$@"
 }
-if [ "$#" -gt 0 ]; then
-  mark < "$1" | jq -nR -f "$here/reader.jq"
-else
-  mark | jq -nR -f "$here/reader.jq"
-fi
+mark "$@" | jq -nR -f "$here/reader.jq"
 [ $? -eq 0 ] || exit 1

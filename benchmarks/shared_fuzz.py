@@ -41,10 +41,11 @@ import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from stella_conform import stopping
 
 REPO = Path(__file__).resolve().parent.parent
 KIT = [sys.executable, "-m", "stella_conform"]
@@ -76,7 +77,7 @@ class Redis:
         binary = shutil.which("redis-server")
         if binary is None:
             raise SystemExit("redis-server is not installed")
-        self.dir = tempfile.mkdtemp()
+        self.dir = stopping.temp_dir("stella-shared-fuzz-redis-")
         self.proc = subprocess.Popen(
             [
                 binary,
@@ -94,7 +95,9 @@ class Redis:
                 self.dir,
             ],
             stdout=subprocess.DEVNULL,
+            start_new_session=True,
         )
+        stopping.track_group(self.proc.pid)
         time.sleep(0.5)
 
     def url(self, number: int) -> str:
@@ -103,13 +106,14 @@ class Redis:
     def stop(self) -> None:
         self.proc.terminate()
         self.proc.wait(timeout=10)
-        shutil.rmtree(self.dir, ignore_errors=True)
+        stopping.untrack_group(self.proc.pid)
+        stopping.remove_dir(self.dir)
 
 
 def _start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
     cwd.mkdir(parents=True, exist_ok=True)
     split = args.index("--")
-    return subprocess.Popen(
+    proc = subprocess.Popen(
         [*KIT, *args[:split], "--json", "report.json", *args[split:]],
         cwd=cwd,
         stdout=subprocess.DEVNULL,
@@ -117,6 +121,8 @@ def _start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
         text=True,
         start_new_session=True,
     )
+    stopping.track_group(proc.pid)  # killed with its clients if this benchmark is stopped
+    return proc
 
 
 def _stop(proc: subprocess.Popen[str]) -> None:
@@ -152,7 +158,7 @@ def measure_workers(
     client, only = CLIENTS[name]
     base = ["fuzz", "--for", cap, "--only", only, "--max-failures", "1", "--max-shrinks", "0"]
     base += ["--database", redis.url(number)] if share else ["--no-database"]
-    with tempfile.TemporaryDirectory() as tmp:
+    with stopping.private_dir("stella-shared-fuzz-") as tmp:
         folders = [Path(tmp) / f"w{i}" for i in range(workers)]
         procs = [
             _start([*base, "--seed", str(seed * 100 + i), "--", *client], folder)
@@ -172,6 +178,7 @@ def measure_workers(
                 _stop(p)
         for p in procs:
             p.wait()
+            stopping.untrack_group(p.pid)
         # the group's time: the first worker's own find, each on its own clock
         finds = [f for f in (_first(folder) for folder in folders) if f is not None]
         found = min(finds, key=lambda f: f["seconds"]) if finds else None
@@ -190,9 +197,11 @@ def measure_seeds(name: str, seed: int, seeded: bool, max_cases: int) -> dict[st
     args += ["--only", only, "--max-failures", "1", "--max-shrinks", "0", "--no-database"]
     if seeded:
         args += ["--seed-corpus", str(REPO / "fixtures"), "--seed-corpus", str(UPSTREAM)]
-    with tempfile.TemporaryDirectory() as tmp:
+    with stopping.private_dir("stella-shared-fuzz-") as tmp:
         proc = _start([*args, "--", *client], Path(tmp))
-        if proc.wait() not in (0, 1):
+        code = proc.wait()
+        stopping.untrack_group(proc.pid)
+        if code not in (0, 1):
             raise SystemExit(f"fuzz {' '.join(args)} exited {proc.returncode}")
         found = _first(Path(tmp))
     return {
@@ -272,7 +281,7 @@ def measure_lockstep(
     group's cases: the fewest any worker had run when it found the bug (the cases it ran
     of others' included)."""
     client, only = CLIENTS[name]
-    with tempfile.TemporaryDirectory() as tmp:
+    with stopping.private_dir("stella-shared-fuzz-") as tmp:
         procs = []
         for i in range(workers):
             args = ["fuzz", "--for", "24h", "--only", only, "--max-shrinks", "0"]
@@ -288,8 +297,10 @@ def measure_lockstep(
                     stdout=subprocess.PIPE,
                     stderr=subprocess.DEVNULL,
                     text=True,
+                    start_new_session=True,
                 )
             )
+            stopping.track_group(procs[-1].pid)
         try:
             for proc in procs:
                 assert proc.stdout is not None
@@ -319,6 +330,7 @@ def measure_lockstep(
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait()
+                stopping.untrack_group(proc.pid)
     shared = [r["shared"] for r in replies if r.get("shared")]
     return {
         "found": bool(found),
@@ -431,6 +443,15 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def main() -> None:
+    """The benchmark as a kit command (:mod:`stella_conform.stopping`): stopped by Ctrl-C,
+    SIGTERM or SIGHUP, it kills its workers and its redis-server and removes their
+    folders (the workers' w0, w1, ... were left in the temporary folder)."""
+    with stopping.command():
+        stopping.install()
+        _main()
+
+
+def _main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--part", choices=("workers", "lockstep", "seeds"))
     parser.add_argument(

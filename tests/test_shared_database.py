@@ -565,3 +565,44 @@ def test_the_plugin_reads_stella_database(tmp_path: Path) -> None:
     assert beside.local == settings().database  # a Redis beside Hypothesis's configured one
     with pytest.raises(pytest.UsageError, match="stella_database"):
         _database(_Ini(tmp_path, stella_database="redis://h:port/0"))
+
+
+def _in(folder: Path) -> list[int]:
+    """The processes working in ``folder`` (or below it)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            where = os.readlink(f"/proc/{entry}/cwd")
+        except OSError:
+            continue
+        if where.startswith(str(folder)):
+            found.append(int(entry))
+    return found
+
+
+def test_the_sharing_benchmark_stopped_leaves_no_folder_or_worker(tmp_path: Path) -> None:
+    """benchmarks/shared_fuzz.py stopped by SIGTERM kills its workers and its redis-server
+    and removes their folders (a stopped run left w0, w1 in the temporary folder)."""
+    if shutil.which("redis-server") is None:
+        missing("redis-server is not installed")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    bench = ADAPTERS.parent / "benchmarks" / "shared_fuzz.py"
+    argv = [sys.executable, str(bench), "--part", "lockstep", "--workers", "2a", "--seeds", "1"]
+    argv += ["--client", "legacy_text_after_failed_tool.js", "--results", str(tmp_path / "r")]
+    proc = subprocess.Popen(
+        argv, env={**os.environ, "TMPDIR": str(scratch)}, stdout=subprocess.DEVNULL
+    )
+    try:
+        while not list(scratch.glob("*/w1")) and proc.poll() is None:
+            time.sleep(0.05)
+        assert proc.poll() is None, "the benchmark ended before its workers started"
+        assert _in(scratch)  # its workers are at work there
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=120) == 143
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert list(scratch.iterdir()) == []
+    assert _in(scratch) == []

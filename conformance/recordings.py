@@ -22,7 +22,7 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,8 @@ from stella_conform.schemas.vocabulary import Vocabulary
 RECORDING_CAP = 8 * 1024 * 1024
 #: The most files looked at under one folder.
 FILES_CAP = 2000
+#: Why a link inside a folder of recordings is not read.
+LINK_SKIPPED = "is a symbolic link inside the folder: not followed (name the file itself)"
 #: The most events of one recording (longer ones are skipped: each case copies them).
 EVENTS_CAP = 5000
 
@@ -74,18 +76,55 @@ class SeedCorpus:
         )
 
 
-def _files(path: Path) -> Iterator[Path]:
+def _files(path: Path, recursive: bool) -> Iterator[Path]:
     if not path.is_dir():
         yield path
         return
     count = 0
     for root, dirs, names in os.walk(path, followlinks=False):
         dirs.sort()
+        if not recursive:
+            dirs.clear()
         for name in sorted(names):
             count += 1
             if count > FILES_CAP:
                 return
             yield Path(root) / name
+
+
+def folder_files(
+    top: Path,
+    wanted: Callable[[Path], bool],
+    cap: int = RECORDING_CAP,
+    *,
+    recursive: bool = True,
+) -> Iterator[tuple[Path, bytes | Skipped | None]]:
+    """A folder of recordings read by the one rule every command holds (``--seed-corpus``,
+    ``corpus diff``), one file at a time: ``(path, its bytes)``, ``(path, Skipped)`` for a
+    file it will not read, ``(path, None)`` for a file of another kind (not ``wanted``).
+
+    A path named by the user is read as named, a link to a file included.  Inside a
+    named folder, only regular files are read: a link is skipped, not followed (a
+    recordings folder may come from elsewhere, a CI artifact or a checkout, and a link
+    in it to a 0600 file would be played to a client, saved with a failure and shared),
+    as are a FIFO (a read would wait for ever), a device and a file over ``cap``; links
+    to folders are not entered, and at most :data:`FILES_CAP` files are looked at.  A
+    file skipped is a warning for the caller to show, never the end of the command.
+    """
+    for path in _files(top, recursive):
+        inside = path != top
+        if inside and not wanted(path):
+            yield path, None
+            continue
+        if inside and path.is_symlink():
+            yield path, Skipped(str(path), LINK_SKIPPED)
+            continue
+        try:  # (not following a link as the last part either: one made since is refused)
+            yield path, read_regular(path, cap, follow=not inside)
+        except RefusedFile as exc:
+            yield path, Skipped(str(path), exc.why)
+        except OSError as exc:
+            yield path, Skipped(str(path), f"cannot be read: {exc.strerror or exc}")
 
 
 def _is_recording(path: Path) -> bool:
@@ -103,19 +142,14 @@ def load(paths: Iterable[Path], vocab: Vocabulary) -> SeedCorpus:
         if not top.exists() and not top.is_symlink():
             corpus.skipped.append(Skipped(str(top), "does not exist"))
             continue
-        for path in _files(top):
-            if path != top and not _is_recording(path):
+        for path, data in folder_files(top, _is_recording):
+            if data is None:
                 corpus.ignored += 1
                 continue
+            if isinstance(data, Skipped):
+                corpus.skipped.append(data)
+                continue
             shown = str(path)
-            try:
-                data = read_regular(path, RECORDING_CAP)
-            except RefusedFile as exc:
-                corpus.skipped.append(Skipped(shown, exc.why))
-                continue
-            except OSError as exc:
-                corpus.skipped.append(Skipped(shown, f"cannot be read: {exc.strerror or exc}"))
-                continue
             try:
                 events = _envelope_events(data) if path.name.endswith(".json") else None
                 run = recorded_run(data if events is None else _lines(events), vocab)

@@ -74,7 +74,7 @@ def test_recordings_that_fit_are_read_and_hostile_files_skipped(tmp_path: Path) 
     assert corpus.recordings[0].to_bytes() == RECORDING  # the real events, as recorded
     why = {Path(s.path).name: s.why for s in corpus.skipped}
     assert set(why) == {"fifo.jsonl", "zero.jsonl", "huge.jsonl", "torn.jsonl", "bad.json"}
-    assert "FIFO" in why["fifo.jsonl"] and "character device" in why["zero.jsonl"]
+    assert "FIFO" in why["fifo.jsonl"] and "symbolic link" in why["zero.jsonl"]
     assert "larger than" in why["huge.jsonl"] and "not a valid run" in why["torn.jsonl"]
     assert corpus.ignored == 1
 
@@ -167,3 +167,42 @@ def test_a_recording_in_legacy_spellings_is_mutated_without_crashing(tmp_path: P
     assert out.returncode == 0, out.stdout + out.stderr
     doc = json.loads((tmp_path / "r.json").read_text())
     assert doc["fuzz"]["cases"] == 120 and doc["fuzz"]["seed_corpus"]["recordings"] == 1
+
+
+def test_one_folder_of_recordings_is_read_alike_by_seed_corpus_and_corpus_diff(
+    tmp_path: Path,
+) -> None:
+    """review-3 H4: ``corpus diff`` stopped (exit 2) at a link or a FIFO in the folder
+    where ``--seed-corpus`` read the link and skipped the FIFO. One rule
+    (recordings.folder_files) for both: the same files read, the same skipped."""
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    elsewhere.write_bytes(RECORDING)
+    folder = tmp_path / "recorded"
+    folder.mkdir()
+    (folder / "session.jsonl").write_bytes(RECORDING)
+    (folder / "link.jsonl").symlink_to(elsewhere)
+    os.mkfifo(folder / "fifo.jsonl")
+    reference = [sys.executable, str(ADAPTERS / "python" / "reference_client.py")]
+    oracle = f"{sys.executable} {ADAPTERS / 'python' / 'stella_like_reader.py'}"
+    ran = kit(
+        "run", "--mode", "exit", "--examples", "1", "--only", "R1.valid-runs-accepted",
+        "--seed-corpus", str(folder), "--no-database", "--", *reference, cwd=tmp_path,
+    )  # fmt: skip
+    diffed = kit(
+        "corpus", "diff", str(folder), "--generated", "0", "--oracle", oracle, cwd=tmp_path
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert diffed.returncode == 0 and "1/1 agree" in diffed.stdout, diffed.stdout + diffed.stderr
+    assert (
+        "seed corpus: 1 recording(s) read (1 stream(s), 0 envelope(s)), 2 skipped"
+        in ran.stdout + ran.stderr
+    )
+
+    def skipped(stderr: str) -> set[str]:
+        return {line.split("skipped ", 1)[1] for line in stderr.splitlines() if "skipped " in line}
+
+    assert skipped(ran.stderr) == skipped(diffed.stderr)
+    assert {s.split(":")[0] for s in skipped(ran.stderr)} == {
+        str(folder / "fifo.jsonl"),
+        str(folder / "link.jsonl"),
+    }

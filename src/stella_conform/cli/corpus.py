@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from stella_conform.cli._common import (
 )
 from stella_conform.errors import SetupError
 from stella_conform.safe_files import open_regular
+from stella_conform.safe_text import for_terminal
 
 
 @click.group()
@@ -170,15 +172,13 @@ def _diff_all(
     from stella_conform.generators.export import case_name, draw_cases
 
     for directory in directories or (bundled_fixtures_dir(),):
-        paths = _recordings(directory)
-        if not paths:
+        if not directory.is_dir():
+            raise SetupError(f"not a directory: {directory}")
+        if not any(_stream(p) for p in directory.iterdir()):
             raise SetupError(f"no recordings (*.jsonl) in {directory}")
         # read one at a time as the oracle is asked (a folder of big recordings was held
         # whole before the first was compared)
-        recordings = (
-            DiffCase(str(directory), path.name.removesuffix(".jsonl"), _recording(path))
-            for path in paths
-        )
+        recordings = _recordings(directory)
         name = "fixtures" if not directories else str(directory)
         results.append(diff_corpus(name, recordings, command, vocab, timeout))
     if generated:
@@ -190,15 +190,20 @@ def _diff_all(
         results.append(diff_corpus(label, drawn, command, vocab, timeout))
 
 
-def _recordings(directory: Path) -> list[Path]:
-    """The ``*.jsonl`` streams of a folder, by name: fixtures or plain recordings alike."""
-    if not directory.is_dir():
-        raise SetupError(f"not a directory: {directory}")
-    return sorted(directory.glob("*.jsonl"))
+def _stream(path: Path) -> bool:
+    return path.name.endswith(".jsonl") and not path.name.startswith(".")
 
 
-def _recording(path: Path) -> bytes:
-    from stella_conform.corpus import case_bytes
+def _recordings(directory: Path) -> Iterator[Any]:
+    """The ``*.jsonl`` streams of a folder, by name (fixtures or plain recordings alike),
+    read by the rule ``--seed-corpus`` holds (:func:`recordings.folder_files`): a link, a
+    FIFO or a file over the case cap is skipped with a warning, the rest compared."""
+    from stella_conform.conformance.differential import DiffCase
+    from stella_conform.conformance.recordings import Skipped, folder_files
+    from stella_conform.safe_files import CASE_CAP
 
-    # played to the oracle, a client: capped, a regular file, not a link (as replay's case)
-    return case_bytes(path, follow=False)
+    for path, data in folder_files(directory, _stream, CASE_CAP, recursive=False):
+        if isinstance(data, Skipped):
+            click.echo(f"warning: corpus diff: skipped {for_terminal(str(data))}", err=True)
+        elif data is not None:
+            yield DiffCase(str(directory), path.name.removesuffix(".jsonl"), data)

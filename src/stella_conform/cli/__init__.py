@@ -12,6 +12,7 @@ from __future__ import annotations
 import click
 
 from stella_conform._version import __version__
+from stella_conform.allocator import keep_large_blocks
 from stella_conform.cli._common import KitGroup
 from stella_conform.cli.checks import list_checks
 from stella_conform.cli.corpus import corpus
@@ -31,6 +32,7 @@ from stella_conform.cli.vocabulary import vocabulary
 @click.version_option(__version__, "--version", prog_name="stella-conform")
 def main() -> None:
     """Conformance tests and fuzzing for clients of stella's machine-readable output."""
+    keep_large_blocks()  # megabyte cases without a page fault per page (allocator.py)
 
 
 for command in (decode, validate, corpus, run, replay, smoke, list_checks, trace, report, matrix):

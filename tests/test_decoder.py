@@ -6,6 +6,8 @@ import json
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stella_conform.decoder import Kind, decode, decode_all, parse_line, summarize
 from stella_conform.schemas.vocabulary import Vocabulary
@@ -156,3 +158,23 @@ def test_imported_vocabulary_changes_what_is_known(wire_schema) -> None:  # type
     assert [o.kind for o in decode(line, vocab)] == [Kind.KNOWN]
     bad = j({"type": "commit", "sha": 1, "message": "m"})
     assert [o.kind for o in decode(bad, vocab)] == [Kind.REJECT]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=' \t\r\n{}[]":,0123456789.-eEtrufalsn\\x\u00a0\u2028', max_size=24))
+def test_the_hot_path_parses_exactly_what_json_loads_does(text: str) -> None:
+    """The plain and careful scanners skip the regular expressions a stream line does not
+    need (no whitespace before its ``{``, only whitespace after its value): what they
+    accept, and what they refuse, is ``json.loads``'s all the same."""
+    from stella_conform.decoder import _CAREFUL_SCAN, _scan, _scan_with
+
+    try:
+        expected: object = json.loads(text)
+    except (ValueError, RecursionError):
+        expected = ValueError
+    for scan in (_scan, lambda t: _scan_with(_CAREFUL_SCAN, t)):
+        try:
+            got: object = scan(text)
+        except (ValueError, StopIteration, RecursionError):
+            got = ValueError
+        assert repr(got) == repr(expected), (scan, text)

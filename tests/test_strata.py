@@ -100,3 +100,55 @@ def test_a_stratum_is_the_same_case_every_time() -> None:
     check = BY_ID["R1.valid-runs-accepted"]
     first = [c.stream for c in check_strata(check, _vocab())]
     assert first == [c.stream for c in check_strata(check, _vocab())]
+
+
+def _engine_first_example(strategy: Any) -> Any:
+    """What the first example of a ``@given`` run is: the engine's own simplest draw
+    (``strata.simplest`` draws it without a run around each)."""
+    from hypothesis import HealthCheck, Phase, given, settings
+
+    found: list[Any] = []
+
+    @settings(
+        max_examples=1,
+        phases=[Phase.generate],
+        database=None,
+        derandomize=True,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(strategy)
+    def take(value: Any) -> None:
+        found.append(value)
+
+    take()
+    return found[0] if found else None
+
+
+@pytest.mark.parametrize(
+    "check_id", ["R4.rejection-names-line", "R1.line-by-line", "E.unknown-keys-ignored"]
+)
+def test_a_stratum_is_the_engine_s_first_example(check_id: str) -> None:
+    from stella_conform.generators import picks, strata
+    from stella_conform.generators.cases import cases
+    from stella_conform.generators.envelopes import envelope_cases
+
+    vocab = Vocabulary.default()
+    check = BY_ID[check_id]
+    for mutation in check.mutations:
+        strategy = (
+            envelope_cases(vocab, variants=(mutation,))
+            if check.input == "envelope"
+            else cases(vocab, always=(mutation,), max_mutations=0)
+        )
+        table = strata.ENVELOPE_STRATA if check.input == "envelope" else strata.STRATA
+        for sites in ({}, *table.get(mutation, ())):
+            with picks.forcing(sites):
+                ours = strata.simplest(strategy)
+                engines = _engine_first_example(strategy)
+            assert (ours is None) == (engines is None)
+            if ours is not None:
+                assert (getattr(ours, "stream", None), getattr(ours, "data", None)) == (
+                    getattr(engines, "stream", None),
+                    getattr(engines, "data", None),
+                ), (check_id, mutation, sites)

@@ -156,7 +156,11 @@ class ClientProcess:
     # ----------------------------------------------------------------- pumping
 
     def pump(self, timeout: float) -> None:
-        """Move bytes for at most ``timeout`` seconds (returns early on any progress)."""
+        """Move bytes for at most ``timeout`` seconds (returns early on any progress).
+
+        Every wait on a client passes here: a stop signal the kit swallowed where it landed
+        (:func:`stopping.check`) ends the command here, within one wait."""
+        stopping.check()
         if not self._sel.get_map():
             time.sleep(min(timeout, 0.01))
             return

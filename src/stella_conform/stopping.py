@@ -59,13 +59,19 @@ _installed_pid: int | None = None
 #: Inside :func:`first_interrupt_asks`: a first Ctrl-C only asks to stop.
 _soft_interrupt = False
 _interrupt_asked = False
+#: A :class:`Stopped` that the code it was raised in swallowed (see :func:`check`).
+_swallowed: Stopped | None = None
 
 
-class Stopped(BaseException):
+class Stopped(KeyboardInterrupt):
     """The kit got a stop signal; unwinding writes what it has, marked incomplete.
 
-    A ``BaseException`` like ``KeyboardInterrupt``: no ``except Exception`` on the way
-    (a client's error handling, Hypothesis) may swallow it.
+    No ``except Exception`` on the way (a client's error handling) may swallow it, and it
+    is a ``KeyboardInterrupt`` for Hypothesis, whose engine lets only that pass as it
+    is: any other exception raised in the middle of a draw is recorded as the test
+    case's outcome first, and recording a case cut short raised "Inconsistent data
+    generation!" in its place (a stopped run graded on, its clients killed: minutes
+    more at load 17, then exit 0 with a false "not deterministic" error).
     """
 
     def __init__(self, signum: int) -> None:
@@ -330,6 +336,39 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
     raise Stopped(signum)
 
 
+def _keep_swallowed(unraisable: Any) -> None:
+    """``sys.unraisablehook``: a :class:`Stopped` raised where Python cannot pass an
+    exception on is kept for :func:`check`, not printed; anything else as before.
+
+    A signal's handler runs wherever the main thread is at the next bytecode, and that
+    may be a garbage collector callback (Hypothesis keeps one to time its collections), a
+    ``__del__`` or a weakref callback: an exception raised there is "ignored". A stop that
+    landed there was lost, and the run graded on with its clients killed (a ``run -j 1``
+    took minutes to exit after SIGTERM, and then exited 0).
+    """
+    global _swallowed
+    stop = getattr(unraisable, "exc_value", None)
+    if isinstance(stop, Stopped) and os.getpid() == _main_pid:
+        _swallowed = stop
+        return
+    _unraisable_before(unraisable)
+
+
+_unraisable_before: Callable[[Any], object] = sys.unraisablehook
+
+
+def check() -> None:
+    """Raise, here, a stop that was swallowed where it landed (:func:`_keep_swallowed`).
+
+    Called wherever the kit waits or starts something (every client's pump, every start,
+    every line of a stream read), so a lost stop ends the command within one wait, with
+    its partial report, as a stop that landed anywhere else does."""
+    global _swallowed
+    if _swallowed is not None and threading.current_thread() is threading.main_thread():
+        stop, _swallowed = _swallowed, None
+        raise stop
+
+
 def install() -> None:
     """In the kit's main process: stop signals raise :class:`Stopped`; become a subreaper.
 
@@ -342,6 +381,10 @@ def install() -> None:
     _installed_pid = _main_pid
     _stopping = False
     become_subreaper()
+    global _unraisable_before
+    if sys.unraisablehook is not _keep_swallowed:
+        _unraisable_before = sys.unraisablehook
+        sys.unraisablehook = _keep_swallowed
     for signum in STOP_SIGNALS:
         signal.signal(signum, _on_signal)
 
@@ -352,7 +395,8 @@ def supervise() -> None:
     In a kit command's main process (:func:`command`), on its main thread, the first call
     installs the stop handlers and makes the process a subreaper; every later call, and
     every call elsewhere (a ``-j`` worker, the pytest plugin inside someone's test
-    session, a library caller), changes nothing.
+    session, a library caller), changes nothing. A stop that was swallowed where it
+    landed is raised here (:func:`check`): no process starts after a stop.
     """
     if (
         _command_pid is not None
@@ -360,6 +404,7 @@ def supervise() -> None:
         and threading.current_thread() is threading.main_thread()
     ):
         install()
+    check()
 
 
 @contextlib.contextmanager
@@ -373,7 +418,10 @@ def command() -> Iterator[None]:
     global _command_pid
     _command_pid = os.getpid()
     try:
-        yield
+        try:
+            yield
+        finally:
+            check()  # a stop swallowed after the command's last wait ends it 128 + N too
     except Stopped as stop:
         leave(stop.exit_code)
     finally:

@@ -135,29 +135,36 @@ def kit_inline(*args: str, cwd: Path | None = None) -> subprocess.CompletedProce
 
     The command line's own code (option parsing, the checks of its input, exit 2 and one
     line on stderr) without starting an interpreter and importing the kit, which is most
-    of such a call's CPU.  Never for a command that starts a client: that would install
-    the kit's signal handlers here, so the handlers are put back and the test fails if
-    any changed.
+    of such a call's CPU.  Never for a command that starts a client (a client's process
+    group would be this test process's to kill): the test fails if one was started. The
+    command's stop handlers are this process's for the call only (``stopping.command``),
+    and the test fails if any is left changed.
     """
     import signal
 
     from click.testing import CliRunner
 
+    from stella_conform import stopping
     from stella_conform.cli import main
 
     stops = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
     handlers = {s: signal.getsignal(s) for s in stops}
     here = os.getcwd()
+    started: list[int] = []
+    track = stopping.track_group
     try:
         if cwd is not None:
             os.chdir(cwd)
+        stopping.track_group = started.append  # type: ignore[assignment]
         result = CliRunner().invoke(main, list(args), prog_name="stella-conform")
     finally:
+        stopping.track_group = track  # type: ignore[assignment]
         os.chdir(here)
         changed = [s for s in stops if signal.getsignal(s) != handlers[s]]
         for s in stops:
             signal.signal(s, handlers[s])
-    assert not changed, f"stella-conform {' '.join(args)} got past its input checks"
+    assert not started, f"stella-conform {' '.join(args)} got past its input checks"
+    assert not changed, f"stella-conform {' '.join(args)} left its stop handlers here"
     stderr = result.stderr
     if result.exc_info is not None and not isinstance(result.exception, SystemExit):
         # a process would print its traceback: so does this, for the tests that look for one

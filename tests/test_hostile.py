@@ -1998,6 +1998,61 @@ def test_decode_stopped_mid_stream_removes_its_copy_of_stdin(tmp_path: Path) -> 
     assert not list(temp.iterdir())
 
 
+def _reading_its_stdin(proc: subprocess.Popen[bytes]) -> bool:
+    """Whether the kit's main thread is blocked reading the pipe on its stdin (the auto
+    mode's own test of a client waiting for input, from ``/proc``)."""
+    from stella_conform.conformance.automode import _reads_pipe
+
+    assert proc.stdin is not None
+    return _reads_pipe(proc.pid, str(proc.pid), os.fstat(proc.stdin.fileno()).st_ino)
+
+
+#: Every command that reads a stream or a journal from its stdin, and a first line for it.
+STDIN_READERS = {
+    "validate": (["validate", "-"], b'{"type":"text","delta":"hi"}\n'),
+    "trace check": (
+        ["trace", "check", "-"],
+        (REPO / "fixtures" / "trace" / "golden.jsonl").read_bytes().splitlines(True)[0],
+    ),
+    "decode --json": (["decode", "--json", "-"], b'{"type":"text","delta":"hi"}\n'),
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "signum"),
+    [*((name, signal.SIGTERM) for name in STDIN_READERS),
+     ("validate", signal.SIGINT), ("trace check", signal.SIGHUP)],
+)  # fmt: skip
+def test_a_command_reading_its_stdin_stops_like_every_other(
+    tmp_path: Path, name: str, signum: int
+) -> None:
+    """``validate`` and ``trace check`` blocked on a pipe that never ends ended -15 on
+    SIGTERM (and a traceback on Ctrl-C): as commands that start no process they had no
+    stop handler. Every command now has them from its start: 128 + the signal, no
+    traceback, nothing left."""
+    args, first = STDIN_READERS[name]
+    proc = subprocess.Popen(
+        [*KIT_ARGV, *args], cwd=tmp_path, stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(first)
+        proc.stdin.flush()
+        deadline = time.monotonic() + HANG_GUARD
+        while not _reading_its_stdin(proc):  # it read the line and waits for the next
+            assert time.monotonic() < deadline and proc.poll() is None, "not reading stdin"
+            time.sleep(0.02)
+        proc.send_signal(signum)
+        _out, err = proc.communicate(timeout=HANG_GUARD)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 128 + signum, (proc.returncode, err[-2000:])
+    assert b"Traceback" not in err, err[-2000:]
+
+
 def test_the_plugin_leaves_no_grandchild_and_spares_the_session_s_own(tmp_path: Path) -> None:
     """The pytest plugin graded a client that puts a grandchild in a session of its own on
     every run: each was left running (one per case), as the plugin is no kit command (no

@@ -411,14 +411,20 @@ def supervise() -> None:
 def command() -> Iterator[None]:
     """A kit command from start to end: whatever it started is gone when it ends.
 
-    A :class:`Stopped` the command did not handle itself (it had no partial report to
-    write) exits 128 + the signal here; any other ending kills every process group still
-    tracked and reaps every orphan a client left behind, then goes on as it was going.
+    The stop handlers are installed first, for every command, whether it starts a
+    process or not: ``validate`` or ``trace check`` reading a pipe ended -15 on SIGTERM
+    (no handler), where every other command exits 143. A :class:`Stopped` the command did
+    not handle itself (it had no partial report to write) exits 128 + the signal here;
+    any other ending kills every process group still tracked and reaps every orphan a
+    client left behind, then goes on as it was going. A command run inside another
+    program (click's test runner) leaves that program's handlers as it found them.
     """
     global _command_pid
     _command_pid = os.getpid()
+    put_back = _as_before() if not installed() else None
     try:
         try:
+            supervise()
             yield
         finally:
             check()  # a stop swallowed after the command's last wait ends it 128 + N too
@@ -428,6 +434,30 @@ def command() -> Iterator[None]:
         if _command_pid == os.getpid():
             clean_up()
             _command_pid = None
+            if put_back is not None:
+                put_back()
+
+
+def _as_before() -> Callable[[], None]:
+    """What puts this process's stop handling back as it is now (see :func:`command`)."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    handlers = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    hook, was_subreaper = sys.unraisablehook, _subreaper
+
+    def put_back() -> None:
+        global _installed_pid
+        if _installed_pid != os.getpid():
+            return
+        for signum, handler in handlers.items():
+            if handler is not None:
+                signal.signal(signum, handler)
+        sys.unraisablehook = hook
+        if _subreaper and not was_subreaper:
+            _stop_being_subreaper()
+        _installed_pid = None
+
+    return put_back
 
 
 def installed() -> bool:

@@ -499,10 +499,17 @@ def fixture_path(check: Check, name: str, directory: Path) -> Path:
     return directory / f"{name}.jsonl"
 
 
-def load_case(path: Path, vocab: Vocabulary | None = None) -> GradedCase:
-    """A fixture file of any kind (stream, envelope, scenario) as a case, validated."""
+def load_case(
+    path: Path, vocab: Vocabulary | None = None, *, data: bytes | None = None
+) -> GradedCase:
+    """A fixture file of any kind (stream, envelope, scenario) as a case, validated.
+
+    The case file is read once (its expectation file beside it once too); ``data`` is its
+    bytes where the caller has read them already (``replay``, through the safe reader,
+    refusing a link): then the file is not read again, so what is graded is what was
+    checked, never a file swapped in between."""
     if path.name.endswith(SCENARIO_SUFFIX):
-        scenario = read_scenario(path)
+        scenario = read_scenario(path, data)
         name = scenario.name
         return GradedCase(
             name, scenario.stream, "fixture", vocab=vocab, kind="scenario",
@@ -511,17 +518,19 @@ def load_case(path: Path, vocab: Vocabulary | None = None) -> GradedCase:
     if path.suffix == ".json":
         envelope = read_envelope_fixture(path)
         return GradedCase(
-            envelope.name, envelope.data, "fixture", vocab=vocab, kind="envelope",
-            command=envelope.command,
+            envelope.name, envelope.data if data is None else data, "fixture", vocab=vocab,
+            kind="envelope", command=envelope.command,
         )  # fmt: skip
     fixture = _read_jsonl_fixture(path)  # validates the expectation too
     if isinstance(fixture, TraceFixture):
-        return GradedCase(fixture.name, fixture.data, "fixture", vocab=vocab, kind="journal")
+        journal = fixture.data if data is None else data
+        return GradedCase(fixture.name, journal, "fixture", vocab=vocab, kind="journal")
+    stream = fixture.stream if data is None else data
     # also_conforming is the oracle's to compute (tests/test_fixture_corpus.py holds the
     # file to it), so a fixture cannot widen what passes
-    decoded, touched = _careful_reading(fixture.stream, vocab)
+    decoded, touched = _careful_reading(stream, vocab)
     return GradedCase(
-        fixture.name, fixture.stream, "fixture", vocab=vocab, decoded=decoded, touched=touched
+        fixture.name, stream, "fixture", vocab=vocab, decoded=decoded, touched=touched
     )
 
 

@@ -1578,6 +1578,54 @@ def test_replay_plays_no_link_and_no_case_over_the_cap(tmp_path: Path) -> None:
         assert out.stderr.count("\n") == 1 and not marker.exists()
 
 
+#: Sent ahead of :data:`MEASURED_KIT`: as soon as the kit first opens the case file, a
+#: link to a 0600 file takes the case's place on disk (the kit's open file is untouched).
+SWAP_AFTER_FIRST_OPEN = """
+    import os
+    _open, _swapped = os.open, []
+    def _swapping_open(path, flags, *args, **kwargs):
+        fd = _open(path, flags, *args, **kwargs)
+        if not _swapped and os.fspath(path) == {case!r}:
+            _swapped.append(1)
+            os.replace({link!r}, {case!r})
+        return fd
+    os.open = _swapping_open
+"""
+
+
+@pytest.mark.parametrize(
+    ("fixture", "check", "client"),
+    [("minimal_run.jsonl", "R1.valid-runs-accepted", "reference_client.py"),
+     ("envelopes/raw_unknown_keys.json", "E.unknown-keys-ignored", "envelope_client.py")],
+)  # fmt: skip
+def test_replay_reads_its_case_once(tmp_path: Path, fixture: str, check: str, client: str) -> None:
+    """``replay --check`` read the case file through the safe reader (no link, at most the
+    cap), then read it again, following links, to grade it: a case swapped for a link to
+    a 0600 file in between was graded and printed. Now the bytes read once are graded."""
+    source = bundled_fixtures_dir() / fixture
+    name = source.name
+    case = tmp_path / name
+    shutil.copyfile(source, case)
+    expect = name.removesuffix(".jsonl").removesuffix(".json") + ".expect.json"
+    shutil.copyfile(source.with_name(expect), tmp_path / expect)
+    secret = tmp_path / "secret"
+    secret.write_text('{"type":"text","text":"private words"}\n')
+    secret.chmod(0o600)
+    link = tmp_path / "link"
+    link.symlink_to(secret)
+    prelude = textwrap.dedent(SWAP_AFTER_FIRST_OPEN).format(case=str(case), link=str(link))
+    out = subprocess.run(
+        [sys.executable, "-c", prelude + MEASURED_KIT, "replay", str(case), "--check", check,
+         "--mode", "report", "--", sys.executable, str(ADAPTERS / "python" / client)],
+        capture_output=True, text=True, timeout=2 * HANG_GUARD, cwd=tmp_path,
+    )  # fmt: skip
+    assert case.is_symlink(), "the case was never swapped"
+    assert "private words" not in out.stdout + out.stderr, out.stdout
+    assert out.returncode == 0, out.stdout + out.stderr
+    first_line = source.read_bytes().splitlines()[0].decode()[:40]
+    assert first_line in out.stdout, out.stdout
+
+
 def test_a_bounded_fold_reads_every_fixture_as_the_grader_does() -> None:
     """The bound is far past any real run: on the corpus both folds agree field by field,
     and past it the latest texts (the final text) are the ones kept."""

@@ -20,7 +20,7 @@ from typing import Any
 import jsonschema
 
 from stella_conform.decoder import RunSummary
-from stella_conform.errors import SetupError, read_json_file
+from stella_conform.errors import SetupError, parse_json_file, read_json_file
 from stella_conform.safe_files import CASE_CAP, RefusedFile, make_dirs, read_regular, write_atomic
 from stella_conform.schemas.vocabulary import load_schema
 
@@ -274,10 +274,15 @@ def read_envelope_fixture(path: Path) -> EnvelopeFixture:
     return EnvelopeFixture(name, path, doc)
 
 
-def read_scenario(path: Path) -> ScenarioFixture:
-    """Read one wrapper scenario; raises :class:`SetupError` when malformed."""
+def read_scenario(path: Path, data: bytes | None = None) -> ScenarioFixture:
+    """Read one wrapper scenario; raises :class:`SetupError` when malformed.
+
+    ``data``: the file's bytes, already read (``replay`` reads a case file once)."""
     name = path.name.removesuffix(SCENARIO_SUFFIX)
-    doc = read_json_file(path, "scenario file")
+    if data is None:
+        doc = read_json_file(path, "scenario file")
+    else:
+        doc = parse_json_file(data, path, "scenario file")
     if not isinstance(doc, dict) or doc.get("format") != SCENARIO_FORMAT:
         raise SetupError(f"{path}: format must be {SCENARIO_FORMAT!r}")
     if not isinstance(doc.get("exit", 0), int):

@@ -25,14 +25,24 @@ def read_json_file(path: Path, what: str) -> Any:
     that reads files answers bad input the same way.
     """
     try:
-        return json.loads(_read_document(path).decode("utf-8"))
+        data = _read_document(path)
     except FileNotFoundError:
         raise SetupError(f"{what} not found: {path}") from None
     except RefusedFile as exc:
         raise SetupError(f"cannot read {what}: {exc}") from None
+    except OSError as exc:
+        raise SetupError(f"malformed {what} {path}: {exc}") from None
+    return parse_json_file(data, path, what)
+
+
+def parse_json_file(data: bytes, path: Path, what: str) -> Any:
+    """The bytes of a JSON file the kit was given, already read, parsed: bad JSON is
+    "malformed <what> <path>: <why>" (:class:`SetupError`), as :func:`read_json_file` says."""
+    try:
+        return json.loads(data.decode("utf-8"))
     except RecursionError:
         raise SetupError(f"malformed {what} {path}: nested too deeply") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: a huge integer
+    except (UnicodeDecodeError, ValueError) as exc:  # ValueError: a huge integer
         raise SetupError(f"malformed {what} {path}: {exc}") from None
 
 

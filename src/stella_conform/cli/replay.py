@@ -124,7 +124,7 @@ def replay(
     vocab = claims.vocabulary(stella)
     client = dataclasses.replace(client, summary_only=claims.summary_only)
     if check_id is not None or case.suffix == ".json":
-        _replay_as_check(case, check_id, client, vocab, claims)
+        _replay_as_check(case, stream, check_id, client, vocab, claims)
     graded = GradedCase(case.name, stream, "saved", vocab=vocab)
     obs = run_once(client, graded.stream)
     keep = decisive_lines(graded, obs)
@@ -183,9 +183,10 @@ def _inprocess_client(parser_spec: str, reject_specs: tuple[str, ...]) -> Any:
 
 
 def _replay_as_check(
-    case: Path, check_id: str | None, client: Any, vocab: Any, claims: Any
+    case: Path, data: bytes, check_id: str | None, client: Any, vocab: Any, claims: Any
 ) -> None:
-    """Replay a case through one check's runner and judge; exits."""
+    """Replay a case (``data``: the case file's bytes, read once) through one check's
+    runner and judge; exits."""
     import json as json_
 
     from stella_conform.conformance.checks import BY_ID
@@ -204,7 +205,7 @@ def _replay_as_check(
     check = BY_ID.get(check_id)
     if check is None:
         raise SetupError(f"unknown check {check_id!r} (see: stella-conform checks)")
-    graded = load_case(case, vocab)
+    graded = load_case(case, vocab, data=data)  # the bytes read once, not the file again
     graded.reads = claims.reads
     if graded.kind != check.input:
         raise SetupError(f"{case.name} is a {graded.kind} case; {check.id} grades {check.input}s")

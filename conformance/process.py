@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import selectors
 import signal
 import subprocess
@@ -250,6 +251,21 @@ class ClientProcess:
                 self._partial.clear()
             start = nl + 1
 
+    def read_ready_stderr(self) -> None:
+        """Read what stderr holds now, without waiting. A client writes its stderr before
+        the answer that follows it, so once the answer is read those bytes are in the
+        pipe, but the two pipes are read in whatever order they are ready: read here, they
+        count to the case that wrote them (a persistent client's next case would quote them).
+        """
+        stderr = self.proc.stderr
+        while stderr is not None and not stderr.closed and not self._stderr_eof:
+            try:
+                if not select.select([stderr], [], [], 0)[0]:
+                    return
+            except (OSError, ValueError):
+                return
+            self._read_stderr()
+
     def _read_stderr(self) -> None:
         data = self._read("err")
         if not data:
@@ -357,9 +373,14 @@ class ClientProcess:
     def elapsed(self) -> float:
         return time.monotonic() - self.started
 
-    def stderr_text(self, limit: int = 2000) -> str:
-        """The last ``limit`` bytes of stderr (from the kept tail, however much came before)."""
-        return bytes(self.stderr.tail[-limit:]).decode("utf-8", "replace")
+    def stderr_text(self, limit: int = 2000, *, since: int = 0) -> str:
+        """The last ``limit`` bytes of stderr (from the kept tail, however much came before),
+        of those written after its first ``since`` bytes: a persistent client's stderr
+        during one case, never an earlier case's words."""
+        written = min(limit, max(0, self.stderr.total - since))
+        if not written:
+            return ""
+        return bytes(self.stderr.tail[-written:]).decode("utf-8", "replace")
 
     def stderr_for_crash_report(self) -> str:
         """Where a runtime's crash report can be: the start of stderr and its end."""

@@ -269,14 +269,19 @@ def _start(
         raise SetupError(f"cannot start client {argv[0]}: {exc.strerror or exc}") from None
 
 
-def _finish(obs: Observation, proc: ClientProcess) -> Observation:
+def _finish(obs: Observation, proc: ClientProcess, since: int = 0) -> Observation:
+    """What the process wrote, into the observation. ``since``: the stderr bytes it had
+    written before this case (a persistent process's earlier cases): the tail shown is
+    what this case wrote, never an earlier case's words; the counts are the process's."""
     obs.stderr_bytes = proc.stderr.total
     # every line the process wrote so far, not only those of the capped part kept: a
     # client that logged 64 KiB in earlier checks (one process for all of them) still
     # shows each further line
     unterminated = proc.stderr.total > 0 and not proc.stderr.tail.endswith(b"\n")
     obs.stderr_lines = proc.stderr.newlines + (1 if unterminated else 0)
-    obs.stderr_tail = _whole_lines(proc.stderr_text(STDERR_TAIL), proc.stderr.total)
+    obs.stderr_tail = _whole_lines(
+        proc.stderr_text(STDERR_TAIL, since=since), proc.stderr.total - since
+    )
     obs.stdout_bytes = proc.stdout.total
     obs.seconds = proc.elapsed
     return obs
@@ -699,8 +704,18 @@ class PersistentSession:
         self.counter += 1
         case_id = f"case-{self.counter}"
         deadline = time.monotonic() + self.client.timeout
+        #: The process of this case (kept after a crash throws it away: its stderr is
+        #: the case's), and how much stderr it had written before the case began.
+        proc: ClientProcess | None = None
+        since = 0
         try:
+            before = self.proc
+            if before is not None:
+                before.read_ready_stderr()  # the last case's words count to it
+                since = before.stderr.total
             proc = self._ensure(deadline)
+            if proc is not before:
+                since = 0  # started for this case: everything it wrote is this case's
             obs.hello = self.hello
             written = [count_lines(stream) if feed.style == "lines" else 0]
             reader = _Reader(
@@ -730,9 +745,12 @@ class PersistentSession:
                 self._discard()
         except ProtocolError as exc:
             obs.status, obs.detail, obs.cause = "protocol-error", str(exc), exc.cause
+            if proc is None and self.proc is not None:  # its hello was wrong: started anew
+                proc, since = self.proc, 0
             self._discard()
-        if self.proc is not None:
-            _finish(obs, self.proc)
+        if proc is not None:
+            proc.read_ready_stderr()
+            _finish(obs, proc, since)
         return obs
 
     def pause(self) -> None:

@@ -279,6 +279,47 @@ def test_persistent_mode_hostile_answers(
         assert second.status == status
 
 
+#: A persistent client that says on stderr which case it reads, and dies in its third.
+CHATTY_PERSISTENT = """
+import json, sys
+def emit(message):
+    sys.stdout.write(json.dumps(message) + "\\n")
+    sys.stdout.flush()
+emit({"kind": "hello", "protocol": 1, "client": {"name": "chatty"}, "profiles": ["reader"],
+      "modes": ["persistent"]})
+for n, raw in enumerate(sys.stdin.buffer, 1):
+    message = json.loads(raw)
+    if message.get("kind") == "shutdown":
+        sys.exit(0)
+    sys.stderr.write(f"reading case {n}\\n")
+    sys.stderr.flush()
+    if n == 3:
+        sys.stderr.write(f"dying in case {n}\\n")
+        sys.exit(3)
+    emit({"kind": "summary", "id": message["id"], "verdict": "reject" if n == 2 else "accept",
+          **({"rejected_line": 1} if n == 2 else {})})
+"""
+
+
+def test_a_persistent_case_shows_the_stderr_written_during_it() -> None:
+    """One process answers every case in persistent mode, and the stderr shown with a
+    case was the process's last bytes: a failure quoted the client's words about earlier
+    cases as its own; and a case the client crashed in showed no stderr at all (the dead
+    process was thrown away before its stderr was read). Now each case's excerpt is what
+    the process wrote from the case's start."""
+    client = Client(argv=(sys.executable, "-c", CHATTY_PERSISTENT), mode="persistent",
+                    timeout=HANG_GUARD, summary_only=True)  # fmt: skip
+    with PersistentSession(client) as session:
+        observed = [session.run(VALID) for _ in range(4)]
+    statuses = [(obs.status, obs.verdict) for obs in observed]
+    assert statuses == [("ok", "accept"), ("ok", "reject"), ("crash", None), ("ok", "accept")]
+    tails = [obs.stderr_tail for obs in observed]
+    assert tails[0] == "reading case 1\n"
+    assert tails[1] == "reading case 2\n"  # the wrong verdict's case: its own words only
+    assert tails[2] == "reading case 3\ndying in case 3\n"  # the crash, with its words
+    assert tails[3] == "reading case 1\n"  # a new process for the next case
+
+
 def _ready(session: PersistentSession) -> None:
     """Start (or restart) the session's client and read its hello with all the time a
     loaded machine needs, so that only the case's own answer meets its short timeout (a

@@ -435,10 +435,14 @@ def self_describing(case: GradedCase) -> bytes | None:
     surrogate as an escape, never as invalid UTF-8; an escaped U+2028, U+2029 or U+0085,
     a line end to some readers, stays an escape), keeps its own terminator (a CRLF line
     stays one) and its keys' order (the self-describing name where the legacy one stood).
-    A line whose value JSON cannot write back as it was read (``1e400`` read as infinity)
-    leaves the case unpaired (``None``).
+    A line whose value JSON cannot write back as it was read (``1e400`` read as infinity;
+    ``-0`` in an integer field, read as 0, written back without the registered point
+    ``negative-zero`` that a client may reject the line for) leaves the case unpaired
+    (``None``).
     """
     import json
+
+    from stella_conform.generators.grammar import scan
 
     vocab = case.vocab or Vocabulary.default()
     lines = case.stream.split(b"\n")
@@ -457,6 +461,8 @@ def self_describing(case: GradedCase) -> bytes | None:
         if _has_non_finite(plain):
             return None
         old = lines[outcome.line - 1]
+        if "num.negative-zero-integer" in scan(old + b"\n", "stream"):
+            return None
         try:  # compact and in UTF-8, as stella writes; a lone surrogate as an escape
             text = json.dumps(plain, ensure_ascii=False, separators=(",", ":"))
             for char in _LINE_ENDS_TO_SOME:  # raw only where the line had it raw

@@ -248,7 +248,7 @@ PRODUCTIONS: tuple[Production, ...] = (
     Production(
         "bad.raw-control",
         "not JSON",
-        "a raw control character in a string (a tab, \\x01)",
+        "a raw control character in a string (a tab, \\x01, \\x1f, NUL)",
         ("reader",),
     ),
     Production("bad.escape", "not JSON", "an escape JSON does not have (\\x41)", ("reader",)),

@@ -40,7 +40,10 @@ RECORDING_CAP = 8 * 1024 * 1024
 #: The most files looked at under one folder.
 FILES_CAP = 2000
 #: Why a link inside a folder of recordings is not read.
-LINK_SKIPPED = "is a symbolic link inside the folder: not followed (name the file itself)"
+LINK_SKIPPED = (
+    "is a symbolic link inside the folder: not followed (copy the file in, or name the "
+    "folder it is in)"
+)
 #: The most events of one recording (longer ones are skipped: each case copies them).
 EVENTS_CAP = 5000
 
@@ -80,15 +83,11 @@ def _files(path: Path, recursive: bool) -> Iterator[Path]:
     if not path.is_dir():
         yield path
         return
-    count = 0
     for root, dirs, names in os.walk(path, followlinks=False):
         dirs.sort()
         if not recursive:
             dirs.clear()
         for name in sorted(names):
-            count += 1
-            if count > FILES_CAP:
-                return
             yield Path(root) / name
 
 
@@ -98,6 +97,7 @@ def folder_files(
     cap: int = RECORDING_CAP,
     *,
     recursive: bool = True,
+    limit: int | None = FILES_CAP,
 ) -> Iterator[tuple[Path, bytes | Skipped | None]]:
     """A folder of recordings read by the one rule every command holds (``--seed-corpus``,
     ``corpus diff``), one file at a time: ``(path, its bytes)``, ``(path, Skipped)`` for a
@@ -108,10 +108,18 @@ def folder_files(
     recordings folder may come from elsewhere, a CI artifact or a checkout, and a link
     in it to a 0600 file would be played to a client, saved with a failure and shared),
     as are a FIFO (a read would wait for ever), a device and a file over ``cap``; links
-    to folders are not entered, and at most :data:`FILES_CAP` files are looked at.  A
-    file skipped is a warning for the caller to show, never the end of the command.
+    to folders are not entered.  A file skipped is a warning for the caller to show,
+    never the end of the command.  At most ``limit`` files are looked at (a caller that
+    holds what it reads: ``--seed-corpus``); the files past it are one last ``Skipped``
+    that says how many, never dropped in silence.
     """
+    looked = 0
     for path in _files(top, recursive):
+        looked += 1
+        if limit is not None and looked > limit:
+            more = 1 + sum(1 for _ in _files(top, recursive)) - looked
+            yield top, Skipped(str(top), f"{more} more file(s) not looked at (at most {limit})")
+            return
         inside = path != top
         if inside and not wanted(path):
             yield path, None
@@ -142,7 +150,7 @@ def load(paths: Iterable[Path], vocab: Vocabulary) -> SeedCorpus:
         if not top.exists() and not top.is_symlink():
             corpus.skipped.append(Skipped(str(top), "does not exist"))
             continue
-        for path, data in folder_files(top, _is_recording):
+        for path, data in folder_files(top, _is_recording, limit=FILES_CAP):
             if data is None:
                 corpus.ignored += 1
                 continue

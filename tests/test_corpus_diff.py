@@ -172,3 +172,35 @@ def test_plain_recordings_need_no_expectations_and_are_named_as_export_names_the
     names = {p.name.removesuffix(".jsonl") for p in exported.glob("*.jsonl")}
     listed = {d["case"] for items in generated["classes"].values() for d in items}
     assert listed and listed <= names
+
+
+def test_corpus_diff_compares_every_file_and_refuses_a_folder_it_could_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """review-4 J1: the folder reader's cap on files (a --seed-corpus holds what it
+    reads) compared the first 2,000 of a bigger folder in silence, and a folder of links
+    only compared nothing, both "100 %" and exit 0. corpus diff holds nothing: every file
+    is compared; a folder of which nothing could be read is refused (exit 2)."""
+    from click.testing import CliRunner
+
+    from stella_conform.cli import main
+    from stella_conform.conformance import recordings
+
+    monkeypatch.setattr(recordings, "FILES_CAP", 2)
+    many = tmp_path / "many"
+    many.mkdir()
+    for index in range(3):
+        shutil.copy(bundled_fixtures_dir() / "minimal_run.jsonl", many / f"r{index}.jsonl")
+    report = tmp_path / "d.json"
+    args = ["corpus", "diff", str(many), "--oracle", "false", "-n", "0", "--json", str(report)]
+    done = CliRunner().invoke(main, args)
+    assert done.exit_code == 1, done.output  # `false` rejects each valid run
+    assert json.loads(report.read_text())["corpora"][0]["cases"] == 3
+    links = tmp_path / "links"
+    links.mkdir()
+    (links / "r0.jsonl").symlink_to(many / "r0.jsonl")
+    refused = CliRunner().invoke(
+        main, ["corpus", "diff", str(links), "--oracle", "false", "-n", "0"]
+    )
+    assert refused.exit_code == 2, refused.output
+    assert "symbolic link" in refused.stderr and "no recording of" in refused.stderr

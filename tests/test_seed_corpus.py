@@ -206,3 +206,18 @@ def test_one_folder_of_recordings_is_read_alike_by_seed_corpus_and_corpus_diff(
         str(folder / "fifo.jsonl"),
         str(folder / "link.jsonl"),
     }
+
+
+def test_files_past_the_cap_are_said_not_dropped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """review-4 J1: the files of a folder past FILES_CAP were dropped in silence."""
+    from stella_conform.conformance import recordings
+
+    monkeypatch.setattr(recordings, "FILES_CAP", 2)
+    seeds = tmp_path / "recorded"
+    seeds.mkdir()
+    for index in range(5):
+        (seeds / f"s{index}.jsonl").write_bytes(RECORDING)
+    corpus = load([seeds], Vocabulary.default())
+    assert [s.why for s in corpus.skipped] == ["3 more file(s) not looked at (at most 2)"]

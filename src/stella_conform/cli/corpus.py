@@ -178,9 +178,13 @@ def _diff_all(
             raise SetupError(f"no recordings (*.jsonl) in {directory}")
         # read one at a time as the oracle is asked (a folder of big recordings was held
         # whole before the first was compared)
-        recordings = _recordings(directory)
+        read = [0]
+        recordings = _recordings(directory, read)
         name = "fixtures" if not directories else str(directory)
-        results.append(diff_corpus(name, recordings, command, vocab, timeout))
+        result = diff_corpus(name, recordings, command, vocab, timeout)
+        if not read[0]:  # every one skipped: nothing of the folder was compared
+            raise SetupError(f"no recording of {directory} could be read (each skipped above)")
+        results.append(result)
     if generated:
         label = f"generated (seed {seed})"
         drawn = [  # named as `corpus export --seed S` names the same case's files
@@ -194,16 +198,20 @@ def _stream(path: Path) -> bool:
     return path.name.endswith(".jsonl") and not path.name.startswith(".")
 
 
-def _recordings(directory: Path) -> Iterator[Any]:
+def _recordings(directory: Path, read: list[int]) -> Iterator[Any]:
     """The ``*.jsonl`` streams of a folder, by name (fixtures or plain recordings alike),
     read by the rule ``--seed-corpus`` holds (:func:`recordings.folder_files`): a link, a
-    FIFO or a file over the case cap is skipped with a warning, the rest compared."""
+    FIFO or a file over the case cap is skipped with a warning, the rest compared, every
+    one of them (read one at a time, nothing held: no cap on how many); ``read[0]``
+    counts them."""
     from stella_conform.conformance.differential import DiffCase
     from stella_conform.conformance.recordings import Skipped, folder_files
     from stella_conform.safe_files import CASE_CAP
 
-    for path, data in folder_files(directory, _stream, CASE_CAP, recursive=False):
+    files = folder_files(directory, _stream, CASE_CAP, recursive=False, limit=None)
+    for path, data in files:
         if isinstance(data, Skipped):
             click.echo(f"warning: corpus diff: skipped {for_terminal(str(data))}", err=True)
         elif data is not None:
+            read[0] += 1
             yield DiffCase(str(directory), path.name.removesuffix(".jsonl"), data)

@@ -589,7 +589,7 @@ def test_the_sharing_benchmark_stopped_leaves_no_folder_or_worker(tmp_path: Path
     scratch.mkdir()
     bench = ADAPTERS.parent / "benchmarks" / "shared_fuzz.py"
     argv = [sys.executable, str(bench), "--part", "lockstep", "--workers", "2a", "--seeds", "1"]
-    argv += ["--client", "legacy_text_after_failed_tool.js", "--results", str(tmp_path / "r")]
+    argv += ["--client", "retry_note_after_unknown.py", "--results", str(tmp_path / "r")]
     proc = subprocess.Popen(
         argv, env={**os.environ, "TMPDIR": str(scratch)}, stdout=subprocess.DEVNULL
     )

@@ -61,7 +61,10 @@ class FakePeer:
     def kill(self) -> None:
         self.lines.clear()
 
-    def stderr_text(self, limit: int = 2000) -> str:
+    def read_ready_stderr(self) -> None:
+        pass
+
+    def stderr_text(self, limit: int = 2000, *, since: int = 0) -> str:
         return ""
 
     def stderr_for_crash_report(self) -> str:

@@ -417,11 +417,17 @@ def command() -> Iterator[None]:
     not handle itself (it had no partial report to write) exits 128 + the signal here;
     any other ending kills every process group still tracked and reaps every orphan a
     client left behind, then goes on as it was going. A command run inside another
-    program (click's test runner) leaves that program's handlers as it found them.
+    program (click's test runner) leaves that program's handlers as it found them, and
+    its children alive: the reaping after the command spares the children the program
+    had when the command started (a test's own redis-server was killed by an in-process
+    ``report merge``).
     """
-    global _command_pid
+    global _command_pid, _spared
     _command_pid = os.getpid()
     put_back = _as_before() if not installed() else None
+    spared = _spared
+    if put_back is not None:
+        _spared = spared | _children()
     try:
         try:
             supervise()
@@ -436,6 +442,7 @@ def command() -> Iterator[None]:
             _command_pid = None
             if put_back is not None:
                 put_back()
+                _spared = spared
 
 
 def _as_before() -> Callable[[], None]:

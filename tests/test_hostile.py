@@ -2142,6 +2142,23 @@ def test_a_command_reading_its_stdin_stops_like_every_other(
     assert b"Traceback" not in err, err[-2000:]
 
 
+def test_a_command_run_in_process_leaves_the_host_s_children_alone() -> None:
+    """A command run inside another program (click's runner, in the tests) installs the
+    kit's stop handling for its length, the subreaper with it, and its end reaped every
+    child of the process that was no client: the test session's own redis-server died
+    under an in-process ``report merge``. A child from before the command is spared."""
+    from conftest import kit_inline
+
+    host_child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+    try:
+        out = kit_inline("checks")
+        assert out.returncode == 0, out.stderr
+        assert host_child.poll() is None, "the command killed its host's child"
+    finally:
+        host_child.kill()
+        host_child.wait()
+
+
 def test_the_plugin_leaves_no_grandchild_and_spares_the_session_s_own(tmp_path: Path) -> None:
     """The pytest plugin graded a client that puts a grandchild in a session of its own on
     every run: each was left running (one per case), as the plugin is no kit command (no

@@ -22,7 +22,11 @@ from stella_conform.errors import SetupError
 )  # fmt: skip
 @click.option("--shard", metavar="I/N", help="Grade only shard I of N of the (cell, check) tasks.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Parallel workers (config: jobs).")
-@click.option("--examples", type=click.IntRange(min=0), help="Generated cases per check.")
+@click.option(
+    "--examples",
+    type=click.IntRange(min=0),
+    help="Generated cases per check; from 25 on, each check's strata too (docs/generators.md).",
+)
 @click.option("--seed", type=int, help="Seed (config: seed).")
 @click.option("-v", "--verbose", is_flag=True, help="One line per graded check.")
 def matrix(

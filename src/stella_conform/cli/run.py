@@ -50,7 +50,8 @@ from stella_conform.errors import SetupError
     type=click.IntRange(min=0),
     default=25,
     show_default=True,
-    help="Generated cases per check (0: fixtures only).",
+    help="Generated cases per check (0: fixtures only); from 25 on, each check also grades "
+    "its strata first, the simplest case of each of its mutations (docs/generators.md).",
 )
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option(

@@ -54,7 +54,7 @@ from stella_conform.decoder import decode_all
 from stella_conform.generators.alphabets import strings
 from stella_conform.generators.events import MODELS, prose, strategies_for
 from stella_conform.generators.hazards import (
-    HARD_TEXT,
+    HARD_TEXTS,
     KEY_ORDERS,
     TWO_53,
     Spelling,
@@ -337,8 +337,9 @@ def _add_extras(draw: st.DrawFn, doc: Doc) -> None:
             target[name] = draw(_EXTRA_VALUES)
     if not any(k not in _TOP_KEYS for k in doc):
         doc["x_vendor"] = draw(_EXTRA_VALUES)
-    if forced("hard-text"):  # a stratum: every kind of character in an unknown key's value
-        doc["x_vendor_text"] = HARD_TEXT
+    hard = forced("hard-text")
+    if hard:  # a stratum: characters JSON spells its own way, in an unknown key's value
+        doc["x_vendor_text"] = HARD_TEXTS[hard - 1]
 
 
 _TOP_KEYS = frozenset(

@@ -586,10 +586,12 @@ def upper_hex(value: str) -> str:
 
 
 _U_ESCAPE = re.compile(r"\\u[0-9a-f]{4}")
-#: A text holding every kind of character JSON writes its own way: two-, three- and
-#: four-byte UTF-8 (escaped: \u00e9, a surrogate pair), a quote, a backslash, a solidus,
-#: the short escapes and a NUL.
-HARD_TEXT = 'café ☃ 🙂 "quoted" back\\slash a/b\n\tend\x00'
+#: Texts whose characters JSON writes its own way, one kind each (a stratum sets which, by
+#: its number from 1), so that a client failing one spelling is shown that one alone: what
+#: JSON must escape (a quote, a backslash, the short escapes, a NUL: \u0000); two-, three-
+#: and four-byte UTF-8 (raw, or \u00e9, \u2603 and a surrogate pair where escaped); a
+#: solidus (\/ in the solidus style).
+HARD_TEXTS = ('say "hi" back\\slash a\nb\tc\x00', "café ☃ 🙂", "a/b")
 
 #: The string writers json-spellings draws from (besides JSON's own, ASCII or not).
 STRING_STYLES = ("json", "some-ascii", "solidus", "upper-hex")
@@ -653,9 +655,9 @@ def json_spellings(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     trail = set_at("trail", TRAILS, draw(st.sampled_from(TRAILS)))
     string = string_writer(draw)
     mix = Content(draw(SEEDS))
-    if forced("hard-text") and "text" in vocab.written:
-        # a stratum: a text whose every kind of character JSON spells its own way
-        stream.lines.insert(0, Line({"type": "text", "text": HARD_TEXT}))
+    hard = forced("hard-text")
+    if hard and "text" in vocab.written:  # a stratum: a text JSON spells its own way
+        stream.lines.insert(0, Line({"type": "text", "text": HARD_TEXTS[hard - 1]}))
 
     reorder = KEY_ORDERS[order]
     for line in stream.lines:

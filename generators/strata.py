@@ -73,35 +73,43 @@ STRATA: Mapping[str, tuple[Mapping[str, int], ...]] = {
     "crlf": ({"crlf-lines": 2},),  # CRLF on some lines of an LF stream
     "blank-lines": ({"blank-around": 1},),  # before the first line and after the last
     "torn-tail": tuple({"torn-kind": k} for k in range(1, len(TORN_KINDS))),
-    # a text with every kind of character, in each string style, with JSON's whitespace
-    # in every place it may stand
+    # one spelling kind each (a failing stratum is shown whole, never shrunk): JSON's
+    # whitespace in every place it may stand and another key order; a text of each kind
+    # of character JSON escapes, as is, escaped to ASCII, with upper-case hex, with \/;
+    # ASCII spelled as \u escapes; numbers spelled two more ways (the simplest: -0.0)
     "json-spellings": (
-        {
-            "hard-text": 1, "ascii-only": 1, "colon": 3, "comma": 2, "inner": 2, "lead": 1,
-            "trail": 3, "key-order": 2,
-        },
-        {"hard-text": 1, "string-style": 1, "inner": 1, "key-order": 1, "number-spelling": 2},
-        {"hard-text": 1, "string-style": 2, "key-order": 3, "number-spelling": 3},
-        {"hard-text": 1, "string-style": 3},
+        {"colon": 3, "comma": 2, "inner": 2, "lead": 1, "trail": 3, "key-order": 2},
+        {"hard-text": 1},
+        {"hard-text": 2},
+        {"hard-text": 2, "ascii-only": 1},
+        {"hard-text": 2, "string-style": 3},
+        {"hard-text": 3, "string-style": 2},
+        {"string-style": 1},
+        {"number-spelling": 2},
+        {"number-spelling": 3},
     ),
 }  # fmt: skip
 
 #: Per envelope variant, the strata besides its simplest document.
 ENVELOPE_STRATA: Mapping[str, tuple[Mapping[str, int], ...]] = {
-    # spelled every way a document may be (pretty-printed; escaped; re-ordered), an
-    # unknown key holding every kind of character
+    # spelled every way a document may be, one kind each: pretty-printed; JSON's
+    # whitespace in every place and other key orders; an unknown key's text of each kind
+    # of character, escaped with upper-case hex, with \/; ASCII as \u escapes; costs
+    # spelled two more ways
     "extra-keys": (
         {"envelope-layout": 1},
         {
-            "hard-text": 1, "envelope-layout": 2, "string-style": 3, "key-order": 1,
-            "colon": 3, "comma": 2, "lead": 2, "trail": 4, "respell-numbers": 1,
-            "number-spelling": 2,
+            "envelope-layout": 2, "key-order": 1, "colon": 3, "comma": 2, "lead": 2,
+            "trail": 4,
         },
-        {
-            "hard-text": 1, "envelope-layout": 2, "string-style": 1, "key-order": 2,
-            "inner": 4, "respell-numbers": 1, "number-spelling": 3,
-        },
-        {"hard-text": 1, "envelope-layout": 2, "string-style": 2},
+        {"envelope-layout": 2, "key-order": 2, "inner": 4},
+        {"hard-text": 1, "envelope-layout": 2},
+        {"hard-text": 2},
+        {"hard-text": 2, "envelope-layout": 2, "string-style": 3},
+        {"hard-text": 3, "envelope-layout": 2, "string-style": 2},
+        {"envelope-layout": 2, "string-style": 1},
+        {"envelope-layout": 2, "respell-numbers": 1, "number-spelling": 2},
+        {"envelope-layout": 2, "respell-numbers": 1, "number-spelling": 3},
     ),
 }  # fmt: skip
 

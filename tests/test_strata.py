@@ -152,3 +152,40 @@ def test_a_stratum_is_the_engine_s_first_example(check_id: str) -> None:
                     getattr(engines, "stream", None),
                     getattr(engines, "data", None),
                 ), (check_id, mutation, sites)
+
+
+def _escape_kind(escape: bytes) -> str:
+    """What kind of spelling a string escape is: JSON's own (must), ``\\/``, or a ``\\u``
+    escape of ASCII, of non-ASCII in lower or upper case hex."""
+    if escape == b"\\/":
+        return "solidus"
+    if not escape.startswith(b"\\u"):
+        return "must"
+    code = int(escape[2:], 16)
+    if code < 0x20:
+        return "must"
+    if code < 0x80:
+        return "u-ascii"
+    hexes = escape[2:]
+    if hexes.isdigit():
+        return "u-digits"  # \u2603: the same in either case
+    return "u-upper" if hexes != hexes.lower() else "u-lower"
+
+
+@pytest.mark.parametrize("check_id", ["R1.valid-runs-accepted", "E.unknown-keys-ignored"])
+def test_a_client_failing_one_spelling_is_shown_that_spelling_alone(check_id: str) -> None:
+    """Review-4 J3: a failing stratum is shown whole (Hypothesis does not shrink an explicit
+    example), and one text stratum held every kind of escape at once: a client refusing
+    ``\\/`` was shown a dozen spellings.  The first stratum holding a kind of escape (the
+    one such a client fails on) holds that kind alone."""
+    import re
+
+    strata = check_strata(BY_ID[check_id], _vocab())
+    datas = [getattr(c, "stream", None) or c.data for c in strata]
+    kinds = [
+        {_escape_kind(e) for e in re.findall(rb"\\(?:u[0-9a-fA-F]{4}|[^u])", d)} for d in datas
+    ]
+    for kind in ("must", "solidus", "u-ascii", "u-lower", "u-upper"):
+        first = next((k for k in kinds if kind in k), None)
+        assert first is None or first - {"u-digits"} == {kind}, (kind, first)
+    assert sum(any(kind in k for k in kinds) for kind in ("must", "solidus", "u-upper")) == 3

@@ -21,11 +21,13 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 from conftest import ADAPTERS, NODE_REFERENCE
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from stella_conform.conformance import suite
 from stella_conform.conformance.checks import BY_ID, CATALOGUE, Check
 from stella_conform.conformance.claims import COMPUTES, READS, Claims, claims_from
 from stella_conform.conformance.runner import Client, resolve_client
@@ -90,7 +92,10 @@ def honest_runs(draw: st.DrawFn) -> tuple[tuple[str, ...], str, str, Claims, lis
 
 def _graded(argv: tuple[str, ...], mode: str, name: str, claims: Claims,
             checks: list[Check], seed: int) -> None:  # fmt: skip
-    with tempfile.TemporaryDirectory() as tmp, shared_sessions():
+    # one example a check, and the strata too (a default run grades them first, under the
+    # same claims): a stratum that ignored a claim would fail an honest client here
+    strata_at_any_size = mock.patch.object(suite, "STRATA_FROM_EXAMPLES", 1)
+    with tempfile.TemporaryDirectory() as tmp, shared_sessions(), strata_at_any_size:
         config = SuiteConfig(
             Client(resolve_client(argv), mode, timeout=10.0),  # type: ignore[arg-type]
             examples=1,

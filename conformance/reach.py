@@ -71,10 +71,12 @@ def drawn_cases(check: Check, seed: int = 0, examples: int = 25) -> Iterator[Dra
     strategy = check_strategy(check, vocab)
     if strategy is None:
         return
-    drawn: list[Any] = []
     # the strata too (every run of the default size grades them, first), as ``run`` does
-    strata = check_strata(check, vocab) if examples >= STRATA_FROM_EXAMPLES else []
-    check_property(check, config, strategy, drawn.append, strata)()
+    if examples >= STRATA_FROM_EXAMPLES:
+        for case in check_strata(check, vocab):
+            yield _drawn(check, case)
+    drawn: list[Any] = []
+    check_property(check, config, strategy, drawn.append)()
     for case in drawn:
         yield _drawn(check, case)
 

@@ -26,9 +26,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, example, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
-from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
+from hypothesis.database import (
+    DirectoryBasedExampleDatabase,
+    ExampleDatabase,
+    choices_to_bytes,
+)
 from hypothesis.errors import Flaky, HypothesisException
 from hypothesis.strategies import SearchStrategy
 
@@ -89,6 +93,7 @@ from stella_conform.generators.journals import JournalCase, journal_cases
 from stella_conform.generators.mutations import applicable
 from stella_conform.generators.runs import Run
 from stella_conform.generators.scenarios import ScenarioCase, scenario_cases
+from stella_conform.generators.strata import Stratum
 from stella_conform.readings import also_conforming, careful_default
 from stella_conform.safe_text import clip, json_safe, no_surrogates
 from stella_conform.schemas.vocabulary import Vocabulary
@@ -957,19 +962,26 @@ def check_strategy(
 STRATA_FROM_EXAMPLES = 25
 
 
-def check_strata(check: Check, vocab: Vocabulary) -> list[GeneratedCase]:
-    """The cases a check grades in every run before its random ones (:mod:`strata`):
+def check_stratum_list(check: Check, vocab: Vocabulary) -> Iterator[Stratum]:
+    """The strata a check grades in every run before its random ones (:mod:`strata`):
     the simplest case of each of its mutations (and of each option a mutation's strata
-    list), so no rare option is graded on some seeds only."""
+    list), so no rare option is graded on some seeds only.  Not drawn yet: each is drawn
+    when graded, and dropped after."""
     from stella_conform.generators import strata
 
     if check.input == "envelope":
-        return strata.envelope_strata(vocab, check.mutations)
+        return strata.envelope_stratum_list(vocab, check.mutations)
     if check.input == "journal":
-        return strata.journal_strata(check.mutations)
+        return strata.journal_stratum_list(check.mutations)
     if check.input != "stream":
-        return []
-    return list(strata.stream_strata(vocab, check.mutations))
+        return iter(())
+    return strata.stream_stratum_list(vocab, check.mutations)
+
+
+def check_strata(check: Check, vocab: Vocabulary) -> list[GeneratedCase]:
+    """The cases of :func:`check_stratum_list`, drawn (all at once: for tests and audits)."""
+    found = (stratum.draw() for stratum in check_stratum_list(check, vocab))
+    return [got.case for got in found if got is not None]
 
 
 def not_drawable(check: Check, vocab: Vocabulary) -> str | None:
@@ -1025,18 +1037,26 @@ def example_database(config: SuiteConfig) -> ExampleDatabase | None:
     return database
 
 
+#: Hypothesis's phases for a check's random examples, and for shrinking a case drawn
+#: outside them (:func:`shrink_drawn`: it is replayed from the database, then shrunk).
+GENERATING = (Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink)
+SHRINKING = (Phase.reuse, Phase.shrink)
+
+
 def check_property(
     check: Check,
     config: SuiteConfig,
     strategy: SearchStrategy[GeneratedCase],
     body: Callable[[GeneratedCase], None],
-    strata: Sequence[GeneratedCase] = (),
+    *,
+    phases: Sequence[Phase] = GENERATING,
+    database: ExampleDatabase | bool | None = True,
 ) -> Any:
     """The Hypothesis property a check's generated cases run under.
 
     ``run`` and ``fuzz`` both build their property here, so they share its example
     database key: a failure ``fuzz`` saves is the first thing the next ``run`` replays.
-    ``strata`` (:func:`check_strata`) are its explicit examples, run first every time.
+    ``database``: ``True`` for the run's own (:func:`example_database`), or the one given.
     """
 
     @hypothesis_seed(check_seed(config.seed, check.id))
@@ -1044,7 +1064,7 @@ def check_property(
         max_examples=max(1, config.examples),
         deadline=None,
         derandomize=False,
-        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+        phases=list(phases),
         suppress_health_check=list(HealthCheck),
         report_multiple_bugs=False,
         print_blob=False,
@@ -1053,14 +1073,11 @@ def check_property(
     def property_(case: GeneratedCase) -> None:
         body(case)
 
-    for case in reversed(strata):  # @example runs its examples top (last applied) first
-        property_ = example(case)(property_)
-
     # @seed switches the example database off; the kit wants both, a reproducible draw
     # and the failures of earlier runs (and fuzz sessions) replayed first.
     property_._hypothesis_internal_use_settings = settings(  # type: ignore[attr-defined]
         property_._hypothesis_internal_use_settings,  # type: ignore[attr-defined]
-        database=example_database(config),
+        database=example_database(config) if database is True else database or None,
     )
     # A stable database key per (check, client) so a failure replays first next run.
     fn = getattr(config.client.function, "read", config.client.function)  # inprocess.Parser
@@ -1082,6 +1099,60 @@ def database_key(check: Check, config: SuiteConfig) -> bytes:
 
     prop = check_property(check, config, nothing(), lambda case: None)
     return bytes(function_digest(prop.hypothesis.inner_test))
+
+
+class HandedOver(ExampleDatabase):
+    """The example database of a shrink (:func:`shrink_drawn`): it holds one case drawn
+    outside Hypothesis's engine, as the check's *secondary* entry, in front of the run's
+    own database (``kept``), which reads and keeps everything else.
+
+    Secondary, not primary: Hypothesis replays its primary entries as cases it shrank
+    before, and does not shrink one that replays exactly.  With no ``kept`` database
+    nothing is kept (a stratum's choices replay only under its own strategy, not the
+    check's, so the check's key must not hold them).
+    """
+
+    def __init__(self, key: bytes, choices: Sequence[Any], kept: ExampleDatabase | None) -> None:
+        super().__init__()
+        self.secondary = key + b".secondary"
+        self.entry = choices_to_bytes(choices)
+        self.kept = kept
+
+    def fetch(self, key: bytes) -> Iterable[bytes]:
+        if key == self.secondary:
+            return [self.entry]
+        return self.kept.fetch(key) if self.kept is not None else []
+
+    def save(self, key: bytes, value: bytes) -> None:
+        if self.kept is not None:
+            self.kept.save(key, value)
+
+    def delete(self, key: bytes, value: bytes) -> None:
+        if self.kept is not None and not (key == self.secondary and value == self.entry):
+            self.kept.delete(key, value)
+
+    def move(self, src: bytes, dest: bytes, value: bytes) -> None:
+        if self.kept is not None:
+            self.kept.move(src, dest, value)
+
+
+def shrink_drawn(
+    check: Check,
+    config: SuiteConfig,
+    strategy: SearchStrategy[GeneratedCase],
+    body: Callable[[GeneratedCase], None],
+    choices: Sequence[Any],
+    *,
+    kept: ExampleDatabase | None,
+) -> None:
+    """Hand a failing case drawn outside Hypothesis's engine (its choice sequence for
+    ``strategy``) to Hypothesis to shrink: replayed first, then shrunk, ``body`` judging
+    each candidate as it judges every case; the failure Hypothesis ends with raises from
+    here as any property's does.  The one way the kit hands a drawn case over (a failing
+    stratum: :func:`_generated`)."""
+    key = database_key(check, config)
+    database = HandedOver(key, choices, kept)
+    check_property(check, config, strategy, body, phases=SHRINKING, database=database)()
 
 
 def _generated(
@@ -1192,7 +1263,44 @@ def _generated(
             last_failure.append(failure)
             raise _CheckFailed(failure[1].message)
 
-    strata: list[GeneratedCase] = []
+    def listed(failure: tuple[GradedCase, Judgment, Observation]) -> None:
+        """A failing case listed under the check as it was drawn (not shrunk)."""
+        g, j, obs = failure
+        judgments.append(j)
+        result.failed_cases += 1
+        if len(result.failures) < FAILURES_KEPT:
+            shown = _failure(g, j, obs)
+            shown.saved, shown.replay = _save(config, check, g)
+            result.failures.append(shown)
+
+    def grade_strata() -> None:
+        """Every stratum, drawn, graded and dropped in turn (one case held at a time),
+        before the random examples; every failing one is listed, and the smallest is
+        handed to Hypothesis to shrink, its smallest failure shown first (the random
+        examples are then not drawn, as at any failure Hypothesis replays)."""
+        Failing = tuple[Stratum, Sequence[Any], tuple[GradedCase, Judgment, Observation]]
+        smallest: Failing | None = None
+        for stratum in check_stratum_list(check, vocab):
+            got = stratum.draw()
+            if got is None:
+                continue
+            ran["strata"] += 1
+            choices, case = got.choices, got.case
+            del got  # one case alive at a time: the choices replay it, if it must shrink
+            failure = attempt(case)
+            del case
+            if failure is None:
+                continue
+            listed(failure)  # as drawn: the shrunk case is listed too, first
+            if smallest is None or _size(failure[0]) < _size(smallest[2][0]):
+                smallest = (stratum, choices, failure)
+        if smallest is None:
+            return
+        last_failure.append(smallest[2])  # reported as drawn, unless Hypothesis finds smaller
+        with smallest[0].shrinking():
+            shrink_drawn(check, config, smallest[0].strategy, body, smallest[1], kept=None)
+
+    ran["strata"] = 0
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -1206,8 +1314,9 @@ def _generated(
                 # drawn only when Hypothesis runs (a replay holds them), and only by a run
                 # of the default size or more: a quick look grades what it asked for
                 if config.examples >= STRATA_FROM_EXAMPLES:
-                    strata = check_strata(check, vocab)
-                check_property(check, config, strategy, body, strata)()
+                    grade_strata()
+                if not last_failure:
+                    check_property(check, config, strategy, body)()
                 if share_key is not None and not last_failure:
                     _SHARED[share_key] = seen
                 if writer is not None and not last_failure:
@@ -1241,7 +1350,7 @@ def _generated(
     finally:
         if writer is not None:
             writer.abort()  # not committed: a failure, a stop, an error
-    result.cases += ran.get("replayed") or config.examples + len(strata)
+    result.cases += ran.get("replayed") or config.examples + ran["strata"]
     if last_failure:
         case, j, obs = last_failure[-1]  # the last failure seen is the shrunk one
         judgments.append(j)
@@ -1250,6 +1359,11 @@ def _generated(
         result.failures.insert(0, failure)
         result.failed_cases += 1
     return judgments
+
+
+def _size(case: GradedCase) -> tuple[int, bytes]:
+    """Which of two failing cases is the smaller (as Hypothesis orders what it shrinks)."""
+    return len(case.stream), case.stream
 
 
 def _case_cache(

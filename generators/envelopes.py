@@ -63,7 +63,7 @@ from stella_conform.generators.hazards import (
     string_writer,
 )
 from stella_conform.generators.mutations import MUTATIONS, Stream
-from stella_conform.generators.picks import forced, index_at, set_at
+from stella_conform.generators.picks import index_at, option_at, set_at, text_at
 from stella_conform.generators.runs import Run, runs
 from stella_conform.schemas.vocabulary import Vocabulary
 
@@ -152,9 +152,9 @@ def _render(draw: st.DrawFn, doc: Doc, command: str = RUN_COMMAND) -> bytes:
     elif layout == 1:
         text = json.dumps(doc, ensure_ascii=False, indent=draw(st.sampled_from((1, 2, 4))))
     else:
-        order = set_at("key-order", _DOC_ORDERS, draw(st.sampled_from(_DOC_ORDERS)))
+        order = set_at(draw, "key-order", _DOC_ORDERS, draw(st.sampled_from(_DOC_ORDERS)))
         string = string_writer(draw)
-        respell = set_at("respell-numbers", (False, True), draw(st.booleans()))
+        respell = set_at(draw, "respell-numbers", (False, True), draw(st.booleans()))
 
         def numbers(key: str, value: Any) -> str | None:
             if not respell or key != "cost_usd" or not isinstance(value, float):
@@ -163,15 +163,15 @@ def _render(draw: st.DrawFn, doc: Doc, command: str = RUN_COMMAND) -> bytes:
             return spell_number(draw, options)
 
         spelling = Spelling(
-            set_at("colon", _DOC_COLONS, draw(st.sampled_from(_DOC_COLONS))),
-            set_at("comma", _DOC_COMMAS, draw(st.sampled_from(_DOC_COMMAS))),
+            set_at(draw, "colon", _DOC_COLONS, draw(st.sampled_from(_DOC_COLONS))),
+            set_at(draw, "comma", _DOC_COMMAS, draw(st.sampled_from(_DOC_COMMAS))),
             _version_first(KEY_ORDERS[order]) if command in QUERY_COMMANDS else KEY_ORDERS[order],
             numbers,
-            inner=set_at("inner", _DOC_INNER, draw(st.sampled_from(_DOC_INNER))),
+            inner=set_at(draw, "inner", _DOC_INNER, draw(st.sampled_from(_DOC_INNER))),
             string=string,
         )
-        lead = set_at("lead", _DOC_LEAD, draw(st.sampled_from(_DOC_LEAD)))
-        trail = set_at("trail", _DOC_TRAIL, draw(st.sampled_from(_DOC_TRAIL)))
+        lead = set_at(draw, "lead", _DOC_LEAD, draw(st.sampled_from(_DOC_LEAD)))
+        trail = set_at(draw, "trail", _DOC_TRAIL, draw(st.sampled_from(_DOC_TRAIL)))
         return (lead + spelling.write(doc) + trail).encode("utf-8")
     return text.encode("utf-8") + b"\n"
 
@@ -337,9 +337,9 @@ def _add_extras(draw: st.DrawFn, doc: Doc) -> None:
             target[name] = draw(_EXTRA_VALUES)
     if not any(k not in _TOP_KEYS for k in doc):
         doc["x_vendor"] = draw(_EXTRA_VALUES)
-    hard = forced("hard-text")
+    hard = option_at(draw, "hard-text", len(HARD_TEXTS) + 1)
     if hard:  # a stratum: characters JSON spells its own way, in an unknown key's value
-        doc["x_vendor_text"] = HARD_TEXTS[hard - 1]
+        doc["x_vendor_text"] = text_at(draw, "hard-text", HARD_TEXTS[hard - 1])
 
 
 _TOP_KEYS = frozenset(

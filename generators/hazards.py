@@ -50,7 +50,7 @@ from stella_conform.generators.mutations import (
     _insert_at,
     _required_fields,
 )
-from stella_conform.generators.picks import choose_at, forced, set_at
+from stella_conform.generators.picks import choose_at, option_at, set_at, text_at
 from stella_conform.generators.runs import encode
 from stella_conform.schemas.vocabulary import Vocabulary
 
@@ -489,7 +489,7 @@ def spell_number(draw: st.DrawFn, options: Sequence[str]) -> str | None:
     if not options:
         return None
     drawn = draw(st.sampled_from(options))
-    at = forced("number-spelling")
+    at = option_at(draw, "number-spelling", 4)
     return drawn if at is None else options[min(at, len(options) - 1)]
 
 
@@ -616,7 +616,7 @@ KEY_ORDERS: dict[str, Callable[[list[str]], list[str]]] = {
 
 def string_writer(draw: st.DrawFn) -> Callable[[str], str] | None:
     """One of :data:`STRING_STYLES`, drawn (``None``: JSON's own escapes)."""
-    style = set_at("string-style", STRING_STYLES, draw(st.sampled_from(STRING_STYLES)))
+    style = set_at(draw, "string-style", STRING_STYLES, draw(st.sampled_from(STRING_STYLES)))
     return styled(style, Content(draw(SEEDS)) if style == "some-ascii" else Content(0))
 
 
@@ -645,19 +645,20 @@ def json_spellings(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     mark = "json-spellings"
     # each choice is drawn, then a stratum being built may set it (set_at): the draws
     # are the same with or without strata
-    colon = set_at("colon", COLONS, draw(st.sampled_from(COLONS)))
-    comma = set_at("comma", COMMAS, draw(st.sampled_from(COMMAS)))
-    order = set_at("key-order", tuple(KEY_ORDERS), draw(st.sampled_from(tuple(KEY_ORDERS))))
-    ascii_only = set_at("ascii-only", (False, True), draw(st.booleans()))
+    colon = set_at(draw, "colon", COLONS, draw(st.sampled_from(COLONS)))
+    comma = set_at(draw, "comma", COMMAS, draw(st.sampled_from(COMMAS)))
+    order = set_at(draw, "key-order", tuple(KEY_ORDERS), draw(st.sampled_from(tuple(KEY_ORDERS))))
+    ascii_only = set_at(draw, "ascii-only", (False, True), draw(st.booleans()))
     respell_numbers = not draw(st.booleans())
-    inner = set_at("inner", INNERS, draw(st.sampled_from(INNERS)))
-    lead = set_at("lead", LEADS, draw(st.sampled_from(LEADS)))
-    trail = set_at("trail", TRAILS, draw(st.sampled_from(TRAILS)))
+    inner = set_at(draw, "inner", INNERS, draw(st.sampled_from(INNERS)))
+    lead = set_at(draw, "lead", LEADS, draw(st.sampled_from(LEADS)))
+    trail = set_at(draw, "trail", TRAILS, draw(st.sampled_from(TRAILS)))
     string = string_writer(draw)
     mix = Content(draw(SEEDS))
-    hard = forced("hard-text")
+    hard = option_at(draw, "hard-text", len(HARD_TEXTS) + 1)
     if hard and "text" in vocab.written:  # a stratum: a text JSON spells its own way
-        stream.lines.insert(0, Line({"type": "text", "text": HARD_TEXTS[hard - 1]}))
+        text = text_at(draw, "hard-text", HARD_TEXTS[hard - 1])
+        stream.lines.insert(0, Line({"type": "text", "text": text}))
 
     reorder = KEY_ORDERS[order]
     for line in stream.lines:

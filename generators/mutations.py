@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 from stella_conform.generators.alphabets import NAME_CHARS, PAYLOAD_TEXT
 from stella_conform.generators.content import SEEDS, Content
 from stella_conform.generators.events import Event, strategies_for, tool_start
-from stella_conform.generators.picks import between, choose, choose_at, forced, index_at
+from stella_conform.generators.picks import between, choose, choose_at, index_at, option_at
 from stella_conform.generators.runs import encode
 from stella_conform.schemas.fit import json_type_name
 from stella_conform.schemas.tagged_unions import union_nodes
@@ -577,7 +577,7 @@ TS_EDGES = (0, 1, 2**53 + 1, 2**63, 2**64 - 1)
 def ts_extreme(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     """Each known event's ts one of :data:`TS_EDGES` (a stratum: all of them the one)."""
     edges = Content(draw(SEEDS))
-    every = forced("ts-edge")
+    every = option_at(draw, "ts-edge", len(TS_EDGES))
     for index in stream.event_indexes(vocab):
         line = stream.lines[index]
         line.obj["ts"] = edges.pick(TS_EDGES) if every is None else TS_EDGES[every]
@@ -815,7 +815,7 @@ def blank_lines(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     # and, from one seed (none for the simplest), more of them: before the first line,
     # after the last, and of every kind
     c = Content(draw(SEEDS))
-    around = forced("blank-around")  # a stratum: before the first line and after the last
+    around = option_at(draw, "blank-around", 2)  # a stratum: before the first, after the last
     if c.chance() or around:
         stream.lines.insert(0, Line(raw=c.pick(kinds), marks={"blank-lines"}))
     if c.chance() or around:

@@ -10,7 +10,13 @@ draw at all when there is only one option (as ``sampled_from`` of one value).
 A few choices a mutation makes are *sites* (:func:`choose_at`): while a run's strata
 are built (:mod:`stella_conform.generators.strata`) a site may be set to one option,
 so that the option is graded in every run, not only on the seeds that draw it.
-Outside :func:`forcing` a site is an ordinary draw.
+Outside :func:`forcing` a site is an ordinary draw, and the random examples draw
+exactly what they drew before there were strata.
+
+Inside :func:`forcing` (a stratum) every site is one recorded choice, forced to the
+option the stratum sets: the stratum's choice sequence then spells it whole, so
+Hypothesis can replay a failing stratum from its choices and shrink it (under
+``forcing({})``, where every site reads its choice back instead of setting it).
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from functools import cache
 from typing import TypeVar
 
 from hypothesis import strategies as st
+from hypothesis.internal.conjecture.data import ConjectureData
+from hypothesis.internal.intervalsets import IntervalSet
 
 T = TypeVar("T")
 
@@ -68,14 +76,44 @@ def forced(site: str) -> int | None:
     return None if sites is None else sites.get(site)
 
 
+class _Site(st.SearchStrategy[int]):
+    """One choice in ``range(n)``, forced to ``at`` when that is not ``None``: a site of a
+    stratum, recorded in its choice sequence either way."""
+
+    def __init__(self, n: int, at: int | None) -> None:
+        super().__init__()
+        self.n, self.at = n, at
+
+    def do_draw(self, data: ConjectureData) -> int:
+        return data.draw_integer(0, self.n - 1, forced=self.at)
+
+
+#: Every character a string may hold (surrogates aside, as ``st.text()``).
+_ANY_CHARACTER = IntervalSet([(0, 0xD7FF), (0xE000, 0x10FFFF)])
+
+
+class _Text(st.SearchStrategy[str]):
+    """A string of a stratum, forced to ``text`` when that is not ``None``."""
+
+    def __init__(self, text: str | None) -> None:
+        super().__init__()
+        self.text = text
+
+    def do_draw(self, data: ConjectureData) -> str:
+        return data.draw_string(_ANY_CHARACTER, min_size=0, max_size=64, forced=self.text)
+
+
+def _site(draw: st.DrawFn, sites: Mapping[str, int], site: str, n: int) -> int:
+    at = sites.get(site)
+    if at is not None and not 0 <= at < n:
+        raise ValueError(f"site {site!r} has {n} options, not {at + 1}")
+    return draw(_Site(n, at))
+
+
 def index_at(draw: st.DrawFn, site: str, n: int) -> int:
     """:func:`index`, or the option a stratum being built sets at ``site``."""
-    at = forced(site)
-    if at is None:
-        return index(draw, n)
-    if not 0 <= at < n:
-        raise ValueError(f"site {site!r} has {n} options, not {at + 1}")
-    return at
+    sites = _FORCED.get()
+    return index(draw, n) if sites is None else _site(draw, sites, site, n)
 
 
 def choose_at(draw: st.DrawFn, site: str, options: Sequence[T]) -> T:
@@ -83,11 +121,45 @@ def choose_at(draw: st.DrawFn, site: str, options: Sequence[T]) -> T:
     return options[index_at(draw, site, len(options))]
 
 
-def set_at(site: str, options: Sequence[T], drawn: T) -> T:
+def set_at(draw: st.DrawFn, site: str, options: Sequence[T], drawn: T) -> T:
     """``drawn``, or the option a stratum being built sets at ``site`` (the draw is made
     either way, so a stratum changes no other draw)."""
-    at = forced(site)
-    return drawn if at is None else options[at]
+    sites = _FORCED.get()
+    return drawn if sites is None else options[_site(draw, sites, site, len(options))]
 
 
-__all__ = ["between", "choose", "choose_at", "forced", "forcing", "index", "index_at", "set_at"]
+def option_at(draw: st.DrawFn, site: str, n: int) -> int | None:
+    """The option in ``range(n)`` a stratum sets at ``site``; ``None`` where it sets none,
+    and always outside a stratum (no draw there: the random examples are as they were)."""
+    sites = _FORCED.get()
+    if sites is None:
+        return None
+    at = sites.get(site)
+    if at is not None and not 0 <= at < n:
+        raise ValueError(f"site {site!r} has {n} options, not {at + 1}")
+    got = draw(_Site(n + 1, None if at is None else at + 1))
+    return None if got == 0 else got - 1
+
+
+def text_at(draw: st.DrawFn, site: str, text: str) -> str:
+    """``text``, the string a stratum sets at ``site``; a recorded choice inside a
+    stratum, so a failing stratum's shrink can shorten it (when replayed under
+    ``forcing({})``, the site not set, it is read back from the choices)."""
+    sites = _FORCED.get()
+    if sites is None:
+        return text
+    return draw(_Text(text if site in sites else None))
+
+
+__all__ = [
+    "between",
+    "choose",
+    "choose_at",
+    "forced",
+    "forcing",
+    "index",
+    "index_at",
+    "option_at",
+    "set_at",
+    "text_at",
+]

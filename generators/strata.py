@@ -11,13 +11,15 @@ case with that mutation applied, and for a mutation listed in :data:`STRATA` one
 per entry, each with the named choice sites (:func:`~stella_conform.generators.picks.choose_at`)
 set to one option.
 
-The strata are Hypothesis explicit examples (``@example``) of the check's property: run
-first, in every run, never shrunk (each is already the simplest case of its stratum).
-They take no draw from the random examples after them, which stay exactly what the seed
-draws without them: the random search, its example database and its shrinking are
-untouched.  A stratum is made by a Hypothesis draw of the generators themselves (the
-first example Hypothesis tries, all of whose choices are the simplest), so its expected
-outcome is the reference decoder's, as for any case.
+The strata are graded before the check's random examples, in every run, one at a time
+(:class:`Stratum` is drawn when graded).  They take no draw from the random examples
+after them, which stay exactly what the seed draws without them: the random search, its
+example database and its shrinking are untouched.  A stratum is made by a Hypothesis
+draw of the generators themselves (the first example Hypothesis tries, all of whose
+choices are the simplest), so its expected outcome is the reference decoder's, as for
+any case; the sites it sets are recorded choices too, so its choice sequence replays it
+(under :meth:`Stratum.shrinking`) and a failing stratum is shrunk by Hypothesis like any
+generated failure (``conformance.suite.shrink_drawn``).
 
     >>> from stella_conform.schemas.vocabulary import Vocabulary
     >>> [case.mutations for case in stream_strata(Vocabulary.default(), ("crlf",))]
@@ -26,14 +28,16 @@ outcome is the reference decoder's, as for any case.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from random import Random
 from typing import Any, TypeVar
 
 from hypothesis import strategies as st
 from hypothesis.control import BuildContext
 from hypothesis.errors import StopTest, UnsatisfiedAssumption
-from hypothesis.internal.conjecture.choice import ChoiceTemplate
+from hypothesis.internal.conjecture.choice import ChoiceT, ChoiceTemplate
 from hypothesis.internal.conjecture.data import ConjectureData
 from hypothesis.internal.entropy import deterministic_PRNG
 
@@ -73,7 +77,7 @@ STRATA: Mapping[str, tuple[Mapping[str, int], ...]] = {
     "crlf": ({"crlf-lines": 2},),  # CRLF on some lines of an LF stream
     "blank-lines": ({"blank-around": 1},),  # before the first line and after the last
     "torn-tail": tuple({"torn-kind": k} for k in range(1, len(TORN_KINDS))),
-    # one spelling kind each (a failing stratum is shown whole, never shrunk): JSON's
+    # one spelling kind each (what a failing stratum shrinks from is small): JSON's
     # whitespace in every place it may stand and another key order; a text of each kind
     # of character JSON escapes, as is, escaped to ASCII, with upper-case hex, with \/;
     # ASCII spelled as \u escapes; numbers spelled two more ways (the simplest: -0.0)
@@ -114,6 +118,48 @@ ENVELOPE_STRATA: Mapping[str, tuple[Mapping[str, int], ...]] = {
 }  # fmt: skip
 
 
+@dataclass(frozen=True)
+class Stratum:
+    """One stratum, not drawn yet: the strategy of its mutation (or variant) and the
+    sites it sets.  Drawn when graded and dropped after (a megabyte line's stratum is
+    not held while the check's other cases are graded)."""
+
+    strategy: st.SearchStrategy[Any]
+    sites: Mapping[str, int]
+
+    def draw(self) -> Drawn | None:
+        """The stratum and its choice sequence (``None``: its simplest case is rejected)."""
+        with forcing(self.sites):
+            return drawn(self.strategy)
+
+    def shrinking(self) -> AbstractContextManager[None]:
+        """The context its choices replay in (and Hypothesis shrinks them in): every site
+        a choice read back, none set."""
+        return forcing({})
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """A drawn stratum: the case, and the choices that replay it under
+    :meth:`Stratum.shrinking`."""
+
+    case: Any
+    choices: tuple[ChoiceT, ...]
+
+
+def drawn(strategy: st.SearchStrategy[T]) -> Drawn | None:
+    """:func:`simplest`, with the choice sequence it was drawn from."""
+    data = ConjectureData(
+        prefix=(ChoiceTemplate("simplest", count=None),), random=Random(0), max_choices=None
+    )
+    with deterministic_PRNG(), BuildContext(data, is_final=False, wrapped_test=simplest):
+        try:
+            value = data.draw(strategy)
+        except (StopTest, UnsatisfiedAssumption):
+            return None  # rejected (a filter, an assumption) or over the size limit
+    return Drawn(value, tuple(data.choices))
+
+
 def simplest(strategy: st.SearchStrategy[T]) -> T | None:
     """The first example Hypothesis tries for ``strategy``: every choice its simplest.
 
@@ -123,63 +169,73 @@ def simplest(strategy: st.SearchStrategy[T]) -> T | None:
     strata, and the engine's set-up was about 4 ms of each (half a second a cold run).
     ``tests/test_strata.py`` holds it to the first example of a ``@given`` run.
     """
-    data = ConjectureData(
-        prefix=(ChoiceTemplate("simplest", count=None),), random=Random(0), max_choices=None
-    )
-    with deterministic_PRNG(), BuildContext(data, is_final=False, wrapped_test=simplest):
-        try:
-            return data.draw(strategy)
-        except (StopTest, UnsatisfiedAssumption):
-            return None  # rejected (a filter, an assumption) or over the size limit
+    got = drawn(strategy)
+    return None if got is None else got.case
 
 
 def _sites(mutation: str) -> tuple[Mapping[str, int], ...]:
     return ({}, *STRATA.get(mutation, ()))
 
 
-def stream_strata(vocab: Vocabulary, mutations: Sequence[str]) -> list[Case]:
-    """The stream cases every run grades for a check with these mutations."""
-    out: list[Case] = []
+def stream_stratum_list(vocab: Vocabulary, mutations: Sequence[str]) -> Iterator[Stratum]:
+    """The strata of a stream check with these mutations, not drawn yet."""
     for mutation in mutations:
         if not applicable(mutation, vocab):
             continue
         strategy = cases(vocab, always=(mutation,), max_mutations=0)
         for sites in _sites(mutation):
-            with forcing(sites):
-                case = simplest(strategy)
-            if case is not None:
-                out.append(case)
-    return out
+            yield Stratum(strategy, sites)
+
+
+def envelope_stratum_list(vocab: Vocabulary, variants: Sequence[str]) -> Iterator[Stratum]:
+    """The strata of an envelope check: each variant's simplest document, and more."""
+    from stella_conform.generators.envelopes import envelope_cases
+
+    for variant in variants:
+        strategy = envelope_cases(vocab, variants=(variant,))
+        for sites in ({}, *ENVELOPE_STRATA.get(variant, ())):
+            yield Stratum(strategy, sites)
+
+
+def journal_stratum_list(variants: Sequence[str]) -> Iterator[Stratum]:
+    """The strata of a journal check: each variant's simplest journal."""
+    from stella_conform.generators.journals import journal_cases
+
+    for variant in variants:
+        yield Stratum(journal_cases(variants=(variant,)), {})
+
+
+def _cases(strata: Iterable[Stratum]) -> list[Any]:
+    found = (stratum.draw() for stratum in strata)
+    return [got.case for got in found if got is not None]
+
+
+def stream_strata(vocab: Vocabulary, mutations: Sequence[str]) -> list[Case]:
+    """The stream cases every run grades for a check with these mutations."""
+    return _cases(stream_stratum_list(vocab, mutations))
 
 
 def envelope_strata(vocab: Vocabulary, variants: Sequence[str]) -> list[Any]:
     """The envelope cases every run grades: the simplest of each variant."""
-    from stella_conform.generators.envelopes import envelope_cases
-
-    out = []
-    for variant in variants:
-        strategy = envelope_cases(vocab, variants=(variant,))
-        for sites in ({}, *ENVELOPE_STRATA.get(variant, ())):
-            with forcing(sites):
-                case = simplest(strategy)
-            if case is not None:
-                out.append(case)
-    return out
+    return _cases(envelope_stratum_list(vocab, variants))
 
 
 def journal_strata(variants: Sequence[str]) -> list[Any]:
     """The journal cases every run grades: the simplest of each variant."""
-    from stella_conform.generators.journals import journal_cases
-
-    found = (simplest(journal_cases(variants=(v,))) for v in variants)
-    return [case for case in found if case is not None]
+    return _cases(journal_stratum_list(variants))
 
 
 __all__ = [
     "ENVELOPE_STRATA",
     "STRATA",
+    "Drawn",
+    "Stratum",
+    "drawn",
     "envelope_strata",
+    "envelope_stratum_list",
     "journal_strata",
+    "journal_stratum_list",
     "simplest",
     "stream_strata",
+    "stream_stratum_list",
 ]

@@ -62,6 +62,32 @@ def test_a_check_holds_one_generated_case_at_a_time(
     assert most[0] <= 2, f"{most[0]} earlier generated cases still alive during the check"
 
 
+def test_a_check_holds_one_stratum_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review-4 J6: a check's strata were all drawn before its first case and held to its
+    end (R1.long-lines' two megabyte strata, 14 MiB of a default run's peak).  Each is
+    drawn when graded and dropped after: the generated cases (strata and random examples
+    alike) alive while a case is graded are at most that one and the one before."""
+    made_so_far: list[weakref.ref[object]] = []
+    most = [0]
+    made = suite.graded_case
+
+    def tracked(case, *args, **kwargs):  # type: ignore[no-untyped-def]
+        gc.collect()  # what is only garbage does not count as kept
+        most[0] = max(most[0], sum(1 for ref in made_so_far if ref() is not None))
+        made_so_far.append(weakref.ref(case))
+        return made(case, *args, **kwargs)
+
+    monkeypatch.setattr(suite, "graded_case", tracked)
+    check = _check("R1.long-lines")
+    result = run_check(check, _config(tmp_path, suite.STRATA_FROM_EXAMPLES))
+    assert result.outcome == "pass", result.message
+    strata = len(suite.check_strata(check, _config(tmp_path, 1).vocabulary()))
+    assert strata >= 3 and len(made_so_far) >= strata + suite.STRATA_FROM_EXAMPLES
+    assert most[0] <= 2, f"{most[0]} earlier generated cases still alive during the check"
+
+
 def test_a_run_keeps_no_garbage_of_the_checks_it_graded(tmp_path: Path) -> None:
     """After each check the objects the process tracks are back where they were: the
     check's garbage (Hypothesis's examples and their cycles) is collected with the

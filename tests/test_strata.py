@@ -4,6 +4,8 @@ the grammar audit in every run, and must leave the random examples exactly as th
 
 from __future__ import annotations
 
+import shutil
+import sys
 from typing import Any
 
 import pytest
@@ -75,25 +77,40 @@ def _vocab() -> Vocabulary:
     return Vocabulary.default()
 
 
-def _drawn_streams(check_id: str, strata: list[Any]) -> list[bytes]:
-    check = BY_ID[check_id]
+def test_the_strata_leave_the_random_examples_as_they_were() -> None:
+    """A run grades the strata first, then the very cases the seed draws without them
+    (the property holds no strata: they are graded in a loop of their own)."""
+    import stella_conform.conformance.suite as suite
+    from stella_conform.conformance.grader import Judgment
+
+    check = BY_ID["R4.rejection-names-line"]
+    strata = [case.stream for case in check_strata(check, _vocab())]
+    assert len(strata) > 5
     config = SuiteConfig(client=Client(argv=("t",), mode="persistent"), database_dir=None)
     strategy = check_strategy(check, config.vocabulary())
     assert strategy is not None
-    drawn: list[Any] = []
-    check_property(check, config, strategy, drawn.append, strata)()
-    return [case.stream for case in drawn]
+    alone: list[Any] = []
+    check_property(check, config, strategy, alone.append)()
+    graded: list[bytes] = []
 
+    class Recording:
+        def __init__(self, config: Any, check: Any) -> None:
+            pass
 
-def test_the_strata_leave_the_random_examples_as_they_were() -> None:
-    """Explicit examples first, then the very cases the seed draws without them."""
-    check = BY_ID["R4.rejection-names-line"]
-    strata = check_strata(check, _vocab())
-    assert len(strata) > 5
-    without = _drawn_streams(check.id, [])
-    with_strata = _drawn_streams(check.id, strata)
-    assert with_strata[: len(strata)] == [case.stream for case in strata]
-    assert with_strata[len(strata) :] == without
+        def run(self, case: Any) -> Any:
+            graded.append(case.stream)
+            return "observed"
+
+        def close(self) -> None:
+            pass
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(suite, "CaseRunner", Recording)
+        mp.setattr(suite, "judge", lambda *a: Judgment("pass", ""))
+        mp.setattr(suite._Pace, "stop_message", lambda self, obs: None)
+        suite.run_check(check, config)
+    generated = graded[-len(strata) - len(alone) :]
+    assert generated == strata + [case.stream for case in alone]
 
 
 def test_a_stratum_is_the_same_case_every_time() -> None:
@@ -189,3 +206,93 @@ def test_a_client_failing_one_spelling_is_shown_that_spelling_alone(check_id: st
         first = next((k for k in kinds if kind in k), None)
         assert first is None or first - {"u-digits"} == {kind}, (kind, first)
     assert sum(any(kind in k for k in kinds) for kind in ("must", "solidus", "u-upper")) == 3
+
+
+#: A hand-written string lexer that knows JSON's escapes but ``\/`` (the solidus, which
+#: JSON allows and hardly any writer uses): the text strata with \/ are what catch it.
+NO_SOLIDUS_CLIENT = """\
+import re, sys
+sys.path.insert(0, %r)
+from stella_reader import Adapter, Reader, main
+
+class Lexer(Reader):
+    def parse(self, content):
+        if re.search(rb'(?<!\\\\)(?:\\\\\\\\)*\\\\/', content):
+            raise ValueError("unknown escape")
+        return super().parse(content)
+
+class Broken(Adapter):
+    reader_class = Lexer
+
+main(Broken)
+"""
+
+
+def _solidus_client(folder: Any) -> list[str]:
+    from conftest import ADAPTERS
+
+    (folder / "lexer.py").write_text(NO_SOLIDUS_CLIENT % str(ADAPTERS / "python"))
+    return [sys.executable, "lexer.py"]
+
+
+def test_a_failing_stratum_is_shrunk_and_its_replay_works_from_a_copied_folder(
+    tmp_path: Any,
+) -> None:
+    """Review-4 J3: a case a stratum finds was shown as drawn, never shrunk.  Its choices
+    are handed to Hypothesis's shrinker (suite.shrink_drawn), so the case shown first is
+    smaller than the stratum, still has the flaw, and replays from a copy of the folder;
+    the stratum as drawn is listed after it."""
+    import json
+    import re
+    import shutil
+
+    from conftest import kit, replay_args
+
+    ci = tmp_path / "ci"
+    ci.mkdir()
+    client = _solidus_client(ci)
+    args = ["run", "--only", "R1.valid-runs-accepted", "--mode", "persistent", "-j", "1"]
+    args += ["--no-case-cache", "--no-database", "--json", "report.json"]
+    quick = kit(*args, "--examples", "24", "--", *client, cwd=ci)
+    assert quick.returncode == 0, quick.stdout + quick.stderr  # no stratum: not caught
+    done = kit(*args, "--", *client, cwd=ci)
+    assert done.returncode == 1, done.stdout + done.stderr
+    (check,) = json.loads((ci / "report.json").read_text())["checks"]
+    solidus = re.compile(rb"(?<!\\)(?:\\\\)*\\/")
+    drawn = [
+        c.stream
+        for c in check_strata(BY_ID["R1.valid-runs-accepted"], _vocab())
+        if solidus.search(c.stream)
+    ]
+    assert drawn, "no stratum spells \\/"
+    shown, *others = [(f, (ci / f["saved"]).read_bytes()) for f in check["failures"]]
+    assert solidus.search(shown[1]), shown[1]
+    assert len(shown[1]) < min(len(s) for s in drawn), (shown[1], drawn)
+    assert set(drawn) <= {s for _, s in others}  # as drawn, listed after the shrunk case
+    shown = shown[0]
+    elsewhere = tmp_path / "laptop"
+    shutil.copytree(ci, elsewhere)
+    shutil.rmtree(ci)
+    again = kit(*replay_args(shown["replay"]), cwd=elsewhere)
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert "unknown escape" in again.stdout, again.stdout
+
+
+@pytest.mark.skipif(not shutil.which("jq"), reason="no jq")
+def test_every_failing_stratum_of_a_check_is_listed(tmp_path: Any) -> None:
+    """Review-4 J8: jq_read_loop.sh fails two strata of R6.corrupt-line-not-last for two
+    flaws (jq 1.6 takes a raw U+001F; the shell's `read` drops the NUL): Hypothesis stopped
+    at the first failing explicit example, so the NUL was never named.  Each failing
+    stratum is listed now (and the first shown is the smallest the shrinker found)."""
+    from conftest import ADAPTERS
+
+    from stella_conform.conformance.suite import run_check
+
+    client = Client(("sh", str(ADAPTERS / "broken" / "shell" / "jq_read_loop.sh")), mode="exit")
+    config = SuiteConfig(client=client, database_dir=None, failures_dir=tmp_path / "failures")
+    result = run_check(BY_ID["R6.corrupt-line-not-last"], config)
+    assert result.outcome == "fail", result.message
+    streams = [f.stream or b"" for f in result.failures]
+    for raw in (b'{"type":"text","text":"a\x1fb"}\n', b'{"type":"text","text":"a\x00b"}\n'):
+        assert any(s.startswith(raw) for s in streams), (raw, streams)
+    assert result.failed_cases == len(result.failures) >= 2

@@ -19,7 +19,6 @@ import html
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -420,14 +419,14 @@ def run_matrix(
                     pool.submit(_run_group, [(suites[cell], check) for cell, check in group]): group
                     for group in groups
                 }
-                for future in as_completed(futures):
-                    for (cell, check), result in zip(futures[future], future.result(), strict=True):
+                for future, graded in stopping.finished(futures):  # a lost worker: Stopped
+                    for (cell, check), result in zip(futures[future], graded, strict=True):
                         results[(cell, check.id)] = result
                         if progress:
                             progress(len(results), len(tasks), label(cell), result)
     except stopping.Stopped as stop:
         # what was graded, marked incomplete: the CLI writes it and exits 128 + N
-        why = f"stopped by {stop.name} after {len(results)} of {len(tasks)} task(s)"
+        why = f"{stop.why} after {len(results)} of {len(tasks)} task(s)"
         stop.partial = [document(why)]
         raise
     return document()

@@ -21,7 +21,7 @@ import time
 import warnings
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -1506,9 +1506,9 @@ def run_suite(
                 futures = {
                     pool.submit(run_check, check, config): check for check in grading_order(checks)
                 }
-                for future in as_completed(futures):
+                for future, result in stopping.finished(futures):  # a lost worker: Stopped
                     check = futures[future]
-                    results[check.id] = future.result()
+                    results[check.id] = result
                     if progress:
                         progress(len(results), total, results[check.id])
     except stopping.Stopped as stop:
@@ -1532,11 +1532,10 @@ def _before_fork() -> None:
 
 
 def _worker_init() -> None:
-    """A ``-j`` worker: a subreaper of its own clients, which its checks share; the shared
-    client is shut down when the worker exits (multiprocessing runs its finalizers)."""
+    """A ``-j`` worker (:func:`stopping.worker_pool`): its checks share its client; the
+    shared client is shut down when the worker exits (multiprocessing runs its finalizers)."""
     from multiprocessing import util
 
-    stopping.worker_init()
     _SharedSession.on = True
     _SharedSession.session = None  # a forked parent's client is not this worker's
     util.Finalize(None, _SharedSession.close, exitpriority=10)
@@ -1544,20 +1543,10 @@ def _worker_init() -> None:
 
 @contextlib.contextmanager
 def worker_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
-    """A process pool that a stop signal (or any error) stops at once, not after its tasks.
-
-    ``with ProcessPoolExecutor()`` waits for running tasks on the way out; a stopped kit
-    must not. Each worker is a child subreaper for its own clients' escaped grandchildren.
-    """
-    import multiprocessing
-
-    stopping.supervise()  # a stop signal stops the workers (each its own clients)
+    """The pool of ``-j`` workers that grade checks: :func:`stopping.worker_pool` (stopped
+    at once by a stop signal; a worker killed from outside is a :class:`stopping.Stopped`
+    too), each worker sharing its client between its checks."""
+    stopping.supervise()
     _before_fork()
-    ctx = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init)
-    try:
+    with stopping.worker_pool(jobs, _worker_init) as pool:
         yield pool
-    except BaseException:
-        stopping.stop_pool(pool)
-        raise
-    pool.shutdown()

@@ -1154,6 +1154,94 @@ def test_a_killed_kit_leaves_no_worker_client_or_grandchild(tmp_path: Path) -> N
     assert not left and not ours, (left, ours)
 
 
+def _children_of(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as fh:
+            return [int(p) for p in fh.read().split()]
+    except OSError:
+        return []
+
+
+def _busy_worker(kit_pid: int, tmp_path: Path, cached: bool) -> int | None:
+    """A -j worker of the kit in the middle of a check: its client is running (hanging)
+    and, if the command keeps a case cache (``cached``), its file is half written (open,
+    ``.*.tmp``)."""
+    for worker in _children_of(kit_pid):
+        try:
+            fds = os.listdir(f"/proc/{worker}/fd")
+            files = [os.readlink(f"/proc/{worker}/fd/{fd}") for fd in fds]
+        except OSError:
+            continue
+        half_written = [f for f in files if f.startswith(str(tmp_path)) and f.endswith(".tmp")]
+        if _children_of(worker) and (half_written or not cached):
+            return worker
+    return None
+
+
+#: The commands that grade with -j workers, and where each writes its report (a matrix
+#: keeps no case cache).
+WITH_WORKERS = {"run": "r.json", "matrix": "out/matrix.json"}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("name", list(WITH_WORKERS))
+def test_a_worker_killed_from_outside_is_named_and_leaves_nothing(
+    tmp_path: Path, name: str
+) -> None:
+    """SIGKILL of one -j worker (the OOM killer's way) in the middle of a check: one line
+    that says so, exit 137 (128 + 9), what was graded in the report marked incomplete, and
+    neither its clients, their grandchildren, its {stream} folders nor its half-written
+    case-cache file left behind (it was a BrokenProcessPool traceback, exit 3)."""
+    token = f"{SLEEP}{len(name)}"
+    # answers its first runs (the probe, some cases of each check), then hangs
+    answers = "60" if name == "run" else "12"
+    client = [
+        sys.executable, str(HOSTILE), "answer-then-hang", token, str(tmp_path / "runs"),
+        answers, "{stream}",
+    ]  # fmt: skip
+    if name == "run":
+        command = [
+            "run", "--mode", "exit", "--timeout", "60", "-j", "2", "--no-database",
+            "--only", "R1.line-by-line", "--only", "R1.valid-runs-accepted",
+            "--only", "R5.unknown-fields-ignored", "--json", "r.json", "--", *client,
+        ]  # fmt: skip
+    else:
+        (tmp_path / "m.toml").write_text(
+            f'[matrix]\nexamples = 25\njobs = 2\n\n[[client]]\nname = "c"\n'
+            f'command = {json.dumps(client)}\nmode = "exit"\ntimeout = 60\n'
+        )
+        command = ["matrix", "m.toml", "--out", "out"]
+    proc = subprocess.Popen(
+        [*KIT_ARGV, *command], cwd=tmp_path,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while (worker := _busy_worker(proc.pid, tmp_path, name == "run")) is None:
+            assert time.monotonic() < deadline and proc.poll() is None, "no worker mid-check"
+            time.sleep(0.1)
+        while _grandchildren(token) < 1:  # its client hangs, its grandchild escaped
+            assert time.monotonic() < deadline and proc.poll() is None, "no client hangs"
+            time.sleep(0.1)
+        os.kill(worker, signal.SIGKILL)
+        _out, err = proc.communicate(timeout=HANG_GUARD)
+    finally:
+        if proc.poll() is None:  # the test failed: leave nothing running
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 128 + signal.SIGKILL, (proc.returncode, err[-3000:])
+    assert "Traceback" not in err and "internal error" not in err, err[-3000:]
+    said = f"a -j worker process (pid {worker}) was killed by SIGKILL from outside the kit"
+    [line] = [line for line in err.splitlines() if line.startswith("stella-conform:")]
+    assert line.startswith(f"stella-conform: {said} after ") and "OOM killer" in line, err
+    doc = json.loads((tmp_path / WITH_WORKERS[name]).read_text())
+    assert doc["incomplete"].startswith(said), doc["incomplete"]
+    if name == "run":  # the check graded before the loss is kept
+        assert [c["id"] for c in doc["checks"]] == ["R1.line-by-line"], doc["checks"]
+    assert not _settled(token), _escaped(token)
+    # (the leak check: no {stream} folder in TMPDIR, no .*.tmp below the test's folder)
+
+
 def test_a_setsid_grandchild_is_reaped_after_its_case() -> None:
     """The client exits, its grandchild left the group: the kit (a subreaper) kills it."""
     driver = textwrap.dedent("""

@@ -23,6 +23,8 @@ whatever is still tracked and reaps whatever a client left behind.
 from __future__ import annotations
 
 import contextlib
+import functools
+import json
 import os
 import shutil
 import signal
@@ -30,9 +32,14 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from types import FrameType
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:  # the pool's modules are imported when a pool is made
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+T = TypeVar("T")
 
 #: Signals that stop the kit.
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
@@ -87,6 +94,70 @@ class Stopped(KeyboardInterrupt):
     def exit_code(self) -> int:
         return 128 + self.signum
 
+    @property
+    def why(self) -> str:
+        """What stopped the command, for its report: "stopped by SIGTERM"."""
+        return f"stopped by {self.name}"
+
+    #: Whether the command says :attr:`why` on stderr too: a stop signal was sent by the
+    #: person (or the CI job) who sees the command end; a lost worker was not.
+    news = False
+
+    @property
+    def hint(self) -> str:
+        """What the stderr line adds to :attr:`why` (a lost worker: who sends its signal)."""
+        return ""
+
+
+class WorkerLost(Stopped):
+    """A ``-j`` worker process ended in the middle of its checks: killed from outside.
+
+    The OOM killer's SIGKILL, a stray ``kill``, a SIGTERM meant for someone else: no
+    worker ends on its own while it has checks, so this is never the client's verdict
+    and not the kit's bug either.  The command ends as a stopped one does, with what was
+    graded in every report, marked incomplete, and exit 128 + the worker's signal (137
+    for SIGKILL); concurrent.futures' ``BrokenProcessPool`` was a traceback and exit 3,
+    "a bug in the kit".  A worker that exited with a status instead (nothing in the kit
+    does that) is exit 3, as an internal error is, but still one line.
+    """
+
+    def __init__(self, pid: int | None, status: int | None) -> None:
+        signum = -status if status is not None and status < 0 else 0
+        if status is not None and 128 < status < 128 + signal.NSIG:
+            # the worker's own stop handler (:func:`_on_signal`): it exits 128 + N
+            signum = status - 128
+        super().__init__(signum)
+        self.pid, self.status = pid, status
+
+    @property
+    def name(self) -> str:
+        if not self.signum:
+            return "no signal" if self.status is None else f"exit status {self.status}"
+        with contextlib.suppress(ValueError):
+            return signal.Signals(self.signum).name
+        return f"signal {self.signum}"
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum if self.signum else 3  # cli._common.INTERNAL_ERROR
+
+    @property
+    def why(self) -> str:
+        worker = "a -j worker process" + (f" (pid {self.pid})" if self.pid else "")
+        if self.status is None:
+            return f"{worker} ended abruptly in the middle of its checks"
+        if not self.signum:
+            return f"{worker} ended with {self.name} in the middle of its checks"
+        return f"{worker} was killed by {self.name} from outside the kit"
+
+    @property
+    def hint(self) -> str:
+        if self.signum == signal.SIGKILL:
+            return " (SIGKILL is what the OOM killer sends when memory runs out)"
+        return ""
+
+    news = True
+
 
 # ------------------------------------------------------------------ what is live
 
@@ -103,6 +174,7 @@ def untrack_group(pid: int) -> None:
 def tracked_dir(path: str) -> Iterator[str]:
     """A temporary folder removed when the block ends or the kit is stopped."""
     _dirs.add(path)
+    _note("dir", path)
     try:
         yield path
     finally:
@@ -123,6 +195,7 @@ def temp_dir(prefix: str) -> str:
     with signals_held():
         path = tempfile.mkdtemp(prefix=prefix)
         _dirs.add(path)
+        _note("dir", path)
     return path
 
 
@@ -131,6 +204,7 @@ def track_file(path: str | os.PathLike[str]) -> None:
     :func:`untrack_file`; make it inside :func:`signals_held` so no signal falls between
     (call :func:`supervise` before, in a command that may start no process)."""
     _files.add(os.fspath(path))
+    _note("file", os.fspath(path))
 
 
 def untrack_file(path: str | os.PathLike[str]) -> None:
@@ -297,24 +371,31 @@ def reap_orphans(keep: set[int] | None = None) -> list[int]:
     """Kill and reap children that are not live clients (or ``keep``): escaped grandchildren.
 
     Only in a subreaper, where such children can only be orphans a client left behind.
+    An orphan's own children are this process's once it is reaped (the clients of a
+    killed ``-j`` worker, and then their grandchildren): so again, until none is left.
     """
     if not _subreaper:
         return []
     import multiprocessing
 
-    workers = {p.pid for p in multiprocessing.active_children() if p.pid is not None}
-    spare = _groups | workers | _spared | (keep or set())
-    killed = []
-    for pid in _children() - spare:
-        if _reap_mark is not None and not _a_client_s(pid):
-            continue  # an orphan of the test session around the block: not the kit's
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGKILL)  # a setsid grandchild leads its own group
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
-        with contextlib.suppress(ChildProcessError, OSError):
-            os.waitpid(pid, 0)
-        killed.append(pid)
+    killed: list[int] = []
+    for _ in range(8):  # a chain of escaped generations is short; a fork bomb is bounded
+        workers = {p.pid for p in multiprocessing.active_children() if p.pid is not None}
+        spare = _groups | workers | _spared | (keep or set())
+        now = []
+        for pid in _children() - spare:
+            if _reap_mark is not None and not _a_client_s(pid):
+                continue  # an orphan of the test session around the block: not the kit's
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)  # a setsid grandchild leads its own group
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(pid, 0)
+            now.append(pid)
+        if not now:
+            break
+        killed += now
     return killed
 
 
@@ -435,7 +516,7 @@ def command() -> Iterator[None]:
         finally:
             check()  # a stop swallowed after the command's last wait ends it 128 + N too
     except Stopped as stop:
-        leave(stop.exit_code)
+        leave_after(stop, stop.why)
     finally:
         if _command_pid == os.getpid():
             clean_up()
@@ -504,11 +585,60 @@ def first_interrupt_asks() -> Iterator[Callable[[], bool]]:
             signal.signal(signal.SIGINT, previous)
 
 
-def worker_init() -> None:
+# ------------------------------------------------------------------ -j workers
+
+#: In a ``-j`` worker: the pool's ledger, a file with no name that every worker of the pool
+#: appends to (:func:`_note`), so that the parent can remove what a killed worker tracked.
+_ledger: tuple[int, int] | None = None  # (the worker's pid, the ledger's descriptor)
+
+
+def _note(kind: str, path: str) -> None:
+    """In a ``-j`` worker, note a tracked temporary ``kind`` ("file" or "dir") in the ledger.
+
+    A worker killed by SIGKILL (the OOM killer) runs no handler: its half-written case
+    cache file and its clients' ``{stream}`` folders stayed behind, and only the worker
+    knew their names.  One line of JSON a path, appended unbuffered: the line is there
+    before the path is used."""
+    if _ledger is None or _ledger[0] != os.getpid():
+        return
+    with contextlib.suppress(OSError):
+        os.write(_ledger[1], (json.dumps([kind, path]) + "\n").encode())
+
+
+def _clear_ledger(ledger: IO[bytes]) -> None:
+    """Remove what the pool's workers noted (gone already, unless a worker was killed).
+    Only once every worker of the pool has ended."""
+    with contextlib.suppress(OSError, ValueError):
+        ledger.seek(0)
+        for line in ledger:
+            with contextlib.suppress(ValueError, TypeError, OSError):
+                kind, path = json.loads(line)
+                if kind == "dir" and os.path.isdir(path):
+                    shutil.rmtree(path, ignore_errors=True)
+                elif kind == "file":
+                    os.unlink(path)
+
+
+def worker_init(ledger: int | None = None) -> None:
     """In a ``-j`` worker (forked from the main process): a subreaper of its own clients,
-    stopped (its clients with it) when the main process dies, even by SIGKILL."""
+    stopped (its clients with it) when the main process dies, even by SIGKILL; what it
+    tracks noted in the pool's ledger, the descriptor ``ledger`` (see :func:`worker_pool`)."""
+    global _ledger
+    # what the parent tracks is the parent's: a worker's stop handler would remove the
+    # parent's folders with its own, and kill a client the parent had running
+    _groups.clear()
+    _dirs.clear()
+    _files.clear()
     become_subreaper()
     _stop_with_parent()
+    if ledger is not None:
+        _ledger = (os.getpid(), ledger)
+
+
+def _start_worker(ledger: int, initializer: Callable[[], object] | None) -> None:
+    worker_init(ledger)
+    if initializer is not None:
+        initializer()
 
 
 def _stop_with_parent() -> None:
@@ -531,10 +661,80 @@ def _stop_with_parent() -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
-def stop_pool(pool: Any) -> None:
+@contextlib.contextmanager
+def worker_pool(
+    jobs: int, initializer: Callable[[], object] | None = None
+) -> Iterator[ProcessPoolExecutor]:
+    """A process pool of ``jobs`` forked workers, for every caller that grades in parallel.
+
+    A stop signal (or any error) stops it at once, not after its tasks (``with
+    ProcessPoolExecutor()`` waits for them).  A worker killed from outside (the OOM
+    killer) ends the block with :class:`WorkerLost`, a stop the command reports as
+    such, after the results that had come back (:func:`finished`); concurrent.futures'
+    ``BrokenProcessPool`` read as the kit's bug.  Whatever happened, no worker is left
+    when the block ends, nor a client or temporary file of a worker that could not
+    clean up after itself (its ledger, :func:`_note`).
+    """
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    supervise()  # a stop signal stops the workers (each its own clients)
+    ctx = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+    # no name: nothing to leave behind, even when the kit itself is killed
+    with tempfile.TemporaryFile(buffering=0) as ledger:
+        start = functools.partial(_start_worker, ledger.fileno(), initializer)
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=start)
+        try:
+            yield pool
+        except BrokenProcessPool:
+            lost = _lost(stop_pool(pool))
+            _clear_ledger(ledger)
+            raise lost from None
+        except BaseException:
+            stop_pool(pool)
+            _clear_ledger(ledger)  # a worker that outlived its SIGTERM was killed
+            raise
+        pool.shutdown()
+
+
+def _lost(endings: dict[int, int | None]) -> WorkerLost:
+    """The worker whose end broke the pool, from how each ended (pid -> exit code).
+
+    concurrent.futures SIGTERMs the others once one is gone (each exits 143 through its
+    stop handler), so the one that broke it is the one that ended otherwise; when every
+    one ended by SIGTERM, someone sent one a SIGTERM."""
+    broke = [(pid, code) for pid, code in endings.items() if code not in (0, None)]
+    by_term = (-signal.SIGTERM, 128 + signal.SIGTERM)
+    first = next(((p, c) for p, c in broke if c not in by_term), broke[0] if broke else None)
+    return WorkerLost(*first) if first else WorkerLost(None, None)
+
+
+def finished(futures: Iterable[Future[T]]) -> Iterator[tuple[Future[T], T]]:
+    """Each future with its result as it comes back, every one that did come back even
+    when a worker was lost meanwhile; then the loss (``BrokenProcessPool``, made a
+    :class:`WorkerLost` by :func:`worker_pool`)."""
+    from concurrent.futures import as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    broken: BrokenProcessPool | None = None
+    for future in as_completed(futures):
+        try:
+            result = future.result()
+        except BrokenProcessPool as exc:
+            broken = broken or exc
+            continue
+        yield future, result
+    if broken is not None:
+        raise broken
+
+
+def stop_pool(pool: Any) -> dict[int, int | None]:
     """Stop a ``ProcessPoolExecutor`` now: SIGTERM each worker (it kills its clients and
-    exits), SIGKILL any still there after a second, then reap what they left behind."""
-    workers = list(getattr(pool, "_processes", {}).values())
+    exits), SIGKILL any still there after a second, then reap what they left behind
+    (the clients of a worker that was killed are this process's orphans now).  Returns
+    how each worker ended (pid -> its exit code, negative for a signal)."""
+    workers = list((getattr(pool, "_processes", None) or {}).values())
     for worker in workers:
         with contextlib.suppress(Exception):
             worker.terminate()
@@ -550,6 +750,15 @@ def stop_pool(pool: Any) -> None:
                 worker.kill()
                 worker.join(0.5)
     reap_orphans()
+    return {w.pid: w.exitcode for w in workers if w.pid is not None}
+
+
+def leave_after(stop: Stopped, why: str) -> None:
+    """Exit as ``stop`` asks (:func:`leave`), having said ``why`` on stderr, in one line,
+    when the stop is news to whoever watches the command (:attr:`Stopped.news`)."""
+    if stop.news:
+        print(f"stella-conform: {why}{stop.hint}", file=sys.stderr)
+    leave(stop.exit_code)
 
 
 def leave(code: int) -> None:

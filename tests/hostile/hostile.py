@@ -105,6 +105,20 @@ def main():
             sys.exit(0)
         subprocess.Popen(["setsid", "sleep", token], start_new_session=True)
         time.sleep(3600)
+    elif what == "answer-then-hang":
+        # accepts its first N runs (argv[4]; counted in a log, argv[3]), then starts a
+        # grandchild in a session of its own and hangs (a {stream} file after: unread)
+        token, log, answers = sys.argv[2], sys.argv[3], int(sys.argv[4])
+        with open(log, "a") as fh:
+            fh.write("run\n")
+        with open(log) as fh:
+            runs = len(fh.readlines())
+        if len(sys.argv) < 6:
+            sys.stdin.buffer.read()
+        if runs <= answers:
+            sys.exit(0)
+        subprocess.Popen(["setsid", "sleep", token], start_new_session=True)
+        time.sleep(3600)
     elif what == "setsid-exit":
         # a grandchild in a session of its own that outlives the client (argument: its
         # sleep's unique argument, so a test finds its own grandchild and no other)

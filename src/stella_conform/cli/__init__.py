@@ -4,7 +4,9 @@ Each command group lives in its own module; this one only assembles them.
 Exit status everywhere: 0 success, 1 the thing checked is wrong (a stream a
 client must reject, a failing check), 2 bad input to the kit (one line on
 stderr, never a traceback), 3 an internal error of the kit (a bug: traceback
-and one line on stderr; never 1, which would read as a verdict).
+and one line on stderr; never 1, which would read as a verdict), 128 + N
+stopped by signal N, or a ``-j`` worker killed by it from outside (137: the
+OOM killer's SIGKILL; one line on stderr, reports marked incomplete).
 """
 
 from __future__ import annotations

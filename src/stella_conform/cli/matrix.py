@@ -91,7 +91,7 @@ def matrix(
         if isinstance(partial, dict):
             _write_matrix(partial, *paths)
             click.echo(f"{partial['incomplete']}; wrote {', '.join(str(p) for p in paths)}")
-        stopping.leave(stop.exit_code)
+        stopping.leave_after(stop, partial["incomplete"] if isinstance(partial, dict) else stop.why)
     _write_matrix(doc, *paths)
     width = max(len(c.name) for c in config.clients)
     for client in config.clients:

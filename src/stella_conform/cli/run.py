@@ -230,13 +230,13 @@ def run(
         results = run_suite(checks, config, jobs=jobs, progress=progress)
     except stopping.Stopped as stop:
         graded = [r for r in stop.partial if isinstance(r, CheckResult)]
-        why = f"stopped by {stop.name} after {len(graded)} of {len(checks)} check(s)"
+        why = f"{stop.why} after {len(graded)} of {len(checks)} check(s)"
         report = Report(config, graded, vocab.ident, known, shard=shard, incomplete=why)
         write_outputs(
             report, json_path=json_path, junit_path=junit_path, markdown_path=markdown_path
         )
         click.echo(report.terminal(verbose))
-        stopping.leave(stop.exit_code)
+        stopping.leave_after(stop, why)
     report = Report(config, results, vocab.ident, known, shard=shard)
     write_outputs(report, json_path=json_path, junit_path=junit_path, markdown_path=markdown_path)
     out_color = use_color(color, sys.stdout)

@@ -270,23 +270,30 @@ def feedback_for(argv: Sequence[str], wanted: bool) -> Blind:
     return Blind()
 
 
-def with_environment(
-    env: Mapping[str, str], feedback: Blind, seed: int | None = None
-) -> dict[str, str]:
-    """A client's extra environment with the feedback's settings added.
+def hash_seed(env: Mapping[str, str], feedback: Blind, seed: int | None) -> dict[str, str]:
+    """A client's extra environment with the ``PYTHONHASHSEED`` a fuzz session gives it.
 
-    With a ``seed``, a traced Python client also gets ``PYTHONHASHSEED`` from it, unless
-    the user set one: Python salts the hash of a string per process, so the order of a
-    set of strings, and the lines a loop over one runs, differed each time a session
-    started its client (a persistent client is started again after a crash, and for the
-    quiet check), and a seeded session's coverage with it.  From the seed, each seed's
-    session is the same every time and different seeds still see different orders."""
-    extra = feedback.environment()
+    With a ``seed``, a traced Python client gets ``PYTHONHASHSEED`` from it, unless the
+    user set one: Python salts the hash of a string per process, so the order of a set of
+    strings, and the lines a loop over one runs, differed each time a session started its
+    client (a persistent client is started again after a crash, and for the quiet check),
+    and a seeded session's coverage with it.  From the seed, each seed's session is the
+    same every time and different seeds still see different orders.  The session's final
+    pass and the replay lines it prints run the client with it too (review-4 J9: a
+    failure that depended on the hash order was replayed with another salt)."""
     if (
         seed is not None
         and feedback.kind == "python"
         and "PYTHONHASHSEED" not in env
         and "PYTHONHASHSEED" not in os.environ
     ):
-        extra["PYTHONHASHSEED"] = str(seed % (1 << 32))
-    return {**env, **extra}
+        return {**env, "PYTHONHASHSEED": str(seed % (1 << 32))}
+    return dict(env)
+
+
+def with_environment(
+    env: Mapping[str, str], feedback: Blind, seed: int | None = None
+) -> dict[str, str]:
+    """A client's extra environment with the feedback's settings added (and the hash seed
+    of :func:`hash_seed`)."""
+    return {**hash_seed(env, feedback, seed), **feedback.environment()}

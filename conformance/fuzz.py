@@ -45,7 +45,7 @@ import struct
 import time
 from array import array
 from collections import Counter, deque
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,7 +62,7 @@ from stella_conform.conformance.database import (
     register_fixed_length,
     register_record,
 )
-from stella_conform.conformance.feedback import Blind, with_environment
+from stella_conform.conformance.feedback import Blind, hash_seed, with_environment
 from stella_conform.conformance.grader import Context, GradedCase, Judgment, judge
 from stella_conform.conformance.recordings import (
     RECORDED_ONE_IN,
@@ -444,9 +444,12 @@ class Fuzzer:
     ) -> None:
         self.checks = list(checks)
         self.config = config
-        self.suite = config.suite
+        # the client as the session runs it (its final pass, its replay lines): with the
+        # hash seed its traced client gets (feedback.hash_seed)
+        client = config.suite.client
+        hashed = dataclasses.replace(client, env=hash_seed(client.env, feedback, config.suite.seed))
+        self.suite = dataclasses.replace(config.suite, client=hashed)
         self.feedback = feedback
-        client = self.suite.client
         env = with_environment(client.env, feedback, self.suite.seed)
         traced = dataclasses.replace(client, env=env)
         #: The arms' client: the same command, started so that it reports its coverage.
@@ -1199,7 +1202,8 @@ class Fuzzer:
                 arm = by_id.get(check.id)
                 if arm is not None:
                     passed = result.outcome in ("pass", "skip")
-                    _merge(result, arm, check, self._replayed(arm, replay) if passed else None)
+                    again = self._replayed(arm, replay) if passed else None
+                    _merge(result, arm, check, again, self.suite.client.env)
                 self.graded.append(result)
         cut = sum(1 for r in self.graded if r.cut_short)
         if not cut:
@@ -1346,12 +1350,18 @@ def _parts(data: ConjectureData) -> tuple[tuple[int, ...], tuple[tuple[int, int]
 
 
 def _merge(
-    result: CheckResult, arm: Arm, check: Check, replayed: Found | str | None = None
+    result: CheckResult,
+    arm: Arm,
+    check: Check,
+    replayed: Found | str | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> None:
     """Fold what fuzzing did for one check into its graded result.
 
     ``replayed``: a fuzzed failure that failed again on its own (the session had no example
-    database for the final grading to replay it from), or why none was run again.
+    database for the final grading to replay it from), or why none was run again; ``env``:
+    what the session set in the client's environment (its hash seed), said when a failure
+    did not come back.
     """
     result.cases += arm.cases
     found = sorted(arm.failures.values(), key=lambda f: f.seconds)
@@ -1369,9 +1379,10 @@ def _merge(
         elif replayed is not None:
             result.message = f"failed while fuzzing ({replayed}): {found[0].message}"
         else:
+            same = "".join(f", replayed with {k}={v} as fuzzed" for k, v in (env or {}).items())
             result.message = (
                 f"failed while fuzzing but not when replayed (the client may depend on "
-                f"earlier cases or on time): {found[0].message}"
+                f"earlier cases or on time{same}): {found[0].message}"
             )
     elif result.cut_short and result.outcome == "error" and not result.failures:
         # not graded in full in the final pass, but fuzzing found a failure: that is its

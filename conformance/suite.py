@@ -20,7 +20,7 @@ import shlex
 import time
 import warnings
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -250,7 +250,8 @@ def replay_command(
 
     An in-process parser is named by module and function (``--parser``), with the
     exception types that mean reject; one that cannot be imported again (a lambda,
-    a function defined inside a test) has no replay command.
+    a function defined inside a test) has no replay command.  The environment the kit
+    gave the client (fuzz's ``PYTHONHASHSEED``) goes in front, as assignments.
     """
     # a line that works where it is pasted (conformance/travel.py): fixture:NAME, paths
     # relative to the working folder, the kit as it can be started here
@@ -272,15 +273,20 @@ def replay_command(
             parts += ["--reject-exit-codes", ",".join(map(str, sorted(client.reject_exit_codes)))]
         if not client.detect_crashes:
             parts.append("--no-crash-detection")
-        return shlex.join([*parts, "--", *argv])
+        return _assignments(client.env) + shlex.join([*parts, "--", *argv])
     from stella_conform.conformance.inprocess import replay_args
 
     found = replay_args(client.function)
     if found is None:
         return None
     args, pythonpath = found
-    prefix = f"PYTHONPATH={shlex.quote(str(pythonpath))} " if pythonpath else ""
-    return prefix + shlex.join([*parts, *args])
+    env = {**client.env, **({"PYTHONPATH": str(pythonpath)} if pythonpath else {})}
+    return _assignments(env) + shlex.join([*parts, *args])
+
+
+def _assignments(env: Mapping[str, str]) -> str:
+    """``NAME=value `` for each variable, quoted for a POSIX shell, to go before a command."""
+    return "".join(f"{name}={shlex.quote(value)} " for name, value in sorted(env.items()))
 
 
 class _SharedSession:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -242,6 +244,60 @@ def test_a_seeded_session_s_python_client_has_one_hash_order(
         finally:
             feedback.close()
     assert features[0] and features[0] == features[1] == features[2]
+
+
+#: A client that rejects every stream under one string-hash salt in 64: a stand-in for a
+#: reader whose set of strings, iterated in hash order, decides what it does (argument: the
+#: ``hash("stella-text") % 64`` it fails on).
+HASH_ORDER = """
+import sys
+sys.stdin.buffer.read()
+sys.exit(1 if hash("stella-text") % 64 == int(sys.argv[1]) else 0)
+"""
+
+
+def _hash_mod_64(salt: int) -> int:
+    env = {**os.environ, "PYTHONHASHSEED": str(salt)}
+    code = 'print(hash("stella-text") % 64)'
+    return int(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                              text=True, check=True).stdout)  # fmt: skip
+
+
+def test_a_hash_order_failure_replays_with_the_session_s_hash_seed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session gave its traced client ``PYTHONHASHSEED`` = the seed; its final pass and
+    its replay line carry it too (review-4 J9): a failure that depends on the hash order is
+    found again in the final pass and fails again when the printed line is run, from a
+    copy of the failures folder, in a shell whose own hash seed would hide it.  Without it
+    the final pass said "not when replayed" and the line passed under another salt."""
+    monkeypatch.delenv("PYTHONHASHSEED", raising=False)
+    script = tmp_path / "hash_order.py"
+    script.write_text(HASH_ORDER)
+    bad = _hash_mod_64(3)  # fuzz --seed 3: the session's salt is 3
+    other = next(salt for salt in range(100, 300) if _hash_mod_64(salt) != bad)
+    session = tmp_path / "session"
+    session.mkdir()
+    done = kit(
+        "fuzz", "--mode", "exit", "--only", "R1.valid-runs-accepted", "--max-cases", "5",
+        "--seed", "3", "--no-database", "--json", "r.json", "--",
+        sys.executable, str(script), str(bad), cwd=session,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    [check] = json.loads((session / "r.json").read_text())["checks"]
+    # the final pass fails it too (it passed under another salt: "not when replayed")
+    assert check["outcome"] == "fail" and "not when replayed" not in check["message"], check
+    lines = [f["replay"] for f in check["failures"]]
+    assert lines and all(line.startswith("PYTHONHASHSEED=3 ") for line in lines), lines
+    [line] = [line for line in lines if ".stella-conform/failures/" in line]  # a saved case
+    copy = tmp_path / "copy"
+    shutil.copytree(session / ".stella-conform", copy / ".stella-conform")
+    shell_env = {**os.environ, "PYTHONHASHSEED": str(other)}  # a salt the client passes
+    for _ in range(3):
+        again = subprocess.run(["sh", "-c", line], cwd=copy, env=shell_env,
+                               capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert again.returncode == 1, (line, again.stdout, again.stderr)
+        assert re.search(r"client: +reject", again.stdout), again.stdout
 
 
 def test_node_client_reports_v8_coverage_per_case() -> None:

@@ -2247,6 +2247,42 @@ def test_a_command_run_in_process_leaves_the_host_s_children_alone() -> None:
         host_child.wait()
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
+def test_a_borrowed_process_gets_its_stop_state_back() -> None:
+    """The plugin's block (``reaped``) and a command run in-process each change the host's
+    stop state for their length (handlers, the unraisable hook, the subreaper flag) and
+    put all of it back: one saved stop state serves both (``stopping._as_before``)."""
+    script = textwrap.dedent("""
+        import ctypes, signal, sys
+        from click.testing import CliRunner
+        from stella_conform import stopping
+        from stella_conform.cli import main
+
+        def state():
+            flag = ctypes.c_int()
+            ctypes.CDLL(None).prctl(37, ctypes.byref(flag), 0, 0, 0)  # PR_GET_CHILD_SUBREAPER
+            stops = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+            return [signal.getsignal(s) for s in stops], sys.unraisablehook, flag.value
+
+        def host_hook(unraisable): pass
+        sys.unraisablehook = host_hook
+        signal.signal(signal.SIGHUP, lambda *a: None)
+        before = state()
+        with stopping.reaped():
+            inside = state()
+        after_block = state()
+        assert CliRunner().invoke(main, ["checks"]).exit_code == 0
+        after_command = state()
+        same = after_block == before, after_command == before
+        print(inside[2], inside[0][0] is before[0][0], *same)
+    """)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=HANG_GUARD
+    )
+    # inside the block: a subreaper with a handler of its own; after either: as before
+    assert done.stdout.split() == ["1", "False", "True", "True"], done.stdout + done.stderr
+
+
 def test_the_plugin_leaves_no_grandchild_and_spares_the_session_s_own(tmp_path: Path) -> None:
     """The pytest plugin graded a client that puts a grandchild in a session of its own on
     every run: each was left running (one per case), as the plugin is no kit command (no

@@ -287,6 +287,39 @@ def _stop_being_subreaper() -> None:
 
 
 @contextlib.contextmanager
+def _as_before() -> Iterator[None]:
+    """A block that runs inside another program (someone's test session, click's test
+    runner): what the block changes of this process's stop handling is as it was when it
+    ends — the stop signals' handlers, ``sys.unraisablehook``, whether the process is a
+    subreaper and whether the kit's handlers count as installed — and the children the
+    process had when it began are spared by every reap in it (a test's own redis-server
+    was killed by an in-process ``report merge``).
+
+    The one saved stop state for :func:`reaped` (the pytest plugin) and :func:`command`
+    run in-process: the two kept near-copies of it.  Handlers can only be read and set on
+    the main thread; elsewhere only the children are spared."""
+    global _spared, _installed_pid
+    pid, spared, installed_pid, was_subreaper = os.getpid(), _spared, _installed_pid, _subreaper
+    main = threading.current_thread() is threading.main_thread()
+    handlers = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS} if main else {}
+    hook = sys.unraisablehook
+    _spared = spared | _children()
+    try:
+        yield
+    finally:
+        if os.getpid() == pid:  # not in a forked child unwinding (it exits, it puts nothing back)
+            for signum, handler in handlers.items():
+                if handler is not None and signal.getsignal(signum) is not handler:
+                    signal.signal(signum, handler)
+            if main:
+                sys.unraisablehook = hook
+                _installed_pid = installed_pid
+            if _subreaper and not was_subreaper:
+                _stop_being_subreaper()
+            _spared = spared
+
+
+@contextlib.contextmanager
 def reaped() -> Iterator[None]:
     """For a caller that is no kit command (the pytest plugin, inside someone's test
     session): a subreaper for the block only, and what the clients started in it and
@@ -294,27 +327,24 @@ def reaped() -> Iterator[None]:
 
     The process's children from before the block (the session's own servers, say) are
     never touched, and after it the process is no subreaper again: orphans of the rest
-    of the session go where they went.  In a kit command (already a subreaper) it adds
-    nothing: :func:`command` reaps at its end and the runner after each case.
+    of the session go where they went (:func:`_as_before`).  In a kit command (already a
+    subreaper) it adds nothing: :func:`command` reaps at its end and the runner after each
+    case.
     """
     if _subreaper or threading.current_thread() is not threading.main_thread():
         yield
         return
-    global _spared, _reap_mark
-    _spared = _children()  # every reap in the block (one after each case) spares them
-    _reap_mark = f"{os.getpid()}-{time.monotonic_ns()}"
-    subreaper = become_subreaper()
-    previous = _die_cleanly()
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-        if subreaper:
-            reap_orphans()
-            _stop_being_subreaper()
-        _spared = set()
-        _reap_mark = None
+    global _reap_mark
+    with _as_before():  # every reap in the block (one after each case) spares its children
+        _reap_mark = f"{os.getpid()}-{time.monotonic_ns()}"
+        subreaper = become_subreaper()
+        _die_cleanly()
+        try:
+            yield
+        finally:
+            if subreaper:
+                reap_orphans()
+            _reap_mark = None
 
 
 def client_env(env: dict[str, str] | None) -> dict[str, str] | None:
@@ -347,15 +377,13 @@ def _on_fatal_signal(signum: int, frame: FrameType | None) -> None:
     os.kill(os.getpid(), signum)
 
 
-def _die_cleanly() -> dict[int, Any]:
+def _die_cleanly() -> None:
     """Within :func:`reaped`: SIGTERM and SIGHUP, where nobody handles them, kill the
     clients before the process (a CI job cancelling the test session left every client and
     its grandchildren running). A handler the session has is left alone."""
-    previous: dict[int, Any] = {}
     for signum in (signal.SIGTERM, signal.SIGHUP):
         if signal.getsignal(signum) == signal.SIG_DFL:
-            previous[signum] = signal.signal(signum, _on_fatal_signal)
-    return previous
+            signal.signal(signum, _on_fatal_signal)
 
 
 def _children() -> set[int]:
@@ -503,49 +531,21 @@ def command() -> Iterator[None]:
     had when the command started (a test's own redis-server was killed by an in-process
     ``report merge``).
     """
-    global _command_pid, _spared
+    global _command_pid
     _command_pid = os.getpid()
-    put_back = _as_before() if not installed() else None
-    spared = _spared
-    if put_back is not None:
-        _spared = spared | _children()
-    try:
+    with _as_before() if not installed() else contextlib.nullcontext():
         try:
-            supervise()
-            yield
+            try:
+                supervise()
+                yield
+            finally:
+                check()  # a stop swallowed after the command's last wait ends it 128 + N too
+        except Stopped as stop:
+            leave_after(stop, stop.why)
         finally:
-            check()  # a stop swallowed after the command's last wait ends it 128 + N too
-    except Stopped as stop:
-        leave_after(stop, stop.why)
-    finally:
-        if _command_pid == os.getpid():
-            clean_up()
-            _command_pid = None
-            if put_back is not None:
-                put_back()
-                _spared = spared
-
-
-def _as_before() -> Callable[[], None]:
-    """What puts this process's stop handling back as it is now (see :func:`command`)."""
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
-    handlers = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
-    hook, was_subreaper = sys.unraisablehook, _subreaper
-
-    def put_back() -> None:
-        global _installed_pid
-        if _installed_pid != os.getpid():
-            return
-        for signum, handler in handlers.items():
-            if handler is not None:
-                signal.signal(signum, handler)
-        sys.unraisablehook = hook
-        if _subreaper and not was_subreaper:
-            _stop_being_subreaper()
-        _installed_pid = None
-
-    return put_back
+            if _command_pid == os.getpid():
+                clean_up()
+                _command_pid = None
 
 
 def installed() -> bool:

@@ -456,3 +456,40 @@ def test_fuzz_targets_are_what_hypofuzz_collects(pytester: pytest.Pytester) -> N
     result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider", "-p", "no:randomly")
     result.assert_outcomes(passed=1, failed=1)
     assert "R3.unknown-type-inert: " in result.stdout.str()
+
+
+SOLIDUS_TARGET_MODULE = r'''
+import json, re
+
+from hypothesis import Phase, settings
+
+from stella_conform.pytest_plugin import fuzz_targets
+
+settings.register_profile("wiring", max_examples=10, phases=[Phase.generate], derandomize=True)
+settings.load_profile("wiring")
+
+
+def read(lines):
+    """A hand-written lexer without the \/ escape."""
+    for raw in lines:
+        if re.search(rb'(?<!\\)(?:\\\\)*\\/', raw):
+            raise ValueError("unknown escape")
+        if raw.strip():
+            json.loads(raw)
+
+
+test_stella_fuzz = fuzz_targets(read, only=["R1.valid-runs-accepted"])
+'''
+
+
+@pytest.mark.slow
+def test_a_fuzz_target_grades_its_check_s_strata(pytester: pytest.Pytester) -> None:
+    """A plugin fuzz run reaches at least what ``run`` reaches: the check's strata too.
+    A lexer without ``\\/`` (which only a stratum spells on this seed) fails the target,
+    told the stratum; without them its ten examples pass."""
+    pytester.makepyfile(test_target=SOLIDUS_TARGET_MODULE)
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider", "-p", "no:randomly")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "R1.valid-runs-accepted: expected accept" in out and "a stratum" in out, out
+    assert "\\\\/" in out, out  # the smallest failing stratum, whole

@@ -484,6 +484,11 @@ def fuzz_targets(
     ``hypothesis fuzz -- -k stella_fuzz`` spends its time and its in-process coverage
     on the parser.  Under plain pytest they run like any property (``max_examples``).
     Assign the result to a ``test_*`` name in a test module.
+
+    Each also grades its check's strata (``docs/generators.md``: the simplest case of each
+    mutation and option, what every default ``run`` grades), once a process, before its
+    first case: a parser failing one fails every example of that check, told the smallest
+    failing stratum whole, so a fuzz run reaches at least what ``run`` reaches.
     """
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
@@ -496,7 +501,11 @@ def fuzz_targets(
         run_inprocess,
         wants_report,
     )
-    from stella_conform.conformance.suite import check_strategy, graded_case
+    from stella_conform.conformance.suite import (
+        check_strategy,
+        check_stratum_list,
+        graded_case,
+    )
     from stella_conform.schemas.vocabulary import Vocabulary
 
     vocab = Vocabulary.default()
@@ -512,11 +521,39 @@ def fuzz_targets(
     # HypoFuzz refuses a test that suppresses nested_given: only the slow-data ones here
     slow = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]
 
+    strata_failed: dict[str, str | None] = {}
+
+    def failing_stratum(check: Any) -> str | None:
+        """What the smallest stratum of ``check`` the parser fails shows (``None``: it
+        fails none), graded once a process, one stratum at a time."""
+        if check.id not in strata_failed:
+            smallest: tuple[int, bytes, str] | None = None
+            failed = 0
+            for stratum in check_stratum_list(check, vocab):
+                got = stratum.draw()
+                if got is None:
+                    continue
+                case = graded_case(got.case, vocab)
+                verdict = judge(check, case, run_inprocess(reader, case.stream), Context())
+                if verdict.verdict in ("fail", "crash", "error"):
+                    failed += 1
+                    if smallest is None or (len(case.stream), case.stream) < smallest[:2]:
+                        smallest = (len(case.stream), case.stream, verdict.message)
+            strata_failed[check.id] = (
+                None
+                if smallest is None
+                else f"{check.id}: {smallest[2]} (a stratum, {failed} of them failing; "
+                f"the smallest: {smallest[1]!r})"
+            )
+        return strata_failed[check.id]
+
     @pytest.mark.stella
     @pytest.mark.parametrize("stella_check", checks, ids=[c.id for c in checks])
     @settings(deadline=None, suppress_health_check=slow)
     @given(data=st.data())
     def test_stella_fuzz(stella_check: Any, data: Any) -> None:
+        stratum = failing_stratum(stella_check)
+        assert stratum is None, stratum
         strategy = check_strategy(stella_check, vocab)
         assert strategy is not None
         case = graded_case(data.draw(strategy, label="case"), vocab)

@@ -17,13 +17,14 @@ import fnmatch
 import json
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import power  # noqa: E402  (the grading workers, built the way power.py builds them)
+
+from stella_conform import stopping  # noqa: E402
 
 ADAPTERS = power.REPO / "adapters"
 #: (client under adapters/, mode, profiles): the conforming clients and how the client-matrix
@@ -90,7 +91,7 @@ def main() -> int:
     work = [(*c, s) for s in range(args.seeds) for c in chosen]
     started = time.monotonic()
     bad = 0
-    with ProcessPoolExecutor(args.jobs, initializer=power.as_a_run_process) as pool:
+    with stopping.worker_pool(args.jobs, power.as_a_run_process) as pool:  # the kit's pool
         for done, got in enumerate(pool.map(grade, work, chunksize=1), 1):
             mark = "ok" if not got["bad"] else f"{len(got['bad'])} NOT PASSED"
             print(
@@ -107,4 +108,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with stopping.command():  # stopped, or a worker killed: its clients too, 128 + N
+        sys.exit(main())

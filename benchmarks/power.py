@@ -35,9 +35,8 @@ import fnmatch
 import json
 import subprocess
 import sys
-import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +53,7 @@ sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(BROKEN))
 from builds import Unavailable, command  # noqa: E402
 
+from stella_conform import stopping  # noqa: E402
 from stella_conform.conformance.checks import BY_ID  # noqa: E402
 
 
@@ -80,7 +80,7 @@ LINE_TIMEOUT = 0.5
 def one_run(client: str, targets: list[str], seed: int) -> dict[str, Any]:
     """One default run of one client on one seed: caught, and caught by a generated case."""
     profiles = sorted({BY_ID[t].profile for t in targets})
-    with tempfile.TemporaryDirectory(prefix="power-") as tmp:
+    with stopping.private_dir("power-") as tmp:  # a killed worker's is removed too
         report = Path(tmp) / "report.json"
         argv = [
             KIT,
@@ -154,7 +154,7 @@ def graded(
     from stella_conform.conformance.suite import SuiteConfig, run_check
     from stella_conform.schemas.vocabulary import Vocabulary
 
-    with tempfile.TemporaryDirectory(prefix="power-") as tmp:
+    with stopping.private_dir("power-") as tmp:  # a killed worker's is removed too
         runner = Client(
             argv=resolve_client(tuple(argv)),
             mode=mode,  # type: ignore[arg-type]
@@ -215,12 +215,11 @@ def measure(
     work = [(c, targets[c], s, subprocess_run) for s in range(seeds) for c in clients]
     runs: dict[str, list[dict[str, Any]]] = {c: [] for c in clients}
     started = time.monotonic()
+    # the kit's pool (stopping.worker_pool): a worker killed from outside is one line
     pool = (
-        ThreadPoolExecutor(jobs)
-        if subprocess_run
-        else ProcessPoolExecutor(jobs, initializer=as_a_run_process)
+        ThreadPoolExecutor(jobs) if subprocess_run else stopping.worker_pool(jobs, as_a_run_process)
     )
-    with pool:
+    with pool as pool:
         for done, (client, got) in enumerate(pool.map(_grade, work, chunksize=1), 1):
             runs[client].append(got)
             mark = "caught" if got["caught"] else f"MISSED {got['error'] or ''}"
@@ -307,7 +306,7 @@ def write_doc(table: str, start: str = START, end: str = END) -> None:
 def compare(clients: list[str], targets: dict[str, list[str]], seeds: int, jobs: int) -> int:
     """Grade the same clients and seeds both ways; 1 when any (client, seed) differs."""
     work = [(c, targets[c], s) for s in range(seeds) for c in clients]
-    with ProcessPoolExecutor(jobs, initializer=as_a_run_process) as pool:
+    with stopping.worker_pool(jobs, as_a_run_process) as pool:
         inside = list(pool.map(_grade, [(*w, False) for w in work], chunksize=1))
     with ThreadPoolExecutor(jobs) as threads:
         outside = list(threads.map(_grade, [(*w, True) for w in work]))
@@ -357,4 +356,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with stopping.command():  # stopped, or a worker killed: its clients too, 128 + N
+        sys.exit(main())

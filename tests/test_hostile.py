@@ -1242,6 +1242,36 @@ def test_a_worker_killed_from_outside_is_named_and_leaves_nothing(
     # (the leak check: no {stream} folder in TMPDIR, no .*.tmp below the test's folder)
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_benchmark_s_worker_killed_from_outside_is_one_line(tmp_path: Path) -> None:
+    """benchmarks/conforming.py (and power.py, the same pool) grades in -j workers too: one
+    SIGKILLed mid-run is the same one line and exit 137, its client gone; it was
+    BrokenProcessPool's traceback."""
+    bench = subprocess.Popen(
+        [sys.executable, str(REPO / "benchmarks" / "conforming.py"), "--seeds", "2", "-j", "2",
+         "--clients", "python/reference_client.py"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not (busy := [w for w in _children_of(bench.pid) if _children_of(w)]):
+            assert time.monotonic() < deadline and bench.poll() is None, "no worker grading"
+            time.sleep(0.1)
+        worker = busy[0]
+        clients = _children_of(worker)
+        os.kill(worker, signal.SIGKILL)
+        _out, err = bench.communicate(timeout=HANG_GUARD)
+    finally:
+        if bench.poll() is None:  # the test failed: leave nothing running
+            bench.kill()
+            bench.wait()
+    assert bench.returncode == 128 + signal.SIGKILL, (bench.returncode, err[-3000:])
+    assert "Traceback" not in err, err[-3000:]
+    said = f"stella-conform: a -j worker process (pid {worker}) was killed by SIGKILL"
+    assert said in err, err[-3000:]
+    assert not [pid for pid in clients if _alive(pid)], "the killed worker's client lives on"
+
+
 def test_a_setsid_grandchild_is_reaped_after_its_case() -> None:
     """The client exits, its grandchild left the group: the kit (a subreaper) kills it."""
     driver = textwrap.dedent("""

@@ -403,7 +403,13 @@ def failure_line(failure: Any) -> str:
     )
     where = failure.saved if failure.source != "fixture" and failure.saved else failure.case
     said = f"client protocol-error: {failure.cause}" if failure.cause else failure.message
-    return f"{where} ({how}): {clip(terminal_line(said), 300)}"
+    return f"{where} ({how}): {clip(terminal_line(said), 300)}{alike(failure)}"
+
+
+def alike(failure: Any) -> str:
+    """How many more strata failed the same way (``suite.CaseFailure.alike``)."""
+    n = getattr(failure, "alike", 0) or 0
+    return f" (and {n} more {'stratum' if n == 1 else 'strata'} alike)" if n else ""
 
 
 def protocol_cause(result: CheckResult) -> str | None:
@@ -418,6 +424,7 @@ def _failure_lines(failure: Any) -> list[str]:
     out = [
         f"    case: {failure.case} ({failure.source})"
         + (f", mutations: {', '.join(failure.mutations)}" if failure.mutations else "")
+        + alike(failure)
     ]
     out.append(f"    expected: {clip(json.dumps(failure.expected, ensure_ascii=False), 600)}")
     observed = failure.observed

@@ -139,6 +139,9 @@ class CaseFailure:
     #: A protocol error's words without the output they quote: the same mistake in every
     #: case and every check (one report of it, not one per check).
     cause: str | None = None
+    #: More strata that failed with this message and these mutations (the one flaw
+    #: again): counted here, not listed one by one.
+    alike: int = 0
 
     def to_json(self) -> dict[str, Any]:
         out = {k: v for k, v in self.__dict__.items() if k not in ("stream", "decisive")}
@@ -1269,21 +1272,31 @@ def _generated(
             last_failure.append(failure)
             raise _CheckFailed(failure[1].message)
 
+    flaws: dict[tuple[str, tuple[str, ...]], CaseFailure] = {}
+
     def listed(failure: tuple[GradedCase, Judgment, Observation]) -> None:
-        """A failing case listed under the check as it was drawn (not shrunk)."""
+        """A failing stratum listed under the check as it was drawn (not shrunk): the
+        first of each flaw (its message and mutations), the others counted with it."""
         g, j, obs = failure
         judgments.append(j)
+        shown = flaws.get((j.message, g.mutations))
+        if shown is not None:
+            shown.alike += 1
+            return
         result.failed_cases += 1
         if len(result.failures) < FAILURES_KEPT:
             shown = _failure(g, j, obs)
             shown.saved, shown.replay = _save(config, check, g)
             result.failures.append(shown)
+            flaws[j.message, g.mutations] = shown
 
     def grade_strata() -> None:
         """Every stratum, drawn, graded and dropped in turn (one case held at a time),
-        before the random examples; every failing one is listed, and the smallest is
-        handed to Hypothesis to shrink, its smallest failure shown first (the random
-        examples are then not drawn, as at any failure Hypothesis replays)."""
+        before the random examples; each flaw they show is listed once, and the smallest
+        failing stratum is handed to Hypothesis to shrink, its smallest failure shown
+        first (the random examples are then not drawn, as at any failure Hypothesis
+        replays).  A stratum that cost the client's ``--timeout`` (or its line timeout)
+        ends them: every further one could cost as much (as a timeout is not shrunk)."""
         Failing = tuple[Stratum, Sequence[Any], tuple[GradedCase, Judgment, Observation]]
         smallest: Failing | None = None
         for stratum in check_stratum_list(check, vocab):
@@ -1297,12 +1310,16 @@ def _generated(
             del case
             if failure is None:
                 continue
-            listed(failure)  # as drawn: the shrunk case is listed too, first
+            listed(failure)
             if smallest is None or _size(failure[0]) < _size(smallest[2][0]):
                 smallest = (stratum, choices, failure)
+            if failure[2].status == "timeout" or failure[2].stalled_at is not None:
+                break
         if smallest is None:
             return
         last_failure.append(smallest[2])  # reported as drawn, unless Hypothesis finds smaller
+        if smallest[2][2].stalled_at is not None:
+            budget["limit"] = 0  # each try would wait out a line timeout again
         with smallest[0].shrinking():
             shrink_drawn(check, config, smallest[0].strategy, body, smallest[1], kept=None)
 
@@ -1362,8 +1379,13 @@ def _generated(
         judgments.append(j)
         failure = _failure(case, j, obs)
         failure.saved, failure.replay = _save(config, check, case)
+        drawn = flaws.get((j.message, case.mutations))
+        if drawn is None:
+            result.failed_cases += 1
+        else:  # a stratum's flaw, shrunk: the stratum as drawn is counted with it
+            result.failures.remove(drawn)
+            failure.alike = drawn.alike + (drawn.stream != failure.stream)
         result.failures.insert(0, failure)
-        result.failed_cases += 1
     return judgments
 
 

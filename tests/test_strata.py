@@ -265,11 +265,12 @@ def test_a_failing_stratum_is_shrunk_and_its_replay_works_from_a_copied_folder(
         if solidus.search(c.stream)
     ]
     assert drawn, "no stratum spells \\/"
-    shown, *others = [(f, (ci / f["saved"]).read_bytes()) for f in check["failures"]]
-    assert solidus.search(shown[1]), shown[1]
-    assert len(shown[1]) < min(len(s) for s in drawn), (shown[1], drawn)
-    assert set(drawn) <= {s for _, s in others}  # as drawn, listed after the shrunk case
-    shown = shown[0]
+    shown, stream = check["failures"][0], (ci / check["failures"][0]["saved"]).read_bytes()
+    assert solidus.search(stream), stream
+    assert len(stream) < min(len(s) for s in drawn), (stream, drawn)
+    # the stratum it was shrunk from is that flaw again: counted with it, not listed
+    assert shown["alike"] == len(drawn) and len(check["failures"]) == 1, check["failures"]
+    assert "(and 1 more stratum alike)" in done.stdout, done.stdout
     elsewhere = tmp_path / "laptop"
     shutil.copytree(ci, elsewhere)
     shutil.rmtree(ci)
@@ -282,8 +283,8 @@ def test_a_failing_stratum_is_shrunk_and_its_replay_works_from_a_copied_folder(
 def test_every_failing_stratum_of_a_check_is_listed(tmp_path: Any) -> None:
     """Review-4 J8: jq_read_loop.sh fails two strata of R6.corrupt-line-not-last for two
     flaws (jq 1.6 takes a raw U+001F; the shell's `read` drops the NUL): Hypothesis stopped
-    at the first failing explicit example, so the NUL was never named.  Each failing
-    stratum is listed now (and the first shown is the smallest the shrinker found)."""
+    at the first failing explicit example, so the NUL was never named.  Each flaw the
+    strata show is listed now, told apart by the character the reason names."""
     from conftest import ADAPTERS
 
     from stella_conform.conformance.suite import run_check
@@ -296,6 +297,97 @@ def test_every_failing_stratum_of_a_check_is_listed(tmp_path: Any) -> None:
     for raw in (b'{"type":"text","text":"a\x1fb"}\n', b'{"type":"text","text":"a\x00b"}\n'):
         assert any(s.startswith(raw) for s in streams), (raw, streams)
     assert result.failed_cases == len(result.failures) >= 2
+    reasons = "\n".join(f.message for f in result.failures)
+    assert "U+001F" in reasons and "U+0000" in reasons, reasons
+
+
+#: A hand-written parser with two flaws: it refuses whitespace between tokens, and nesting
+#: deeper than 8 (its recursion limit).
+TWO_FLAWS_CLIENT = """\
+import re, sys
+sys.path.insert(0, %r)
+from stella_reader import Adapter, Reader, main
+
+class Lexer(Reader):
+    def parse(self, content):
+        bare = re.sub(rb'"(?:[^"\\\\]|\\\\.)*"', b'""', content)
+        if re.search(rb'[ \\t]', bare.strip()):
+            raise ValueError("unexpected whitespace")
+        depth = most = 0
+        for byte in bare:
+            depth += (byte in b'{[') - (byte in b'}]')
+            most = max(most, depth)
+        if most > 8:
+            raise ValueError("nesting too deep")
+        return super().parse(content)
+
+class Broken(Adapter):
+    reader_class = Lexer
+
+main(Broken)
+"""
+
+
+def test_each_flaw_the_strata_show_is_listed_once_with_a_count(tmp_path: Any) -> None:
+    """Review-5 K2: every failing stratum was listed, so ten lines of one flaw (whitespace)
+    hid a second (nesting) behind '… and 2 more'.  A flaw (message and mutations) is
+    listed once, with the strata alike counted on its line."""
+    import json
+
+    from conftest import ADAPTERS, kit
+
+    (tmp_path / "two.py").write_text(TWO_FLAWS_CLIENT % str(ADAPTERS / "python"))
+    args = ["run", "--only", "R1.valid-runs-accepted", "--mode", "persistent", "-j", "1"]
+    args += ["--no-case-cache", "--no-database", "--json", "r.json"]
+    done = kit(*args, "--", sys.executable, "two.py", cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    (check,) = json.loads((tmp_path / "r.json").read_text())["checks"]
+    flaws = [(f["message"], tuple(f["mutations"])) for f in check["failures"]]
+    generated = [
+        k for k, f in zip(flaws, check["failures"], strict=True) if f["source"] == "generated"
+    ]
+    assert len(set(generated)) == len(generated), generated  # each flaw once
+    assert any(f["alike"] for f in check["failures"]), check["failures"]
+    listing = done.stdout.split("more failing case")[-1]
+    assert "nesting too deep" in listing and "unexpected whitespace" in listing, done.stdout
+    assert "strata alike)" in listing and "… and" not in listing, done.stdout
+
+
+def test_a_stratum_that_times_out_ends_the_strata(tmp_path: Any) -> None:
+    """Review-5 K1: every stratum was graded after one timed out, each holding the spelling
+    costing a --timeout (twice: a timeout is run again): five for a lexer that hangs on a
+    \\u00 escape.  A timeout ends the strata, as it ends shrinking."""
+    from conftest import ADAPTERS
+
+    from stella_conform.conformance.suite import run_check
+
+    (tmp_path / "hang.py").write_text(HANGS_CLIENT % str(ADAPTERS / "python"))
+    client = Client((sys.executable, str(tmp_path / "hang.py")), mode="persistent", timeout=1)
+    config = SuiteConfig(client=client, database_dir=None, failures_dir=tmp_path / "f")
+    result = run_check(BY_ID["R1.valid-runs-accepted"], config)
+    timed_out = [f for f in result.failures if "timeout" in f.message]
+    assert timed_out and len(timed_out) <= 1 and result.failed_cases <= 2, [
+        f.message for f in result.failures
+    ]
+
+
+#: A lexer that does not advance past a \u00XX escape (it loops forever there).
+HANGS_CLIENT = """\
+import sys
+sys.path.insert(0, %r)
+from stella_reader import Adapter, Reader, main
+
+class Lexer(Reader):
+    def parse(self, content):
+        while b'\\\\u00' in content:
+            pass
+        return super().parse(content)
+
+class Broken(Adapter):
+    reader_class = Lexer
+
+main(Broken)
+"""
 
 
 def _integral_floats_decide(vocab: Vocabulary, obj: Any) -> bool:

@@ -151,6 +151,12 @@ def parse_line(content: bytes) -> tuple[Any, str | None]:
     try:
         return _JSON.decode(text), None
     except json.JSONDecodeError as exc:
+        if exc.msg == "Invalid control character at" and exc.pos < len(text):
+            # which one: U+001F (jq 1.6 takes it) and NUL (a shell's read drops it) are
+            # two flaws of one client, told apart by their reasons
+            code = ord(text[exc.pos])
+            return None, f"not JSON: a raw control character U+{code:04X} in a string at " \
+                f"column {exc.colno}"  # fmt: skip
         return None, f"not JSON: {exc.msg} at column {exc.colno}"
     except ValueError as exc:
         if "digits" in str(exc):  # an integer longer than int() accepts

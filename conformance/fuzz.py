@@ -128,13 +128,17 @@ SYNC_SECONDS = 2.0
 #: client (whose records it cannot compare with its own) between two looks.
 RECEIVE_SHARE = 0.2
 #: Database key of the workers' roll call (a shared database only): one record per live
-#: worker, its name, a digest of its seed and checks, and when it last said so (wall clock).
+#: worker, its name, a digest of its team (the client as :attr:`Fuzzer.client_digest` says
+#: it, and the checks), its seed, and when it last said so (wall clock).
 WORKERS_KEY = b".stella-fuzz.workers"
-_WORKER = struct.Struct(">4s8sd")
+_WORKER = struct.Struct(">4s8sqd")
 register_fixed_length(WORKERS_KEY, _WORKER.size)
 #: Seconds between two roll calls; a record this much older than that is a worker gone.
 ROLL_CALL_SECONDS = 10.0
 ROLL_CALL_STALE = 6 * ROLL_CALL_SECONDS
+#: Share of a team worker's cases spent on its own share of the checks (the rest on every
+#: check, by the same choice as a worker alone: none is left to one worker only).
+TEAM_SHARE = 0.75
 #: Distinct failures kept (and saved) per check.
 FAILURES_PER_CHECK = 5
 #: Share of mutated inputs picked among the newest (the rest by rarity, see ``_pick``).
@@ -316,6 +320,10 @@ class Sharing:
     not_shared: dict[str, int] = field(default_factory=dict)
     #: Other live workers with this worker's seed and checks (they repeat each other).
     same_seed: int = 0
+    #: The live workers on this client and these checks at the last look (this one
+    #: included), and this one's place among them (by seed): see :meth:`Fuzzer._choose`.
+    team: int = 1
+    place: int = 0
 
     def to_json(self) -> dict[str, Any]:
         lost = None
@@ -338,6 +346,7 @@ class Sharing:
             "lost": lost,
             "not_shared": dict(self.not_shared),
             "same_seed_workers": self.same_seed,
+            "team": {"workers": self.team, "place": self.place},
         }
 
     def lines(self) -> list[str]:
@@ -352,6 +361,11 @@ class Sharing:
             again = "; it answered again later" if self.answered_again else ""
             out.append(
                 f"shared database lost after {self.lost_after:.1f} s ({self.lost_error}){again}"
+            )
+        if self.team > 1:
+            out.append(
+                f"team: worker {self.place + 1} of {self.team} on these checks (most of its "
+                "cases on its share of them)"
             )
         if self.same_seed:
             out.append(
@@ -476,6 +490,10 @@ class Fuzzer:
         #: This worker's roll-call record (None until it has written one), and when next.
         self.roll_record: bytes | None = None
         self.next_roll_call = 0.0
+        #: This worker's place in its team and the team's size (see :meth:`_choose`), and
+        #: whether it has looked for its team yet (at its first case).
+        self.team = (0, 1)
+        self.team_read = False
         #: The corpus input the case in hand was mutated from (None: drawn afresh).
         self.parent: Entry | None = None
         #: Whether the last case run was kept in the corpus.
@@ -682,20 +700,23 @@ class Fuzzer:
             return
         self.next_sync = now + self.config.sync_seconds
         self._roll_call()
+        if not final:
+            self._read_team()
         for arm in self.arms:
             self._tell(arm)
             if not final:
                 self._receive(arm, deadline, max(1, int(RECEIVE_SHARE * arm.since_sync)))
             arm.since_sync = 0
 
-    def _roll_call(self) -> None:
-        """Say in the shared database that this worker is fuzzing (with a digest of its
-        seed and checks), and warn once when another live worker there has the same.
+    def _team_digest(self) -> bytes:
+        """What workers that divide the checks among them have in common: the client (as
+        :attr:`client_digest` names it) and the checks."""
+        keys = sorted(arm.key for arm in self.arms)
+        return hashlib.sha256(b"".join([self.client_digest, *keys])).digest()[:8]
 
-        Two workers on one seed draw the same cases, and every input one shares the other
-        has run already: one of them is wasted, which no report would otherwise show (the
-        seed's default, 0, makes it the easy mistake).
-        """
+    def _roll_call(self) -> None:
+        """Say in the shared database that this worker is fuzzing (its team and its seed),
+        every :data:`ROLL_CALL_SECONDS`."""
         db = self.database
         if self.sharing is None or not isinstance(db, KitDatabase) or db.shared is None:
             return
@@ -703,23 +724,37 @@ class Fuzzer:
         if now < self.next_roll_call:
             return
         self.next_roll_call = now + ROLL_CALL_SECONDS
-        digest = hashlib.sha256(
-            b"".join([struct.pack(">q", self.suite.seed), *sorted(a.key for a in self.arms)])
-        ).digest()[:8]
-        record = _WORKER.pack(self.worker, digest, now)
+        record = _WORKER.pack(self.worker, self._team_digest(), self.suite.seed, now)
         db.shared.replace(WORKERS_KEY, [self.roll_record] if self.roll_record else [], [record])
         self.roll_record = record
-        if self.sharing.same_seed:
+
+    def _read_team(self) -> None:
+        """Who else fuzzes this client's checks (the roll call): this worker's team, and
+        its place in it by seed (at its first case and at every look).
+
+        Two workers on one seed draw the same cases, and every input one shares the other
+        has run already: one of them is wasted, which no report would otherwise show (the
+        seed's default, 0, makes it the easy mistake): warned once.
+        """
+        db = self.database
+        if self.sharing is None or not isinstance(db, KitDatabase) or db.shared is None:
             return
-        twins = set()
+        now = time.time()
+        team = self._team_digest()
+        me = (self.suite.seed, self.worker)
+        members = {me}
         for entry in db.fetch_shared(WORKERS_KEY):
-            worker, theirs, said = _WORKER.unpack(entry)
-            if worker != self.worker and theirs == digest and now - said < ROLL_CALL_STALE:
-                twins.add(worker)
-        if twins:
-            self.sharing.same_seed = len(twins)
+            worker, theirs, seed, said = _WORKER.unpack(entry)
+            if worker != self.worker and theirs == team and now - said < ROLL_CALL_STALE:
+                members.add((seed, worker))
+        ranked = sorted(members)
+        self.team = (ranked.index(me), len(ranked))
+        self.sharing.place, self.sharing.team = self.team
+        twins = sum(1 for seed, _ in members if seed == self.suite.seed) - 1
+        if twins and not self.sharing.same_seed:
+            self.sharing.same_seed = twins
             db.shared.warn(
-                f"warning: {len(twins)} other fuzz worker(s) on {db.shared.shown} have this "
+                f"warning: {twins} other fuzz worker(s) on {db.shared.shown} have this "
                 f"worker's seed ({self.suite.seed}) and checks: they draw the same cases and "
                 "cannot build on each other; give each worker its own --seed"
             )
@@ -828,6 +863,10 @@ class Fuzzer:
 
     def step(self, deadline: float) -> None:
         """One case (and, when it is time, a look at the shared database)."""
+        if not self.team_read:
+            # as it starts: the workers started with it have said so (lockstep: all of them)
+            self.team_read = True
+            self._read_team()
         arm = self._choose()
         self._one(arm, self._mutant(arm))
         self._sync(deadline)
@@ -861,10 +900,30 @@ class Fuzzer:
         return False
 
     def _choose(self) -> Arm:
+        """The check for the next case: the one whose recent cases found most (UCB1).
+
+        Workers sharing a database that fuzz one client's checks divide them, as HypoFuzz
+        spreads tests over its workers: worker P of a team of N (by seed, from the roll
+        call) spends :data:`TEAM_SHARE` of its cases on the checks P, P + N, P + 2N, ...
+        (and the rest on every check), so the team's cases are not spread thin over every
+        check on every worker; each check's finds reach the others at their next look.
+        """
         live = [a for a in self.arms if not a.retired]
+        mine = self._own(live)
+        if mine and self.random.random() < TEAM_SHARE:
+            live = mine
         scores = [a.score(self.cases) for a in live]
         best = max(scores)
         return self.random.choice([a for a, s in zip(live, scores, strict=True) if s == best])
+
+    def _own(self, live: list[Arm]) -> list[Arm]:
+        """This worker's share of the live checks in its team (none alone, or when its
+        share is all of them or none of them: then it spreads over every check)."""
+        place, size = self.team
+        if size < 2:
+            return []
+        mine = [a for i, a in enumerate(self.arms) if i % size == place and not a.retired]
+        return mine if 0 < len(mine) < len(live) else []
 
     def _features(self) -> int:
         """Coverage features seen so far (the client's code; input shapes not counted)."""

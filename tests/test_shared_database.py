@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -625,3 +626,65 @@ def test_the_sharing_benchmark_stopped_leaves_no_folder_or_worker(tmp_path: Path
             proc.wait()
     assert list(scratch.iterdir()) == []
     assert _in(scratch) == []
+
+
+def _team_worker(db: KitDatabase, seed: int, client: bytes, checks: int) -> Any:
+    """A fuzzer with just what the roll call and the choice of a check use."""
+    from collections import deque
+    from random import Random
+    from types import SimpleNamespace
+
+    from stella_conform.conformance.fuzz import Arm, Fuzzer, Sharing
+
+    fuzzer = Fuzzer.__new__(Fuzzer)
+    fuzzer.database, fuzzer.worker, fuzzer.client_digest = db, os.urandom(4), client
+    fuzzer.suite = SimpleNamespace(seed=seed)  # type: ignore[assignment]
+    fuzzer.sharing = Sharing("redis://test", fuzzer.worker.hex())
+    fuzzer.roll_record, fuzzer.next_roll_call, fuzzer.team = None, 0.0, (0, 1)
+    fuzzer.random, fuzzer.cases = Random(seed), 0
+    fuzzer.arms = []
+    for i in range(checks):
+        arm = Arm.__new__(Arm)
+        arm.check = SimpleNamespace(id=f"C{i}")  # type: ignore[assignment]
+        arm.key, arm.retired, arm.cases, arm.recent = b"key %d" % i, False, 0, deque()
+        fuzzer.arms.append(arm)
+    return fuzzer
+
+
+def test_workers_on_one_client_s_checks_divide_them() -> None:
+    """Workers sharing a database that fuzz one client's checks divide them (as HypoFuzz
+    spreads tests over its workers): two workers spreading every case over five checks
+    found the rule-3 deep bug after 367 cases (median, seeds 0-4), divided after 137."""
+    from random import Random
+
+    from stella_conform.conformance.fuzz import _WORKER, WORKERS_KEY
+
+    inner = Flaky()
+    db = KitDatabase(None, SharedDatabase(inner, "redis://test", (ConnectionError,)))  # type: ignore[arg-type]
+    first, second = (_team_worker(db, seed, b"client A", 5) for seed in (7, 3))
+    stranger = _team_worker(db, 1, b"client B", 5)  # another client: not of the team
+    for worker in (first, second, stranger):
+        worker._roll_call()
+    gone = _team_worker(db, 0, b"client A", 5)  # said so a minute and more ago
+    inner.values[WORKERS_KEY].add(
+        _WORKER.pack(gone.worker, gone._team_digest(), 0, time.time() - 3600)
+    )
+    for worker in (first, second, stranger):
+        worker._read_team()
+    assert (second.team, first.team, stranger.team) == ((0, 2), (1, 2), (0, 1))
+    assert first.sharing.to_json()["team"] == {"workers": 2, "place": 1}
+
+    for worker, mine in ((second, {"C0", "C2", "C4"}), (first, {"C1", "C3"})):
+        chosen = Counter(worker._choose().check.id for _ in range(4000))
+        share = sum(chosen[c] for c in mine) / 4000
+        assert 0.82 < share < 0.95, chosen  # 3 of 4 on its own, the rest over every check
+        assert set(chosen) == {f"C{i}" for i in range(5)}  # none left to the other alone
+    # alone, its share is every check: the choice as before (no draw for the division)
+    alone = Random()
+    alone.setstate(stranger.random.getstate())
+    assert stranger._own(stranger.arms) == []
+    assert stranger._choose() is alone.choice(stranger.arms)  # every score ties at first
+    assert stranger.random.getstate() == alone.getstate()
+    one = _team_worker(db, 5, b"client C", 1)  # one check: nothing to divide
+    one.team = (0, 2)
+    assert one._own(one.arms) == []

@@ -493,3 +493,56 @@ def test_a_fuzz_target_grades_its_check_s_strata(pytester: pytest.Pytester) -> N
     out = result.stdout.str()
     assert "R1.valid-runs-accepted: expected accept" in out and "a stratum" in out, out
     assert "\\\\/" in out, out  # the smallest failing stratum, whole
+
+
+def test_the_rule_3_deep_bug_follows_a_line_without_a_string_type_too() -> None:
+    """``fuzz --no-feedback`` reports the rule-3 deep client failing R3.missing-or-non-
+    string-type and R3.no-loud-warning as well as R3.unknown-type-inert: the same crash (its
+    look-behind left empty: ``TypeError: 'NoneType' object is not subscriptable``).  A line
+    whose type is missing or not a string is an unrecognized line (rule 3's sketch:
+    ``typeof event.type !== "string"`` is skipped like an unknown type), so the client's
+    bug is real there too: the case fails it, a conforming client passes it, and without
+    that line the client passes."""
+    from stella_conform.conformance.grader import Context, GradedCase, judge
+    from stella_conform.conformance.suite import CaseRunner, SuiteConfig
+
+    def line(event: object) -> bytes:
+        return json.dumps(event).encode() + b"\n"
+
+    turn = [
+        {"type": "text", "text": "first turn"},
+        {"type": "turn_complete", "model": "m", "cost_usd": 0.1},
+    ]
+    skipped = [{"type": 5, "text": "x"}, {"text": "no type"}]  # not a string, none at all
+    after = [
+        {"type": "tool_start", "call": {"call_id": "c1", "name": "bash", "input": {}}},
+        {
+            "type": "tool_result",
+            "call_id": "c1",
+            "output": {"error": {"message": "no", "class": "internal"}},
+            "duration_ms": 1,
+        },
+        {"type": "text_delta", "delta": "retrying"},
+        {"type": "text", "text": "retrying"},
+        {"type": "run_complete", "model": "m", "cost_usd": 0.2},
+    ]
+    check = BY_ID["R3.missing-or-non-string-type"]
+    deep = Client(argv=(sys.executable, str(ADAPTERS / "deep" / "retry_note_after_unknown.py")))
+    reference = Client(argv=PY_REFERENCE)
+    for bad in skipped:
+        events = [*turn, after[0], bad, *after[1:]]
+        for client, events_, verdict in (
+            (deep, events, "crash"),  # the bug
+            (reference, events, "pass"),  # the case is a fair one
+            (deep, [e for e in events if e is not bad], "pass"),  # that line is the cause
+        ):
+            case = GradedCase("t", b"".join(line(e) for e in events_), "fixture")
+            runner = CaseRunner(SuiteConfig(client), check)
+            try:
+                obs = runner.run(case)
+            finally:
+                runner.close()
+            judgment = judge(check, case, obs, Context())
+            assert judgment.verdict == verdict, (client.argv, bad, judgment.message)
+            if verdict == "crash":
+                assert "NoneType" in obs.stderr_tail

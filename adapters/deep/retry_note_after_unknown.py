@@ -6,14 +6,17 @@ under "the event before that result".  It skips unrecognized events by forgettin
 the look-behind, so the entry is filed under nothing and the client crashes, only
 when all of these hold at once:
 
-1. an event of a type it does not know,
+1. an event of a type it does not know (an unknown type, or a line whose type is
+   missing or not a string: rule 3's sketch skips both alike, and so does this client),
 2. immediately followed by a ``tool_result``,
 3. immediately followed by a ``text_delta``,
 4. in a turn after the first.
 
 Each condition alone is common; together they are rare in random runs, which is
 what makes this a test of ``stella-conform fuzz`` (docs/fuzzing.md): a default
-``run`` misses it on most seeds.
+``run`` misses it on most seeds.  Every rule-3 check whose cases carry such a line can
+find it: ``R3.missing-or-non-string-type`` and ``R3.no-loud-warning`` report the same
+crash as ``R3.unknown-type-inert`` (tests/test_fuzz.py checks that this is the bug).
 """
 
 import os

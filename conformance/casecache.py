@@ -73,7 +73,8 @@ KINDS = ("stream", "envelope", "journal")
 #: What decides the cases a check draws and the oracle's reading of them, relative to
 #: the package: a change to any of these files is a new key.
 _CODE = ("generators", "schemas", "decoder.py", "readings.py", "corpus.py",
-         "conformance/checks.py", "conformance/suite.py", "conformance/casecache.py")  # fmt: skip
+         "conformance/checks.py", "conformance/suite.py", "conformance/drawing.py",
+         "conformance/casecache.py")  # fmt: skip
 
 
 class CacheDamaged(Exception):

@@ -25,9 +25,9 @@ from stella_conform.conformance.runner import Client
 from stella_conform.conformance.suite import (
     STRATA_FROM_EXAMPLES,
     SuiteConfig,
-    check_property,
     check_strata,
     check_strategy,
+    random_examples,
 )
 from stella_conform.generators.cases import Case
 from stella_conform.generators.envelopes import EnvelopeCase
@@ -75,9 +75,7 @@ def drawn_cases(check: Check, seed: int = 0, examples: int = 25) -> Iterator[Dra
     if examples >= STRATA_FROM_EXAMPLES:
         for case in check_strata(check, vocab):
             yield _drawn(check, case)
-    drawn: list[Any] = []
-    check_property(check, config, strategy, drawn.append)()
-    for case in drawn:
+    for case, _ in random_examples(check, config, strategy):
         yield _drawn(check, case)
 
 

@@ -1,10 +1,12 @@
 """Grade one client on a set of checks: fixtures first, then generated cases.
 
-Each check runs its curated fixtures, then a Hypothesis property over
-generated cases that carry only that check's mutations.  A failing generated
-case is shrunk by Hypothesis (within a budget of client runs, since every
-shrink step starts the client again), saved in the fixture format, and
-reported with the command that replays it.  Checks run in parallel worker
+Each check runs its curated fixtures, then generated cases that carry only that
+check's mutations: its strata, then random examples the kit draws from the check's
+Hypothesis strategy itself (:mod:`~stella_conform.conformance.drawing`: no engine run
+around each).  A failing generated case is handed to the check's Hypothesis property,
+which shrinks it (within a budget of client runs, since every shrink step starts the
+client again); it is saved in the fixture format, and reported with the command that
+replays it.  Checks run in parallel worker
 processes with ``-j``; each check's cases are drawn from its own seed, so
 results do not depend on ``-j``.
 """
@@ -34,6 +36,7 @@ from hypothesis.database import (
     choices_to_bytes,
 )
 from hypothesis.errors import Flaky, HypothesisException
+from hypothesis.internal.conjecture.choice import ChoiceT
 from hypothesis.strategies import SearchStrategy
 
 from stella_conform import stopping
@@ -47,6 +50,7 @@ from stella_conform.conformance.casecache import (
 )
 from stella_conform.conformance.checks import Check
 from stella_conform.conformance.claims import Claims
+from stella_conform.conformance.drawing import drawn
 from stella_conform.conformance.excerpt import decisive_lines
 from stella_conform.conformance.grader import (
     Context,
@@ -914,6 +918,10 @@ class _CheckFailed(AssertionError):
     pass
 
 
+#: A generated case failed when the kit drew it, and passed when Hypothesis ran it again.
+_NOT_AGAIN = "the client is not deterministic: a case it failed passed when run again: "
+
+
 #: Generated cases every client passed, by what determines them (see :func:`_share_key`).
 _SHARED: dict[tuple[Any, ...], list[GradedCase]] = {}
 
@@ -1101,6 +1109,17 @@ def check_property(
     return property_
 
 
+def random_examples(
+    check: Check, config: SuiteConfig, strategy: SearchStrategy[GeneratedCase]
+) -> Iterator[tuple[GeneratedCase, tuple[ChoiceT, ...]]]:
+    """The random examples a run grades for a check whose example database holds nothing
+    for it (after its strata): ``config.examples`` of them, drawn by the kit itself
+    (:func:`drawing.drawn`, seeded by the run's seed and the check), each with the
+    choices Hypothesis replays (and shrinks) if the client fails it."""
+    for one in drawn(strategy, check_seed(config.seed, check.id), config.examples):
+        yield one.case, one.choices
+
+
 def database_key(check: Check, config: SuiteConfig) -> bytes:
     """The example-database key under which ``run`` keeps (and replays) a check's failures."""
     from hypothesis.internal.reflection import function_digest
@@ -1195,7 +1214,9 @@ def _generated(
         else None
     )
     seen: list[GradedCase] = []
-    cached, writer = _case_cache(check, config, vocab, database)
+    # failures saved by earlier runs (or fuzz sessions) are Hypothesis's to replay first
+    held = database is not None and _database_holds(database, check, config)
+    cached, writer = _case_cache(check, config, vocab, held)
 
     def attempt(
         case: GeneratedCase,
@@ -1323,6 +1344,30 @@ def _generated(
         with smallest[0].shrinking():
             shrink_drawn(check, config, smallest[0].strategy, body, smallest[1], kept=None)
 
+    def grade_random() -> None:
+        """The random examples the kit draws itself (:mod:`drawing`: no engine run around
+        each); the first failing one is handed to Hypothesis to shrink (or reported as
+        drawn when nothing may shrink it: a timeout, ``--max-shrinks 0``)."""
+        count = 0
+        for case, choices in random_examples(check, config, strategy):
+            failure = attempt(case)
+            del case
+            if failure is None:
+                count += 1
+                continue
+            last_failure.append(failure)  # reported as drawn, unless Hypothesis finds smaller
+            if budget["limit"] == 0:  # kept where Hypothesis keeps a failure it found
+                if database is not None:
+                    database.save(database_key(check, config), choices_to_bytes(choices))
+                return
+            shrink_drawn(check, config, strategy, body, choices, kept=database)
+            if len(last_failure) == 1:  # the failure did not come back: not a pass
+                g, j, obs = failure
+                not_again = replace(j, verdict="error", message=_NOT_AGAIN + j.message)
+                last_failure[0] = (g, not_again, obs)
+            return
+        ran["replayed"] = ran["strata"] + count
+
     ran["strata"] = 0
     try:
         with warnings.catch_warnings():
@@ -1338,8 +1383,10 @@ def _generated(
                 # of the default size or more: a quick look grades what it asked for
                 if config.examples >= STRATA_FROM_EXAMPLES:
                     grade_strata()
-                if not last_failure:
+                if not last_failure and held:  # it replays the saved failures first
                     check_property(check, config, strategy, body)()
+                elif not last_failure:
+                    grade_random()
                 if share_key is not None and not last_failure:
                     _SHARED[share_key] = seen
                 if writer is not None and not last_failure:
@@ -1395,15 +1442,13 @@ def _size(case: GradedCase) -> tuple[int, bytes]:
 
 
 def _case_cache(
-    check: Check, config: SuiteConfig, vocab: Vocabulary, database: ExampleDatabase | None
+    check: Check, config: SuiteConfig, vocab: Vocabulary, held: bool
 ) -> tuple[CachedCases | None, CacheWriter | None]:
     """The check's cases from the case cache, or a writer to keep them there; neither when
-    the cache is off, or the example database holds something for the check (Hypothesis
-    replays it first, so the cases are not the seed's alone)."""
+    the cache is off, or the example database holds something for the check (``held``:
+    Hypothesis replays it first, so the cases are not the seed's alone)."""
     folder = config.case_cache
-    if folder is None or config.recordings or check.input not in CACHED_INPUTS:
-        return None, None
-    if database is not None and _database_holds(database, check, config):
+    if folder is None or config.recordings or check.input not in CACHED_INPUTS or held:
         return None, None
     key = cache_key(
         check, vocab, seed=config.seed, examples=config.examples,

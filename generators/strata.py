@@ -147,11 +147,12 @@ class Drawn:
     choices: tuple[ChoiceT, ...]
 
 
-def drawn(strategy: st.SearchStrategy[T]) -> Drawn | None:
-    """:func:`simplest`, with the choice sequence it was drawn from."""
-    data = ConjectureData(
-        prefix=(ChoiceTemplate("simplest", count=None),), random=Random(0), max_choices=None
-    )
+def drawn(strategy: st.SearchStrategy[T], random: Random | None = None) -> Drawn | None:
+    """:func:`simplest`, with the choice sequence it was drawn from; or, given ``random``,
+    an example whose choices Hypothesis's provider draws from it, as under ``@given``
+    (``conformance/drawing.py``: a run's random examples)."""
+    simplest_choices = (ChoiceTemplate("simplest", count=None),) if random is None else None
+    data = ConjectureData(prefix=simplest_choices, random=random or Random(0), max_choices=None)
     with deterministic_PRNG(), BuildContext(data, is_final=False, wrapped_test=simplest):
         try:
             value = data.draw(strategy)

@@ -145,3 +145,25 @@ def test_a_failure_the_kit_drew_is_replayed_by_hypothesis_shrunk_and_saved(
     assert again.outcome == "fail"
     assert graded[len(strata)] == failure.stream  # replayed first, by Hypothesis
     assert again.failures[0].stream == failure.stream
+
+
+def test_a_failure_that_does_not_come_back_is_an_error_not_a_pass() -> None:
+    """A client that fails a drawn case once and passes it when Hypothesis runs it again
+    is not deterministic: the check says so, with the case, instead of passing."""
+    conforming = _reader()
+    buffered = _reader(most_lines=8)
+    failed: list[int] = []
+
+    def once(lines: Any) -> dict[str, Any]:
+        lines = list(lines)
+        if len(lines) > 8 and not failed:
+            failed.append(1)
+            return dict(buffered(iter(lines)))
+        return dict(conforming(iter(lines)))
+
+    result = run_check(CHECK, _config(once))
+    assert failed
+    assert result.outcome == "error", result.message
+    assert "not deterministic" in result.message
+    assert result.failures and result.failures[0].stream is not None
+    assert result.failures[0].stream.count(b"\n") > 8

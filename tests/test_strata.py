@@ -15,9 +15,9 @@ from stella_conform.conformance.reach import _drawn
 from stella_conform.conformance.runner import Client
 from stella_conform.conformance.suite import (
     SuiteConfig,
-    check_property,
     check_strata,
     check_strategy,
+    random_examples,
 )
 from stella_conform.generators.grammar import PRODUCTIONS
 from stella_conform.generators.mutations import CORRUPT_FAMILIES
@@ -89,8 +89,8 @@ def test_the_strata_leave_the_random_examples_as_they_were() -> None:
     config = SuiteConfig(client=Client(argv=("t",), mode="persistent"), database_dir=None)
     strategy = check_strategy(check, config.vocabulary())
     assert strategy is not None
-    alone: list[Any] = []
-    check_property(check, config, strategy, alone.append)()
+    # the random examples as the kit draws them (conformance/drawing.py), strata or not
+    alone = [case for case, _ in random_examples(check, config, strategy)]
     graded: list[bytes] = []
 
     class Recording:
@@ -252,7 +252,8 @@ def test_a_failing_stratum_is_shrunk_and_its_replay_works_from_a_copied_folder(
     ci.mkdir()
     client = _solidus_client(ci)
     args = ["run", "--only", "R1.valid-runs-accepted", "--mode", "persistent", "-j", "1"]
-    args += ["--no-case-cache", "--no-database", "--json", "report.json"]
+    # seed 2: none of its 24 random examples spells \/ (seeds 0, 1 and 3 have one or two)
+    args += ["--seed", "2", "--no-case-cache", "--no-database", "--json", "report.json"]
     quick = kit(*args, "--examples", "24", "--", *client, cwd=ci)
     assert quick.returncode == 0, quick.stdout + quick.stderr  # no stratum: not caught
     done = kit(*args, "--", *client, cwd=ci)

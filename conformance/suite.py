@@ -230,6 +230,9 @@ class SuiteConfig:
     mode_reason: str | None = None
     #: A folder of generated cases kept between runs (:mod:`casecache`); ``None``: none.
     case_cache: Path | None = None
+    #: Grade a check's strata and no random examples (the plugin's fuzz targets, whose
+    #: random cases Hypothesis draws for them): failures listed and shrunk as in ``run``.
+    strata_only: bool = False
 
     def stella_vocabulary(self) -> Vocabulary:
         """What the stella under test writes."""
@@ -1381,11 +1384,13 @@ def _generated(
             elif shared is None or not replayed(shared):
                 # drawn only when Hypothesis runs (a replay holds them), and only by a run
                 # of the default size or more: a quick look grades what it asked for
-                if config.examples >= STRATA_FROM_EXAMPLES:
+                if config.examples >= STRATA_FROM_EXAMPLES or config.strata_only:
                     grade_strata()
-                if not last_failure and held:  # it replays the saved failures first
+                if config.strata_only or last_failure:
+                    pass  # a failing stratum was shrunk; the plugin's fuzz targets draw their own
+                elif held:  # it replays the saved failures first
                     check_property(check, config, strategy, body)()
-                elif not last_failure:
+                else:
                     grade_random()
                 if share_key is not None and not last_failure:
                     _SHARED[share_key] = seen
@@ -1420,7 +1425,8 @@ def _generated(
     finally:
         if writer is not None:
             writer.abort()  # not committed: a failure, a stop, an error
-    result.cases += ran.get("replayed") or config.examples + ran["strata"]
+    at_random = 0 if config.strata_only else config.examples
+    result.cases += ran.get("replayed") or at_random + ran["strata"]
     if last_failure:
         case, j, obs = last_failure[-1]  # the last failure seen is the shrunk one
         judgments.append(j)

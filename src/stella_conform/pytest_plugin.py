@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import shlex
+import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -467,6 +468,16 @@ def conformance_tests(
     return test
 
 
+def _graded(check: Any, config: Any) -> Any:
+    """``run_check``'s result, or what it raised (carried out of a thread)."""
+    from stella_conform.conformance.suite import run_check
+
+    try:
+        return run_check(check, config)
+    except BaseException as exc:  # handed to the test's own thread
+        return exc
+
+
 def fuzz_targets(
     parser: Callable[..., Any],
     *,
@@ -487,8 +498,9 @@ def fuzz_targets(
 
     Each also grades its check's strata (``docs/generators.md``: the simplest case of each
     mutation and option, what every default ``run`` grades), once a process, before its
-    first case: a parser failing one fails every example of that check, told the smallest
-    failing stratum whole, so a fuzz run reaches at least what ``run`` reaches.
+    first case, as ``run`` grades them: a parser failing one fails every example of that
+    check with the report ``run`` would show (each flaw once, the smallest case shrunk),
+    so a fuzz run reaches at least what ``run`` reaches.
     """
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
@@ -501,11 +513,8 @@ def fuzz_targets(
         run_inprocess,
         wants_report,
     )
-    from stella_conform.conformance.suite import (
-        check_strategy,
-        check_stratum_list,
-        graded_case,
-    )
+    from stella_conform.conformance.runner import Client
+    from stella_conform.conformance.suite import SuiteConfig, check_strategy, graded_case
     from stella_conform.schemas.vocabulary import Vocabulary
 
     vocab = Vocabulary.default()
@@ -522,29 +531,31 @@ def fuzz_targets(
     slow = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]
 
     strata_failed: dict[str, str | None] = {}
+    client = Client(argv=(), mode=mode, function=reader)  # type: ignore[arg-type]
 
     def failing_stratum(check: Any) -> str | None:
-        """What the smallest stratum of ``check`` the parser fails shows (``None``: it
-        fails none), graded once a process, one stratum at a time."""
+        """The report of ``check``'s strata, graded once a process as ``run`` grades them
+        (each flaw listed once, the smallest shrunk: ``suite.grade_strata``); ``None`` when
+        the parser passes them.  In a thread of its own: the shrink is a ``@given`` run,
+        which Hypothesis refuses inside this test's own (its nested_given health check,
+        that HypoFuzz will not have suppressed, is per thread)."""
         if check.id not in strata_failed:
-            smallest: tuple[int, bytes, str] | None = None
-            failed = 0
-            for stratum in check_stratum_list(check, vocab):
-                got = stratum.draw()
-                if got is None:
-                    continue
-                case = graded_case(got.case, vocab)
-                verdict = judge(check, case, run_inprocess(reader, case.stream), Context())
-                if verdict.verdict in ("fail", "crash", "error"):
-                    failed += 1
-                    if smallest is None or (len(case.stream), case.stream) < smallest[:2]:
-                        smallest = (len(case.stream), case.stream, verdict.message)
-            strata_failed[check.id] = (
-                None
-                if smallest is None
-                else f"{check.id}: {smallest[2]} (a stratum, {failed} of them failing; "
-                f"the smallest: {smallest[1]!r})"
+            config = SuiteConfig(
+                client=client, database_dir=None, strata_only=True, fixtures_per_check=0
             )
+            done: list[Any] = []
+            worker = threading.Thread(
+                target=lambda: done.append(_graded(check, config)), name="stella-strata"
+            )
+            worker.start()
+            worker.join()
+            if not done:
+                raise RuntimeError(f"{check.id}: grading its strata failed (see stderr)")
+            result = done[0]
+            if isinstance(result, BaseException):
+                raise result
+            bad = result.outcome in ("fail", "crash", "error")
+            strata_failed[check.id] = explain(result, config.seed, None) if bad else None
         return strata_failed[check.id]
 
     @pytest.mark.stella

@@ -695,17 +695,20 @@ def hostile_inputs(tmp_path: Path) -> dict[str, Path]:
     deep.write_text('{"format":"stella-conform/report/1","checks":' + "[" * 100_000 + "\n")
     huge = tmp_path / "huge.json"
     huge.write_text('{"format":"stella-conform/report/1","n":' + "9" * 5000 + ',"checks":[]}\n')
-    return {"zero": Path("/dev/zero"), "fifo": fifo, "deep": deep, "huge": huge}
+    # a regular file whose read fails (EIO), as on a dying disk: decode was exit 3
+    eio = tmp_path / "eio.jsonl"
+    eio.symlink_to("/proc/self/mem")
+    return {"zero": Path("/dev/zero"), "fifo": fifo, "deep": deep, "huge": huge, "eio": eio}
 
 
 @pytest.mark.parametrize(
     ("command", "inputs"),
     [
-        ("decode", ("zero", "fifo")),
-        ("validate", ("zero", "fifo")),
-        ("trace check", ("zero", "fifo")),
-        ("report diff", ("zero", "fifo", "deep", "huge")),
-        ("report merge out.json", ("zero", "fifo", "deep", "huge")),
+        ("decode", ("zero", "fifo", "eio")),
+        ("validate", ("zero", "fifo", "eio")),
+        ("trace check", ("zero", "fifo", "eio")),
+        ("report diff", ("zero", "fifo", "deep", "huge", "eio")),
+        ("report merge out.json", ("zero", "fifo", "deep", "huge", "eio")),
         ("corpus check", ("fifo-corpus",)),
     ],
 )
@@ -735,6 +738,35 @@ def test_hostile_input_files_are_one_line_and_exit_2(
         message = result.stderr.strip()
         assert len(message.splitlines()) == 1 and message.startswith("stella-conform: "), message
         assert time.monotonic() - started < HANG_GUARD  # a FIFO is never waited on
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["checks"],
+        ["vocabulary"],
+        ["decode", str(bundled_fixtures_dir() / "minimal_run.jsonl")],
+        ["decode", "--json", str(bundled_fixtures_dir() / "minimal_run.jsonl")],
+        ["run", "--only", "R1.valid-runs-accepted", "--examples", "1", "--no-database", "--",
+         *PY_REFERENCE],
+    ],
+    ids=["checks", "vocabulary", "decode", "decode --json", "run"],
+)  # fmt: skip
+def test_an_output_that_cannot_be_written_is_one_line_not_a_kit_bug(
+    tmp_path: Path, args: list[str]
+) -> None:
+    """``> log`` on a full disk (here /dev/full): one line naming the stream and exit 2;
+    it was an OSError traceback and exit 3, "a bug in the kit"."""
+    with open("/dev/full", "w") as full:
+        out = subprocess.run(
+            [*KIT_ARGV, *args], stdout=full, stderr=subprocess.PIPE, text=True,
+            timeout=HANG_GUARD * 2, cwd=tmp_path,
+        )  # fmt: skip
+    assert out.returncode == 2, (out.returncode, out.stderr[-2000:])
+    said = [line for line in out.stderr.splitlines() if line.startswith("stella-conform:")]
+    assert said == ["stella-conform: cannot write to stdout: No space left on device"], out.stderr
+    assert "Traceback" not in out.stderr and "Exception ignored" not in out.stderr, out.stderr
 
 
 @pytest.mark.parametrize("command", ["decode", "validate", "trace check"])

@@ -84,11 +84,14 @@ def open_input(path: str) -> Iterator[IO[bytes]]:
 
 def stream_lines(fh: IO[bytes]) -> Iterator[bytes]:
     """A stream's lines, none longer than the cap: ``/dev/zero`` on stdin is refused, not
-    read into memory whole (:class:`SetupError`, exit 2)."""
+    read into memory whole, and a file that fails mid-read (``/proc/self/mem``: EIO) is
+    bad input, not an internal error (:class:`SetupError`, exit 2)."""
     try:
         yield from bounded_lines(fh, STREAM_LINE_CAP)
     except RefusedFile as exc:
         raise SetupError(f"{exc}: the kit reads stream lines up to that size") from None
+    except OSError as exc:  # the file failed mid-read (EIO): the file's failure, not the kit's
+        raise SetupError(f"cannot read the stream: {exc.strerror or exc}") from None
 
 
 #: Exit status of a bug in the kit itself: never 1, which every command uses for a verdict
@@ -105,9 +108,34 @@ def _printable_streams() -> None:
                 reconfigure(errors="backslashreplace")
 
 
+def _unwritable_stream(exc: OSError) -> str | None:
+    """The standard stream (``stdout``, ``stderr``) whose write raised ``exc``, if one did.
+
+    The write that failed is in the innermost frame, with the stream it wrote to (click's
+    ``echo``: ``file``); a stream's buffer is dropped on a failed write, so flushing it
+    again cannot tell.  The failed one is pointed at ``/dev/null``, so that the
+    interpreter's own flush at exit does not fail again."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    for value in tb.tb_frame.f_locals.values() if tb is not None else ():
+        try:
+            fd = value.fileno() if callable(getattr(value, "fileno", None)) else None
+        except (OSError, ValueError):
+            continue
+        if fd in (1, 2):
+            with contextlib.suppress(OSError):
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, fd)
+                os.close(null)
+            return "stdout" if fd == 1 else "stderr"
+    return None
+
+
 class KitGroup(click.Group):
     """Turns :class:`SetupError` into one line and exit 2, an internal error into exit 3
-    (never 1, which reads as a verdict), and keeps broken pipes quiet."""
+    (never 1, which reads as a verdict), and keeps broken pipes quiet; an output that
+    cannot be written (a full disk) is one line and exit 2, not an internal error."""
 
     def invoke(self, ctx: click.Context) -> Any:
         from stella_conform import stopping
@@ -124,7 +152,12 @@ class KitGroup(click.Group):
             sys.exit(1)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
             raise
-        except Exception:
+        except Exception as exc:
+            if isinstance(exc, OSError) and (lost := _unwritable_stream(exc)) is not None:
+                # `> log` on a full disk, /dev/full: the output's failure, not the kit's
+                with contextlib.suppress(OSError, ValueError):
+                    click.echo(f"stella-conform: cannot write to {lost}: {exc.strerror}", err=True)
+                sys.exit(2)
             import traceback
 
             traceback.print_exc()

@@ -14,7 +14,7 @@ import tempfile
 import textwrap
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -1210,6 +1210,26 @@ def _busy_worker(kit_pid: int, tmp_path: Path, cached: bool) -> int | None:
     return None
 
 
+def _kill_a_worker(
+    proc: subprocess.Popen[str], busy: Callable[[], int | None]
+) -> tuple[int, list[int], str]:
+    """SIGKILL the -j worker of ``proc`` that ``busy()`` names, once it names one: the
+    worker, the clients it had, and what ``proc`` wrote on stderr by its end."""
+    try:
+        deadline = time.monotonic() + 120
+        while (worker := busy()) is None:
+            assert time.monotonic() < deadline and proc.poll() is None, "no worker mid-check"
+            time.sleep(0.1)
+        clients = _children_of(worker)
+        os.kill(worker, signal.SIGKILL)
+        _out, err = proc.communicate(timeout=HANG_GUARD)
+    finally:
+        if proc.poll() is None:  # the test failed: leave nothing running
+            proc.kill()
+            proc.wait()
+    return worker, clients, err
+
+
 #: The commands that grade with -j workers, and where each writes its report (a matrix
 #: keeps no case cache).
 WITH_WORKERS = {"run": "r.json", "matrix": "out/matrix.json"}
@@ -1247,20 +1267,12 @@ def test_a_worker_killed_from_outside_is_named_and_leaves_nothing(
         [*KIT_ARGV, *command], cwd=tmp_path,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 120
-        while (worker := _busy_worker(proc.pid, tmp_path, name == "run")) is None:
-            assert time.monotonic() < deadline and proc.poll() is None, "no worker mid-check"
-            time.sleep(0.1)
-        while _grandchildren(token) < 1:  # its client hangs, its grandchild escaped
-            assert time.monotonic() < deadline and proc.poll() is None, "no client hangs"
-            time.sleep(0.1)
-        os.kill(worker, signal.SIGKILL)
-        _out, err = proc.communicate(timeout=HANG_GUARD)
-    finally:
-        if proc.poll() is None:  # the test failed: leave nothing running
-            proc.kill()
-            proc.wait()
+
+    def busy() -> int | None:  # a worker mid-check; a client hangs, its grandchild escaped
+        worker = _busy_worker(proc.pid, tmp_path, name == "run")
+        return worker if worker is not None and _grandchildren(token) >= 1 else None
+
+    worker, _clients, err = _kill_a_worker(proc, busy)
     assert proc.returncode == 128 + signal.SIGKILL, (proc.returncode, err[-3000:])
     assert "Traceback" not in err and "internal error" not in err, err[-3000:]
     said = f"a -j worker process (pid {worker}) was killed by SIGKILL from outside the kit"
@@ -1284,19 +1296,9 @@ def test_a_benchmark_s_worker_killed_from_outside_is_one_line(tmp_path: Path) ->
          "--clients", "python/reference_client.py"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 120
-        while not (busy := [w for w in _children_of(bench.pid) if _children_of(w)]):
-            assert time.monotonic() < deadline and bench.poll() is None, "no worker grading"
-            time.sleep(0.1)
-        worker = busy[0]
-        clients = _children_of(worker)
-        os.kill(worker, signal.SIGKILL)
-        _out, err = bench.communicate(timeout=HANG_GUARD)
-    finally:
-        if bench.poll() is None:  # the test failed: leave nothing running
-            bench.kill()
-            bench.wait()
+    worker, clients, err = _kill_a_worker(
+        bench, lambda: next((w for w in _children_of(bench.pid) if _children_of(w)), None)
+    )
     assert bench.returncode == 128 + signal.SIGKILL, (bench.returncode, err[-3000:])
     assert "Traceback" not in err, err[-3000:]
     said = f"stella-conform: a -j worker process (pid {worker}) was killed by SIGKILL"

@@ -15,7 +15,7 @@ from typing import Any
 import jsonschema
 
 from stella_conform.conformance.checks import CATALOGUE
-from stella_conform.conformance.report import OUTCOMES, REPORT_FORMAT
+from stella_conform.conformance.report import OUTCOMES, REPORT_FORMAT, STOPPED
 from stella_conform.errors import SetupError, read_json_file
 from stella_conform.safe_text import clip
 from stella_conform.schemas.vocabulary import load_schema
@@ -98,6 +98,13 @@ def _totals(merged: dict[str, Any], docs: Sequence[dict[str, Any]]) -> None:
         if c["outcome"] in ("fail", "crash", "error") and not c.get("known_failure")
     ]
     merged["exit_code"] = 1 if blocking else 0
+    # a part that was stopped leaves the merged run incomplete, whichever part it was
+    stops = [d for d in docs if isinstance(d.get("incomplete"), str)]
+    merged.pop("incomplete", None)
+    if stops:
+        merged["incomplete"] = "; ".join(dict.fromkeys(d["incomplete"] for d in stops))
+        codes = [d["exit_code"] for d in stops if d.get("exit_code", 0) >= STOPPED]
+        merged["exit_code"] = max(codes) if codes else STOPPED
     errors = [d["error"] for d in docs if isinstance(d.get("error"), str)]
     merged.pop("error", None)
     if errors:  # a part whose client could not be graded at all: so is the merged run

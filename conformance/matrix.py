@@ -39,6 +39,7 @@ from stella_conform.conformance.report import (
     FAILING,
     OUTCOME_ICONS,
     OUTCOMES,
+    STOPPED,
     Report,
     load_known_failures,
 )
@@ -392,8 +393,8 @@ def run_matrix(
     def label(cell: int) -> str:
         return f"{cells[cell][0].name} × {cells[cell][1].name}"
 
-    def document(incomplete: str | None = None) -> dict[str, Any]:
-        return _matrix_document(config, tasks, suites, results, shard, incomplete)
+    def document(incomplete: str | None = None, stopped: int | None = None) -> dict[str, Any]:
+        return _matrix_document(config, tasks, suites, results, shard, incomplete, stopped)
 
     try:
         if config.jobs <= 1 or len(tasks) <= 1:
@@ -427,7 +428,7 @@ def run_matrix(
     except stopping.Stopped as stop:
         # what was graded, marked incomplete: the CLI writes it and exits 128 + N
         why = f"{stop.why} after {len(results)} of {len(tasks)} task(s)"
-        stop.partial = [document(why)]
+        stop.partial = [document(why, stop.exit_code)]
         raise
     return document()
 
@@ -439,6 +440,7 @@ def _matrix_document(
     results: Mapping[tuple[int, str], CheckResult],
     shard: tuple[int, int] | None,
     incomplete: str | None = None,
+    stopped: int | None = None,
 ) -> dict[str, Any]:
     """The matrix document of what was graded: one report per cell, in the config's order.
 
@@ -468,6 +470,7 @@ def _matrix_document(
             shard=shard_label,
             date=date,
             incomplete=incomplete,
+            stopped=stopped,
         )
         out_cells.append(
             {"client": client.name, "vocabulary": vocab.name, "report": report.to_json()}
@@ -516,7 +519,12 @@ def _document(
 
 
 def exit_code(doc: dict[str, Any]) -> int:
-    return 1 if any(cell["report"]["exit_code"] for cell in doc["cells"]) else 0
+    """1 if a cell fails; a stopped matrix's (or shard's) 128 + N whatever its cells say."""
+    codes: list[int] = [cell["report"]["exit_code"] for cell in doc["cells"]]
+    stopped = [c for c in codes if c >= STOPPED]
+    if stopped:
+        return max(stopped)
+    return 1 if any(codes) else 0
 
 
 def is_matrix(doc: Any) -> bool:

@@ -57,6 +57,11 @@ def load_known_failures(path: Path) -> dict[str, str]:
     return out
 
 
+#: The lowest exit status of a stopped run (128 + the signal that stopped it, or that
+#: killed one of its workers): a report's ``exit_code`` from here up is a stop's.
+STOPPED = 128
+
+
 @dataclass
 class Report:
     config: SuiteConfig
@@ -66,6 +71,10 @@ class Report:
     shard: str | None = None
     #: Why the run stopped before grading every check (a stop signal), if it did.
     incomplete: str | None = None
+    #: The exit status a stopped run leaves with (128 + the signal): what the report's
+    #: ``exit_code`` says too, so a CI step that reads the report, not the process's
+    #: status, does not take the checks graded before the stop for a whole run that passed.
+    stopped: int | None = None
     #: Why the client could not be graded at all (first contact failed: it does not start,
     #: answers no trivially valid stream, refuses the mode): the report says so, exit 2.
     error: str | None = None
@@ -115,6 +124,8 @@ class Report:
     def exit_code(self) -> int:
         if self.error is not None:
             return 2
+        if self.stopped is not None:
+            return self.stopped
         return 1 if self.blocking else 0
 
     def counts(self) -> dict[str, int]:

@@ -1137,6 +1137,7 @@ def test_a_stop_signal_stops_clients_workers_and_grandchildren(
     doc = json.loads((tmp_path / "r.json").read_text())
     name = signal.Signals(signum).name
     assert doc["incomplete"].startswith(f"stopped by {name}"), doc.get("incomplete")
+    assert doc["exit_code"] == 128 + signum  # a CI step reading the report sees the stop
     assert f"incomplete: stopped by {name}" in (tmp_path / "r.md").read_text()
     assert f"INCOMPLETE: stopped by {name}" in out
     assert not list(tmp_path.glob(".*.tmp"))
@@ -1280,6 +1281,7 @@ def test_a_worker_killed_from_outside_is_named_and_leaves_nothing(
     assert line.startswith(f"stella-conform: {said} after ") and "OOM killer" in line, err
     doc = json.loads((tmp_path / WITH_WORKERS[name]).read_text())
     assert doc["incomplete"].startswith(said), doc["incomplete"]
+    assert doc["exit_code"] == 128 + signal.SIGKILL, doc["exit_code"]
     if name == "run":  # the check graded before the loss is kept
         assert [c["id"] for c in doc["checks"]] == ["R1.line-by-line"], doc["checks"]
     assert not _settled(token), _escaped(token)
@@ -1369,6 +1371,7 @@ def test_a_stop_signal_stops_a_matrix_and_writes_it_incomplete(tmp_path: Path) -
     assert not [line for line in _ps().splitlines() if token in line or str(HOSTILE) in line]
     doc = json.loads((tmp_path / "out" / "matrix.json").read_text())
     assert doc["incomplete"].startswith("stopped by SIGTERM")
+    assert doc["exit_code"] == 143 and doc["cells"][0]["report"]["exit_code"] == 143
 
 
 def _grade_on_a_busy_machine(tmp_path: Path, *command: str, timeout: str) -> dict:
@@ -1556,7 +1559,10 @@ def test_every_command_stops_on_a_signal_leaving_nothing(
     assert not list(tmp_path.glob(".*.tmp"))
     report = tmp_path / ("out/matrix.json" if name == "matrix" else "r.json")
     if name in ("run", "fuzz", "corpus-diff", "matrix") and report.exists():
-        assert json.loads(report.read_text())["incomplete"].startswith("stopped by"), out
+        doc = json.loads(report.read_text())
+        assert doc["incomplete"].startswith("stopped by"), out
+        if name != "corpus-diff":  # (its document has no exit status of its own)
+            assert doc["exit_code"] == code, (doc["exit_code"], code)
     if name == "fuzz" or (name in ("run", "corpus-diff", "matrix") and len(signals) == 1):
         assert report.exists(), (out, err[-2000:])  # a partial report, written whole
     if name == "fuzz":

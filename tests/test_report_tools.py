@@ -47,6 +47,29 @@ def test_shards_merge_into_the_unsharded_report(tmp_path: Path) -> None:
     assert out.returncode == whole["exit_code"] == 1
 
 
+@pytest.mark.parametrize("stopped", [1, 2])
+def test_a_stopped_shard_leaves_the_merged_run_incomplete(tmp_path: Path, stopped: int) -> None:
+    """A shard a stop signal cut short (its report as a stopped run writes it: the checks
+    graded before the stop, ``incomplete``, exit status 143) makes the merged report
+    incomplete with that status, whichever shard it was: the merge kept the first shard's
+    fields only, so a stopped second shard merged into a whole run that passed, exit 0."""
+    shards = []
+    for i in (1, 2):
+        code, doc = graded(tmp_path, f"s{i}.json", *R6, "--shard", f"{i}/2", "--", *PY_REFERENCE)
+        assert code == 0 and doc["exit_code"] == 0
+        if i == stopped:
+            doc["checks"] = doc["checks"][:1]
+            doc["summary"] = {o: 0 for o in doc["summary"]} | {"pass": 1}
+            doc["incomplete"] = "stopped by SIGTERM after 1 of 2 check(s)"
+            doc["exit_code"] = 143
+            (tmp_path / f"s{i}.json").write_text(json.dumps(doc))
+        shards.append(str(tmp_path / f"s{i}.json"))
+    out = kit_inline("report", "merge", str(tmp_path / "m.json"), *shards, cwd=tmp_path)
+    merged = json.loads((tmp_path / "m.json").read_text())
+    assert merged["incomplete"] == "stopped by SIGTERM after 1 of 2 check(s)", merged
+    assert merged["exit_code"] == out.returncode == 143, (merged["exit_code"], out.stderr)
+
+
 def test_merge_refuses_reports_of_different_runs(tmp_path: Path) -> None:
     _, _a = graded(tmp_path, "a.json", *R6, "--shard", "1/2", "--", *TORN)
     _, _b = graded(tmp_path, "b.json", *R6, "--shard", "2/2", "--", *PY_REFERENCE)

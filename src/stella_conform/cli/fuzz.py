@@ -226,7 +226,7 @@ def fuzz(
                 f"stopped by {stop.name} after {partial.cases:,} fuzzed case(s); "
                 f"{len(partial.results)} of {len(checks)} check(s) reported"
             )
-            report = _report(suite, partial, vocab, known, incomplete=why)
+            report = _report(suite, partial, vocab, known, incomplete=why, stopped=stop.exit_code)
             _write(report, json_path, junit_path, markdown_path)
             click.echo(report.terminal(verbose, color=out_color), color=out_color)
         stopping.leave(stop.exit_code)
@@ -241,12 +241,23 @@ def fuzz(
 
 
 def _report(
-    suite: Any, outcome: Any, vocab: Any, known: dict[str, str], incomplete: str | None = None
+    suite: Any,
+    outcome: Any,
+    vocab: Any,
+    known: dict[str, str],
+    incomplete: str | None = None,
+    stopped: int | None = None,
 ) -> Any:
     from stella_conform.conformance.fuzz import FuzzReport
 
     return FuzzReport(
-        suite, outcome.results, vocab.ident, known, fuzz=outcome, incomplete=incomplete
+        suite,
+        outcome.results,
+        vocab.ident,
+        known,
+        fuzz=outcome,
+        incomplete=incomplete,
+        stopped=stopped,
     )
 
 

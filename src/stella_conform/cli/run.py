@@ -231,7 +231,9 @@ def run(
     except stopping.Stopped as stop:
         graded = [r for r in stop.partial if isinstance(r, CheckResult)]
         why = f"{stop.why} after {len(graded)} of {len(checks)} check(s)"
-        report = Report(config, graded, vocab.ident, known, shard=shard, incomplete=why)
+        report = Report(
+            config, graded, vocab.ident, known, shard=shard, incomplete=why, stopped=stop.exit_code
+        )
         write_outputs(
             report, json_path=json_path, junit_path=junit_path, markdown_path=markdown_path
         )

@@ -131,8 +131,17 @@ RECEIVE_SHARE = 0.2
 #: worker, its name, a digest of its team (the client as :attr:`Fuzzer.client_digest` says
 #: it, and the checks), its seed, and when it last said so (wall clock).
 WORKERS_KEY = b".stella-fuzz.workers"
-_WORKER = struct.Struct(">4s8sqd")
+_WORKER = struct.Struct(">4s8sQd")
 register_fixed_length(WORKERS_KEY, _WORKER.size)
+
+
+def _seed_word(seed: int) -> int:
+    """A worker's seed as its roll-call record holds it: ``--seed`` takes any integer, the
+    record has 64 bits (a seed of 2**63 or more, packed as it was, was a ``struct.error``
+    and exit 3, 'a bug in the kit'); workers are ranked by this word."""
+    return seed % (1 << 64)
+
+
 #: Seconds between two roll calls; a record this much older than that is a worker gone.
 ROLL_CALL_SECONDS = 10.0
 ROLL_CALL_STALE = 6 * ROLL_CALL_SECONDS
@@ -724,7 +733,7 @@ class Fuzzer:
         if now < self.next_roll_call:
             return
         self.next_roll_call = now + ROLL_CALL_SECONDS
-        record = _WORKER.pack(self.worker, self._team_digest(), self.suite.seed, now)
+        record = _WORKER.pack(self.worker, self._team_digest(), _seed_word(self.suite.seed), now)
         db.shared.replace(WORKERS_KEY, [self.roll_record] if self.roll_record else [], [record])
         self.roll_record = record
 
@@ -741,7 +750,7 @@ class Fuzzer:
             return
         now = time.time()
         team = self._team_digest()
-        me = (self.suite.seed, self.worker)
+        me = (_seed_word(self.suite.seed), self.worker)
         members = {me}
         for entry in db.fetch_shared(WORKERS_KEY):
             worker, theirs, seed, said = _WORKER.unpack(entry)
@@ -750,7 +759,7 @@ class Fuzzer:
         ranked = sorted(members)
         self.team = (ranked.index(me), len(ranked))
         self.sharing.place, self.sharing.team = self.team
-        twins = sum(1 for seed, _ in members if seed == self.suite.seed) - 1
+        twins = sum(1 for seed, _ in members if seed == me[0]) - 1
         if twins and not self.sharing.same_seed:
             self.sharing.same_seed = twins
             db.shared.warn(

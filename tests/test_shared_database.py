@@ -651,6 +651,23 @@ def _team_worker(db: KitDatabase, seed: int, client: bytes, checks: int) -> Any:
     return fuzzer
 
 
+def test_a_seed_of_any_size_takes_its_place_in_the_roll_call() -> None:
+    """``--seed`` takes any integer and the roll call packs it in 64 bits: a seed of 2**63
+    (reviewer-5 K6) was a ``struct.error``, exit 3; seeds equal in those bits are twins."""
+    inner = Flaky()
+    db = KitDatabase(None, SharedDatabase(inner, "redis://test", (ConnectionError,)))  # type: ignore[arg-type]
+    huge, negative, small = (_team_worker(db, s, b"client A", 4) for s in (2**63, -1, 5))
+    for worker in (huge, negative, small):
+        worker._roll_call()
+    for worker in (huge, negative, small):
+        worker._read_team()
+    assert (small.team, huge.team, negative.team) == ((0, 3), (1, 3), (2, 3))
+    twin = _team_worker(db, 2**64 + 5, b"client A", 4)  # the same 64 bits as seed 5
+    twin._roll_call()
+    twin._read_team()
+    assert twin.sharing.same_seed == 1
+
+
 def test_workers_on_one_client_s_checks_divide_them() -> None:
     """Workers sharing a database that fuzz one client's checks divide them (as HypoFuzz
     spreads tests over its workers): two workers spreading every case over five checks

@@ -1465,13 +1465,10 @@ def _case_cache(
 
 
 def _database_holds(database: ExampleDatabase, check: Check, config: SuiteConfig) -> bool:
-    """Whether a failure is saved for ``check``: its primary key, what a run and ``fuzz``
-    save (the smallest case), which Hypothesis replays first.  Not ``.secondary``: the
-    cases a shrink passed over, of which Hypothesis replays three a run; counted, they
-    kept a fixed client's next six runs on the engine's path (other cases than the seed's,
-    no case cache: review-5 K5)."""
-    for _ in database.fetch(database_key(check, config)):
-        return True
+    key = database_key(check, config)
+    for sub in (b"", b".secondary", b".pareto"):
+        for _ in database.fetch(key + sub):
+            return True
     return False
 
 

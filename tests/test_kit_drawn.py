@@ -147,40 +147,6 @@ def test_a_failure_the_kit_drew_is_replayed_by_hypothesis_shrunk_and_saved(
     assert again.failures[0].stream == failure.stream
 
 
-def test_a_fixed_client_s_next_run_draws_the_seed_s_own_cases(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Once the saved failure passes (Hypothesis then drops it from the primary key), the
-    next run grades the kit's own draws of its seed, without the engine, though the shrink
-    left entries under ``.secondary`` (Hypothesis replays three of those a run: they held
-    six runs of a fixed client on the engine's path, other cases, no case cache: review-5
-    K5)."""
-    database = DirectoryBasedExampleDatabase(str(tmp_path / "db"))
-    broken = _config(_reader(most_lines=8), database=database)
-    assert run_check(CHECK, broken).outcome == "fail"
-    key = database_key(CHECK, broken)
-    assert list(database.fetch(key + b".secondary"))  # what the shrink passed over
-    fixed = _config(_reader(), database=database)
-    assert run_check(CHECK, fixed).outcome == "pass"  # the saved case replayed, passing
-    assert not list(database.fetch(key))
-    assert list(database.fetch(key + b".secondary"))  # some left for later runs
-
-    real = suite.check_property
-
-    def no_engine(check: Any, config: Any, strategy: Any, *args: Any, **kw: Any) -> Any:
-        # (database_key builds the property of nothing() for its digest, and runs none)
-        assert strategy.is_empty, "a passing check ran Hypothesis's engine"
-        return real(check, config, strategy, *args, **kw)
-
-    monkeypatch.setattr(suite, "check_property", no_engine)
-    graded = _graded(monkeypatch)
-    assert run_check(CHECK, fixed).outcome == "pass"
-    strategy = check_strategy(CHECK, fixed.vocabulary())
-    assert strategy is not None
-    own = [case.stream for case, _ in random_examples(CHECK, fixed, strategy)]
-    assert graded[-len(own) :] == own
-
-
 def test_a_failure_that_does_not_come_back_is_an_error_not_a_pass() -> None:
     """A client that fails a drawn case once and passes it when Hypothesis runs it again
     is not deterministic: the check says so, with the case, instead of passing."""

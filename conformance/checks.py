@@ -304,6 +304,7 @@ CATALOGUE: tuple[Check, ...] = (
             "bad_body_last_line",
             "ts_out_of_range",
             "bad_body_numeric_string",
+            "integral_float_count",
         ),
         mutations=(
             "bad-read-values",

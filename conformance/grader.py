@@ -192,7 +192,25 @@ def judge(check: Check, case: GradedCase, obs: Observation, ctx: Context) -> Jud
     ctx.fields = check.fields
     if ctx.computes is not None:
         ctx.fields = tuple(f for f in check.fields if _summary_key(f) in ctx.computes)
-    fn = JUDGES[check.judge]
+    return _under_readings(JUDGES[check.judge], case, obs, ctx)
+
+
+def judge_verdict(case: GradedCase, obs: Observation) -> Judgment:
+    """The client's verdict alone, judged as :func:`judge` judges it: under every conforming
+    reading (what ``replay`` without ``--check`` and ``smoke`` judge, so that a stream
+    ``run`` passes a client on is one they pass it on too)."""
+    if not obs.ok:
+        return unanswered(obs)
+    return _under_readings(_verdict, case, obs, Context())
+
+
+def _under_readings(
+    fn: Callable[[GradedCase, Observation, Context], Judgment],
+    case: GradedCase,
+    obs: Observation,
+    ctx: Context,
+) -> Judgment:
+    """``fn`` under the default reading, then under each alternative (see :func:`judge`)."""
     first = fn(case, obs, ctx)
     alternatives = case.alternatives
     if first.verdict in ("crash", "error") or not alternatives:
@@ -298,7 +316,9 @@ def _verdict_ok(case: GradedCase, obs: Observation) -> bool:
     return obs.verdict == case.expected.verdict
 
 
-def _expected_verdict(case: GradedCase) -> str:
+def expected_verdict_text(case: GradedCase) -> str:
+    """``accept``, or ``reject at line N (why)``, then ``or ...`` per other conforming
+    reading: a correct client's verdict, as ``run``, ``replay`` and ``smoke`` print it."""
     exp = case.expected
     text = (
         f"reject at line {exp.rejected_line} ({exp.reason})"
@@ -326,7 +346,7 @@ def _wrong_verdict(expected: str, obs: Observation) -> Judgment:
 def _verdict(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
     if _verdict_ok(case, obs):
         return Judgment("pass")
-    return _wrong_verdict(f"expected {_expected_verdict(case)}", obs)
+    return _wrong_verdict(f"expected {expected_verdict_text(case)}", obs)
 
 
 def _lockstep(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
@@ -501,7 +521,7 @@ def _last_line_kept(case: GradedCase, obs: Observation, ctx: Context) -> Judgmen
 def _content(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
     """The verdict, then (when the client reports) what it read from the lines it kept."""
     if not _verdict_ok(case, obs):
-        return _wrong_verdict(f"expected {_expected_verdict(case)}", obs)
+        return _wrong_verdict(f"expected {expected_verdict_text(case)}", obs)
     if case.expected.verdict != "accept" or obs.summary is None:
         return Judgment("pass")
     problems = _field_problems(case.reading(), obs.summary, ctx.fields)
@@ -528,7 +548,7 @@ def _separator_content(case: GradedCase, obs: Observation, ctx: Context) -> Judg
     only: a text that differs from the stream's in nothing but its separators (U+2028 shown
     as ``\\n``) fails; one that differs otherwise is another check's finding (n/a)."""
     if not _verdict_ok(case, obs):
-        return _wrong_verdict(f"expected {_expected_verdict(case)}", obs)
+        return _wrong_verdict(f"expected {expected_verdict_text(case)}", obs)
     if case.expected.verdict != "accept" or obs.summary is None:
         return Judgment("pass")
     want, got = case.reading(), obs.summary
@@ -555,7 +575,7 @@ def _legacy_content(case: GradedCase, obs: Observation, ctx: Context) -> Judgmen
     spelled with the self-describing names (the paired stream): a legacy spelling read
     differently (the legacy field preferred, or not read) fails; no other flaw can."""
     if not _verdict_ok(case, obs):
-        return _wrong_verdict(f"expected {_expected_verdict(case)}", obs)
+        return _wrong_verdict(f"expected {expected_verdict_text(case)}", obs)
     if case.expected.verdict != "accept" or obs.summary is None:
         return Judgment("pass")
     if obs.paired is None:

@@ -41,6 +41,12 @@ POINT_CASES = {
         "accept",
         "reject",
     ),
+    "integral-float": (
+        b'{"type":"tool_result","call_id":"c","output":{"ok":{"content":""}},"duration_ms":1.0}\n'
+        + RC,
+        "reject",
+        "accept",
+    ),
     "number-beyond-f64": (b'{"type":"x","n":1e400}\n' + RC, "accept", "reject"),
     "lone-surrogate": (b'{"type":"text","text":"\\udc00"}\n' + RC, "accept", "reject"),
     "deep-nesting": (  # 128 levels: the event object and 127 arrays (serde_json refuses)
@@ -140,7 +146,10 @@ def test_the_register_is_documented(repo: Path) -> None:
 def test_each_point_has_two_readings(point: str) -> None:
     stream, default, other = POINT_CASES[point]
     readings = read_stream(stream)
-    assert readings.touched == {point}
+    # reading B of negative-zero reads -0 as the float -0.0, which integral-float's B reads
+    # back as the integer 0: that combination is the default again, so no third reading
+    also = {"integral-float"} if point == "negative-zero" else set()
+    assert readings.touched == {point} | also
     assert readings.default.summary.verdict == default
     (alternative,) = readings.alternatives
     assert alternative.taken == {point} and alternative.summary.verdict == other

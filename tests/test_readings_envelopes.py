@@ -72,3 +72,23 @@ def test_envelope_fixtures_list_their_other_readings(fixture: object) -> None:
     expect = fixture.expect  # type: ignore[attr-defined]
     listed = expect.get("also_conforming", [])
     assert listed == envelope_also_conforming(fixture.data, fixture.command)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("version", ["1.0", "1e0"])
+def test_schema_version_written_as_a_float_is_a_reading(version: str) -> None:
+    """The contract's own gate, jq's ``.schema_version == 1``, compares by value: 1.0 is
+    version 1 there (integral-float B); a reader that wants the integer refuses it (A)."""
+    doc = b'{"schema_version":' + version.encode() + b',"status":"error","text":null,"reason":"x"}'
+    case = GradedCase("e", doc, "fixture", kind="envelope", command="stella run")
+    assert case.envelope.verdict == "reject"
+    (other,) = case.alternatives
+    assert other.reading == "integral-float" and other.verdict == "accept"
+    check = BY_ID["E.schema-version-gate"]
+    for verdict in ("accept", "reject"):
+        j = judge(check, case, Observation(verdict=verdict), Context(reporting=False))
+        assert j.verdict == "pass", (verdict, j.message)
+    fraction = doc.replace(version.encode(), b"1.5")
+    case = GradedCase("e", fraction, "fixture", kind="envelope", command="stella run")
+    assert not case.alternatives  # 1.5 is no version under any reading
+    j = judge(check, case, Observation(verdict="accept"), Context(reporting=False))
+    assert j.verdict == "fail"

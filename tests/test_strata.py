@@ -412,10 +412,12 @@ def _integral_floats_decide(vocab: Vocabulary, obj: Any) -> bool:
 def test_no_case_holds_an_integral_float_where_an_integer_is_due() -> None:
     """``1.0`` in an integer field: JSON Schema (the wire schema's 2020-12) counts it an
     integer, serde_json (stella's reader) and Python's json a float, and the kit's fit
-    (schemas/fit.py) a float.  No registered reading covers it, so no case may hold one: a
-    client taking either view passes every check.  The values mutations write where an
-    integer is due are not integral floats, and no stratum holds one (nor, measured, 4,533
-    drawn cases of seeds 0-2, 91,721 known objects)."""
+    (schemas/fit.py) a float.  The register holds it (``integral-float``: the fixture
+    ``integral_float_count``), so a client taking either view passes wherever it meets one;
+    the generated cases still hold none, so no other check's verdict turns on it (a case
+    that did would grade the point, not the check's own rule).  The values mutations write
+    where an integer is due are not integral floats, and no stratum holds one (nor,
+    measured, 4,533 drawn cases of seeds 0-2, 91,721 known objects)."""
     import json
 
     from stella_conform.generators.mutations import TS_OUT_OF_RANGE, WRONG_VALUES

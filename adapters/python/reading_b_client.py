@@ -19,6 +19,8 @@ passes every check: the proof that the grader honours both readings.
 * a key beside a tagged union's arm is an error (extra-key-beside-arm), two arms too
 * ``ts: null`` on a known type is an error: the wire schema types it as an integer (ts-null)
 * the version gap counts distinct unrecognized type names, not events (unknown-count)
+* an integral number written as a float (``4200.0``, ``1e3``) is the integer it equals
+  (integral-float)
 """
 
 from __future__ import annotations
@@ -58,11 +60,12 @@ class NonObject(dict):  # type: ignore[type-arg]
     """A line that is JSON but not an object, carried to the unrecognized branch."""
 
 
-def _float(text: str) -> float:
+def _float(text: str) -> Any:
     value = float(text)
     if value in (float("inf"), float("-inf")):
         raise ValueError("number out of range")
-    return value
+    # 1.0 (or 1e3) is the integer it equals, as JSON Schema's integer reads it
+    return int(value) if value.is_integer() else value
 
 
 def _int(text: str) -> Any:

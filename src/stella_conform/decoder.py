@@ -25,6 +25,8 @@ Edge cases, decided once here and documented in ``docs/decoder.md``:
   missing or non-string ``type`` is unrecognized, as in the contract's own
   example.  Tags match exactly: ``Text`` and ``text `` are unrecognized.
 * ``ts: null`` on a known type is the absent stamp (``ts ?? null``).
+* An integral number written as a float (``1.0``, ``1e3``) where an integer is due does
+  not fit: the literal is a float, as serde_json and Python's json read it.
 
 Where the contract can be read two ways the default above is reading A of a
 point in :mod:`stella_conform.readings`; ``choices`` names the points where
@@ -169,6 +171,21 @@ def parse_line(content: bytes) -> tuple[Any, str | None]:
         return None, f"not JSON: {exc}"
 
 
+def integral_floats_as_integers(value: Any) -> Any:
+    """``value`` with every float that holds an integer (``1.0``, ``1e3``) as that integer;
+    ``value`` itself (the same object) when it holds none (reading B of ``integral-float``)."""
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else value
+    if isinstance(value, dict):
+        items = {k: integral_floats_as_integers(v) for k, v in value.items()}
+        same = all(items[k] is v for k, v in value.items())
+        return value if same else items
+    if isinstance(value, list):
+        seq = [integral_floats_as_integers(v) for v in value]
+        return value if all(a is b for a, b in zip(seq, value, strict=True)) else seq
+    return value
+
+
 def classify(
     line: int,
     value: Any,
@@ -251,6 +268,13 @@ def classify(
         body = {k: v for k, v in value.items() if k != "ts"}
     normalized = vocab.normalize(tag, body)
     misfit = None if vocab.fits(tag, normalized) else vocab.misfit(tag, normalized)
+    if misfit is not None:
+        whole = integral_floats_as_integers(normalized)
+        if whole is not normalized and vocab.fits(tag, whole):  # 1.0 where an integer is due
+            if touched is not None:
+                touched.add("integral-float")
+            if "integral-float" in choices:
+                misfit, normalized = None, whole
     if misfit is not None and "ts" in body:
         unstamped = {k: v for k, v in normalized.items() if k != "ts"}
         if vocab.fits(tag, unstamped):  # only the stamp is out of range

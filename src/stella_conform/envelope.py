@@ -174,6 +174,11 @@ def _read(
         raise _Reject("the envelope is JSON but not an object")
     out.keys = list(doc)
     version = doc.get("schema_version")
+    if isinstance(version, float) and version.is_integer():  # 1.0: an integer, by value?
+        if touched is not None:
+            touched.add("integral-float")
+        if "integral-float" in choices:
+            version = int(version)
     if not (isinstance(version, int) and not isinstance(version, bool)):
         raise _Reject(
             f"schema_version is {version!r}, not a number: not an envelope this reader knows"

@@ -129,6 +129,15 @@ POINTS: tuple[Point, ...] = (
         "B: trims Unicode whitespace from every line",
     ),
     Point(
+        "integral-float",
+        "an integral number written with a fraction or an exponent (1.0, 1e3) where an "
+        "integer is due (a ts, a count, schema_version)",
+        "an error: the literal is a float (serde_json, Python's json), not an integer",
+        "the integer it equals: JSON Schema's integer is a value test, JSON.parse cannot "
+        "tell 1.0 from 1, and the contract's jq compares .schema_version == 1 by value",
+        "A: serde_json refuses a float where it reads a u64",
+    ),
+    Point(
         "negative-zero",
         "-0 in an integer field",
         "an integer: -0 is the number zero",

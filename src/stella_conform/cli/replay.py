@@ -88,7 +88,7 @@ def replay(
     client's verdict is right, 1 when not.
     """
     from stella_conform.conformance.excerpt import decisive_lines, show_stream
-    from stella_conform.conformance.grader import GradedCase
+    from stella_conform.conformance.grader import GradedCase, judge_verdict
     from stella_conform.conformance.runner import run_once
     from stella_conform.conformance.travel import case_argument
     from stella_conform.corpus import case_bytes
@@ -141,14 +141,25 @@ def replay(
             else ("-" if mode == "exit" else "(no observation)")
         )
         _echo(f"{outcome.line:>5}  {right:<28} {got}")
-    expected = graded.expected
-    want = (
-        "accept" if expected.verdict == "accept" else (f"reject at line {expected.rejected_line}")
-    )
-    _echo(f"\nexpected: {want}")
+    # judged as run judges a verdict: under every conforming reading of the stream
+    verdict = judge_verdict(graded, obs)
+    _echo(f"\nexpected: {_expected_verdicts(graded)}")
     _safe_echo(f"client:   {obs.describe()}")
     _echo_stderr(obs)
-    sys.exit(0 if obs.ok and obs.verdict == expected.verdict else 1)
+    sys.exit(0 if verdict.verdict == "pass" else 1)
+
+
+def _expected_verdicts(case: Any) -> str:
+    """The default reading's verdict, then each other conforming reading's (no reasons:
+    the line table above shows them)."""
+    expected = case.expected
+    want = "accept" if expected.verdict == "accept" else f"reject at line {expected.rejected_line}"
+    others = [
+        ("accept" if a.summary.verdict == "accept" else f"reject at line {a.summary.rejected_line}")
+        + f" (reading {a.reading})"
+        for a in case.alternatives
+    ]
+    return " or ".join([want, *others])
 
 
 @contextlib.contextmanager

@@ -1,0 +1,102 @@
+"""``decode``, ``replay``, ``smoke`` and ``run`` judge a stream alike: by the oracle's readings.
+
+A point the contract's sources read two ways (docs/contract-readings.md) is one the kit
+must not fail a client for, whichever command judges the stream.  ``run`` judged every
+reading; ``replay`` without ``--check`` held the client to the default reading's verdict
+alone, and ``1.0`` where an integer is due (JSON Schema's ``integer`` by value, serde_json's
+float) was no reading at all, so ``decode`` called it a reject "with no other reading".
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+from conftest import ADAPTERS, PY_REFERENCE, kit
+
+from stella_conform.cli.smoke import _expected
+from stella_conform.conformance.checks import BY_ID
+from stella_conform.conformance.grader import Context, GradedCase, judge, judge_verdict
+from stella_conform.conformance.runner import Client, resolve_client, run_once
+from stella_conform.corpus import bundled_fixtures_dir
+
+FIX = bundled_fixtures_dir()
+INTEGRAL = FIX / "integral_float_count.jsonl"  # "duration_ms":4200.0 on line 3
+READING_B = (sys.executable, str(ADAPTERS / "python" / "reading_b_client.py"))
+LENIENT = (sys.executable, str(ADAPTERS / "broken" / "reads_numbers_leniently.py"))
+#: The same run with 4200.5: a fraction where an integer is due, an error under every reading.
+FRACTION = INTEGRAL.read_bytes().replace(b"4200.0", b"4200.5")
+
+
+def _run_judges(stream: bytes, command: tuple[str, ...]) -> str:
+    """What ``run`` decides on this stream as an R4.bad-body-rejected case: its runner's
+    observation, judged by the check (under every reading)."""
+    case = GradedCase("c", stream, "fixture")
+    obs = run_once(Client(resolve_client(command), "exit", timeout=10.0), stream)
+    return judge(BY_ID["R4.bad-body-rejected"], case, obs, Context(reporting=False)).verdict
+
+
+def test_an_integral_float_is_a_reading_for_decode_replay_and_run(tmp_path: Path) -> None:
+    decoded = kit("decode", str(INTEGRAL))
+    assert decoded.returncode == 1  # the default reading rejects line 3
+    assert "verdict: reject at line 3" in decoded.stdout
+    assert "also conforming, reading integral-float: accept" in decoded.stdout
+    saved = tmp_path / "integral.jsonl"
+    shutil.copy(INTEGRAL, saved)
+    # reading A (the reference client rejects) and reading B (4200.0 is 4200): both conform
+    for command in (PY_REFERENCE, READING_B):
+        assert _run_judges(INTEGRAL.read_bytes(), command) == "pass", command
+        plain = kit("replay", str(saved), "--mode", "exit", "--", *command, cwd=tmp_path)
+        assert plain.returncode == 0, plain.stdout + plain.stderr
+        assert "expected: reject at line 3 or accept (reading integral-float)" in plain.stdout
+        checked = kit(
+            "replay", "fixture:integral_float_count", "--check", "R4.bad-body-rejected",
+            "--mode", "exit", "--", *command, cwd=tmp_path,
+        )  # fmt: skip
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        graded = kit(
+            "run", "--only", "R4.bad-body-rejected", "--examples", "0", "--mode", "exit",
+            "--no-database", "--", *command, cwd=tmp_path,
+        )  # fmt: skip
+        assert graded.returncode == 0, graded.stdout + graded.stderr
+        assert "integral-float" in graded.stdout  # the reading it took, named
+
+
+def test_a_fraction_where_an_integer_is_due_fails_in_every_command(tmp_path: Path) -> None:
+    """What no reading allows: 4200.5 read as a count (the lenient client truncates it)."""
+    saved = tmp_path / "fraction.jsonl"
+    saved.write_bytes(FRACTION)
+    decoded = kit("decode", str(saved))
+    assert decoded.returncode == 1 and "also conforming" not in decoded.stdout
+    assert _run_judges(FRACTION, LENIENT) == "fail"
+    plain = kit("replay", str(saved), "--mode", "exit", "--", *LENIENT, cwd=tmp_path)
+    assert plain.returncode == 1 and "expected: reject at line 3\n" in plain.stdout
+    # and a client taking reading B still rejects it: B reads 4200.0, never 4200.5
+    assert _run_judges(FRACTION, READING_B) == "pass"
+
+
+def test_replay_judges_a_verdict_as_run_does_at_any_reading(tmp_path: Path) -> None:
+    """Not only the new point: a stream whose default accepts and whose reading B rejects
+    (ts: null, rejected by a client that validates ts as the wire schema types it)."""
+    saved = tmp_path / "ts_null.jsonl"
+    shutil.copy(FIX / "ts_null.jsonl", saved)
+    validating = (sys.executable, str(ADAPTERS / "python" / "validating_ts_client.py"))
+    out = kit("replay", str(saved), "--mode", "exit", "--", *validating, cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "(reading ts-null)" in out.stdout
+
+
+def test_smoke_judges_its_streams_by_every_reading() -> None:
+    """smoke's own two streams touch no point; were one to, its verdict would be judged as
+    run's is (the same helper), and a correct client's every verdict named."""
+    case = GradedCase(INTEGRAL.name, INTEGRAL.read_bytes(), "fixture")
+    assert _expected(case) == ["reject at line 3", "accept"]
+    for name in ("minimal_run", "corrupt_middle_line"):
+        smoke_case = GradedCase(name, (FIX / f"{name}.jsonl").read_bytes(), "fixture")
+        assert len(_expected(smoke_case)) == 1  # plain streams: one verdict
+    from stella_conform.conformance.runner import Observation
+
+    accepted = Observation(verdict="accept")
+    assert judge_verdict(case, accepted).verdict == "pass"
+    assert judge_verdict(case, Observation(verdict="reject")).verdict == "pass"

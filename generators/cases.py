@@ -135,15 +135,26 @@ def cases(
     # is left unmutated one case in four instead (and shrinks to it, the first choice).
     some = _ONE_IN_FOUR if pool and max_mutations and not min_mutations else None
 
-    @st.composite
-    def case(draw: st.DrawFn) -> Case:
-        drawn = draw(run)
-        mutate = some is None or draw(some) > 0
-        ids = canonical_order([*fixed, *(draw(chosen) if mutate else ())])
-        stream = apply_mutations(draw, Stream.of(drawn.events), ids, vocab)
-        return build_case(drawn, stream, ids, vocab)
+    return _case(run, some, tuple(fixed), chosen, vocab)
 
-    return case()
+
+@st.composite
+def _case(
+    draw: st.DrawFn,
+    run: st.SearchStrategy[Run],
+    some: st.SearchStrategy[int] | None,
+    fixed: tuple[str, ...],
+    chosen: st.SearchStrategy[list[str]],
+    vocab: Vocabulary,
+) -> Case:
+    """One case of :func:`cases` (decorated once: ``st.composite`` reads the source of
+    the function it wraps, which cost more than a case's draws when a check's strata
+    built a strategy for each of their mutations)."""
+    drawn = draw(run)
+    mutate = some is None or draw(some) > 0
+    ids = canonical_order([*fixed, *(draw(chosen) if mutate else ())])
+    stream = apply_mutations(draw, Stream.of(drawn.events), ids, vocab)
+    return build_case(drawn, stream, ids, vocab)
 
 
 def mutated(*ids: str, vocab: Vocabulary | None = None) -> st.SearchStrategy[Case]:

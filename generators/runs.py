@@ -252,15 +252,18 @@ def runs(
         events.extend(run_stage(n) for n in draw(subsequence(_RUN_CODA)))
     if not is_failed:
         events.append(make_run_complete(ends))
-    events = draw(_with_schema_only_types(vocab, events))
+    events = _with_schema_only_types(draw, vocab, events)
     ts_mode: TsMode = ts if ts is not None else draw(_TS_MODES)
     _stamp(events, ts_mode, draw)
     return Run(events, failed=is_failed, ts_mode=ts_mode, wrapper=wrapper, retried_steps=retried)
 
 
-@st.composite
 def _with_schema_only_types(draw: st.DrawFn, vocab: Vocabulary, events: list[Event]) -> list[Event]:
-    """Sprinkle events of the types only an imported schema knows (never after the end)."""
+    """Sprinkle events of the types only an imported schema knows (never after the end).
+
+    A function, not a strategy of its own: a strategy made for each run was most of the
+    cost of a run without such types (its label is a digest of this function's source,
+    computed for every new strategy), and its draws are the same choices either way."""
     gen = strategies_for(vocab)
     others = gen.schema_only_types()
     if not others:

@@ -38,11 +38,11 @@ from hypothesis import strategies as st
 from hypothesis.control import BuildContext
 from hypothesis.errors import StopTest, UnsatisfiedAssumption
 from hypothesis.internal.conjecture.choice import ChoiceT, ChoiceTemplate
-from hypothesis.internal.conjecture.data import ConjectureData
 from hypothesis.internal.entropy import deterministic_PRNG
 
 from stella_conform.generators.cases import Case, cases
 from stella_conform.generators.hazards import UNICODE_EDGE_KINDS
+from stella_conform.generators.leaves import Drawing, Provider
 from stella_conform.generators.mutations import (
     CORRUPT_FAMILIES,
     TORN_KINDS,
@@ -152,7 +152,9 @@ def drawn(strategy: st.SearchStrategy[T], random: Random | None = None) -> Drawn
     an example whose choices Hypothesis's provider draws from it, as under ``@given``
     (``conformance/drawing.py``: a run's random examples)."""
     simplest_choices = (ChoiceTemplate("simplest", count=None),) if random is None else None
-    data = ConjectureData(prefix=simplest_choices, random=random or Random(0), max_choices=None)
+    data = Drawing(
+        prefix=simplest_choices, random=random or Random(0), max_choices=None, provider=Provider
+    )
     with deterministic_PRNG(), BuildContext(data, is_final=False, wrapped_test=simplest):
         try:
             value = data.draw(strategy)

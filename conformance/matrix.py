@@ -41,6 +41,7 @@ from stella_conform.conformance.report import (
     OUTCOMES,
     STOPPED,
     Report,
+    alike,
     load_known_failures,
 )
 from stella_conform.conformance.runner import MODES, Client, ensure_mode_supported, resolve_client
@@ -739,6 +740,7 @@ def to_markdown(doc: dict[str, Any]) -> str:
             line = (
                 f"- {ICONS[_outcome(check)]} {markdown_name(client)} × {markdown_name(vocab)}, "
                 f"{markdown_code(str(check.get('id')))}: {markdown_code(str(check.get('message')))}"
+                + alike(failure)
             )
             if isinstance(failure.get("replay"), str):
                 line += f"<br>replay: {markdown_code(failure['replay'], 1000)}"
@@ -786,7 +788,7 @@ def _html_check_cell(check: dict[str, Any] | None) -> str:
         return f'<td class="{esc(outcome)}">{head}</td>'
     failure = _first_failure(check)
     message = clip(no_surrogates(str(check.get("message") or "")), HTML_MESSAGE)
-    body = [f'<details><summary class="message">{esc(message)}</summary>']
+    body = [f'<details><summary class="message">{esc(message + alike(failure))}</summary>']
     if isinstance(failure.get("replay"), str):
         replay = clip(no_surrogates(failure["replay"]), 2000)
         body.append(f'<p class="replay">replay: <code>{esc(replay)}</code></p>')

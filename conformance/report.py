@@ -271,13 +271,17 @@ class Report:
             outcome = icons[r.outcome] + (" (known)" if r.known_failure else "")
             # client text goes in code spans: no HTML, link, @mention or table break
             detail = markdown_code(r.message) if r.message else ""
+            if r.failures:
+                detail += alike(r.failures[0])
             if r.readings:
                 detail += f"<br>{readings_text(r.readings)}"
             if r.failures and r.failures[0].replay:
                 detail += f"<br>replay: {markdown_code(r.failures[0].replay, 1000)}"
             more = max(r.failed_cases, len(r.failures)) - 1
             if r.outcome in FAILING and more > 0:
-                names = ", ".join(markdown_code(f.case, 200) for f in r.failures[1 : LISTED + 1])
+                names = ", ".join(
+                    markdown_code(f.case, 200) + alike(f) for f in r.failures[1 : LISTED + 1]
+                )
                 detail += f"<br>{more} more failing case{'s' if more != 1 else ''}: {names}"
             tail = stderr_tail(r.failures[0]) if r.failures else ""
             if tail:
@@ -417,9 +421,20 @@ def failure_line(failure: Any) -> str:
     return f"{where} ({how}): {clip(terminal_line(said), 300)}{alike(failure)}"
 
 
+def alike_count(failure: Any) -> int:
+    """How many more strata failed the same way as ``failure`` (``suite.CaseFailure.alike``).
+
+    The one place every renderer takes it from — the terminal, JUnit, the report's
+    Markdown, the matrix's Markdown and HTML — whether it has the failure itself or its
+    JSON (a report or a matrix shard, which anyone may have edited: anything but a count
+    is none). ``matrix.md`` showed no count the terminal and the JSON showed."""
+    n = failure.get("alike") if isinstance(failure, Mapping) else getattr(failure, "alike", 0)
+    return n if type(n) is int and n > 0 else 0
+
+
 def alike(failure: Any) -> str:
-    """How many more strata failed the same way (``suite.CaseFailure.alike``)."""
-    n = getattr(failure, "alike", 0) or 0
+    """`` (and 3 more strata alike)``, or nothing: :func:`alike_count` in words."""
+    n = alike_count(failure)
     return f" (and {n} more {'stratum' if n == 1 else 'strata'} alike)" if n else ""
 
 

@@ -406,3 +406,40 @@ def test_bad_config_is_a_setup_error(tmp_path: Path, text: str, message: str) ->
     run = kit_inline("matrix", str(path), "--out", str(tmp_path / "out"))
     assert run.returncode == 2
     assert message in run.stderr
+
+
+def test_every_renderer_shows_how_many_more_strata_failed_alike(tmp_path: Path) -> None:
+    """A failure's ``alike`` (more strata that failed the same way) was in the terminal and
+    the JSON, but not in matrix.md, matrix.html or the report's Markdown: each renderer now
+    takes it from one place (``report.alike``), from the failure or from its JSON, where a
+    shard's value that is no count shows nothing."""
+    from stella_conform.conformance import matrix as m
+    from stella_conform.conformance.report import Report, alike
+    from stella_conform.conformance.suite import CaseFailure, CheckResult
+
+    (tmp_path / "m.toml").write_text(
+        '[matrix]\nexamples = 0\n\n[[client]]\nname = "c"\ncommand = ["true"]\nmode = "exit"\n'
+    )
+    config = m.load_config(tmp_path / "m.toml")
+    tasks = config.tasks()
+    suites = [m._suite_config(config, c, v) for c, v in config.cells()]
+    cell, check = tasks[0]
+
+    def failure(case: str, n: int) -> CaseFailure:
+        return CaseFailure(case, "generated", "wrong", {}, {"verdict": "accept"}, alike=n)
+
+    failed = CheckResult(check.id, check.name, check.rule, check.tier, "fail", "wrong")
+    failed.failures = [failure("gen-1", 3), failure("gen-2", 1)]
+    failed.failed_cases = 2
+    shown, second = " (and 3 more strata alike)", " (and 1 more stratum alike)"
+    doc = m._matrix_document(config, tasks, suites, {(cell, check.id): failed}, None)
+    assert shown in m.to_markdown(doc), m.to_markdown(doc)
+    assert shown in m.to_html(doc)
+    report = Report(suites[0], [failed], "stella-default")
+    for rendered in (report.markdown(), report.terminal(), report.junit()):
+        assert shown in rendered and second in rendered, rendered
+    assert report.to_json()["checks"][0]["failures"][0]["alike"] == 3
+    # a shard anyone could have edited: only a count is shown
+    for bad in ("3", True, -2, 2.5, None):
+        assert alike({"alike": bad}) == "", bad
+    assert alike({"alike": 2}) == " (and 2 more strata alike)"

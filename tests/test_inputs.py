@@ -9,7 +9,9 @@ rows are in tests/test_pytest_plugin.py.
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,7 +36,7 @@ BAD = [
     ("--timeout", "nan", "not a finite number of seconds"),
     ("--line-timeout", "inf", "not a finite number of seconds"),
     ("--seed-corpus", "no-such-recordings", "no-such-recordings: No such file"),
-    ("--seed-corpus", "/dev/zero", "neither a folder nor a regular file"),
+    ("--seed-corpus", "/dev/zero", "--seed-corpus /dev/zero: is a character device, neither"),
 ]
 
 
@@ -101,3 +103,117 @@ def test_a_matrix_checks_every_client_before_it_starts_any(
     assert said in out.stderr and "'second'" in out.stderr, out.stderr
     assert "Traceback" not in out.stderr
     assert _starts(logged) == 0
+
+
+# ------------------------------------------- a path that is no file or folder (item 2)
+
+#: Every path a command takes, as (command line with ``P`` where the path goes, how the
+#: message names it). A FIFO, a socket or a device there was silently unused (the example
+#: database, the case cache), replaced (a report renamed over a FIFO) or waited on.
+PATHS = [
+    (["run", "--database", "P"], "--database"),
+    (["run", "--case-cache", "P"], "--case-cache"),
+    (["run", "--seed-corpus", "P"], "--seed-corpus"),
+    (["run", "--json", "P"], "--json"),
+    (["run", "--junit-xml", "P"], "--junit-xml"),
+    (["run", "--markdown", "P"], "--markdown"),
+    (["run", "--failures-dir", "P"], "--failures-dir"),
+    (["run", "--known-failures", "P"], "--known-failures"),
+    (["run", "--wire-schema", "P"], "--wire-schema"),
+    (["fuzz", "--for", "5s", "--database", "P"], "--database"),
+    (["fuzz", "--for", "5s", "--seed-corpus", "P"], "--seed-corpus"),
+    (["fuzz", "--for", "5s", "--json", "P"], "--json"),
+    (["fuzz", "--for", "5s", "--failures-dir", "P"], "--failures-dir"),
+    (["replay", "P"], "CASE|fixture:NAME"),
+    (["replay", "--cwd", "P", "case.jsonl"], "--cwd"),
+    (["matrix", "P"], "CONFIG.toml"),
+    (["matrix", "matrix.toml", "--out", "P"], "--out"),
+    (["report", "merge", "P", "r.json"], "OUTPUT"),
+    (["report", "merge", "out.json", "P"], "SHARDS"),
+    (["report", "merge", "--markdown", "P", "out.json", "r.json"], "--markdown"),
+    (["report", "merge", "--html", "P", "out.json", "r.json"], "--html"),
+    (["report", "diff", "P", "r.json"], "OLD"),
+    (["report", "diff", "r.json", "P"], "NEW"),
+    (["corpus", "export", "P"], "DIRECTORY"),
+    (["corpus", "check", "P"], "DIRECTORY"),
+    (["corpus", "diff", "P"], "DIRECTORIES"),
+    (["corpus", "diff", "--json", "P"], "--json"),
+    (["init", "python", "P"], "DIRECTORY"),
+    (["trace", "check", "P"], "JOURNAL"),
+]
+#: What each kind of file is called in the message.
+KINDS = {"fifo": "a FIFO", "socket": "a socket", "device": "a character device"}
+#: The commands that take a client after their options.
+WITH_CLIENT = ("run", "fuzz", "replay")
+
+
+@pytest.fixture(scope="module")
+def specials() -> Iterator[dict[str, str]]:
+    """A FIFO nobody writes, a listening socket's file and a device (short paths: a
+    socket's must fit in 108 bytes)."""
+    import shutil
+    import socket
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="sc-special-", dir="/tmp")
+    os.mkfifo(f"{folder}/fifo")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(f"{folder}/sock")
+    sock.listen(1)
+    try:
+        yield {"fifo": f"{folder}/fifo", "socket": f"{folder}/sock", "device": "/dev/null"}
+    finally:
+        sock.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs and sockets are POSIX's")
+@pytest.mark.parametrize("kind", list(KINDS))
+@pytest.mark.parametrize(("argv", "named"), PATHS, ids=[" ".join(p[0]) for p in PATHS])
+def test_a_path_that_is_a_fifo_a_socket_or_a_device_is_a_usage_error(
+    logged: Path, specials: dict[str, str], argv: list[str], named: str, kind: str
+) -> None:
+    """One line naming the option and what the path is, exit 2, before anything starts
+    (stat alone: a FIFO is never opened, so nothing waits for a writer)."""
+    (logged / "case.jsonl").write_text('{"type": "run_complete"}\n')
+    (logged / "r.json").write_text("{}")
+    (logged / "matrix.toml").write_text(
+        f'[[client]]\nname = "c"\ncommand = ["{sys.executable}", "starts.py"]\n'
+    )
+    path = specials[kind]
+    args = [path if a == "P" else a for a in argv]
+    if argv[0] in WITH_CLIENT:
+        args += ["--", sys.executable, "starts.py"]
+    out = kit_inline(*args, cwd=logged)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert out.stderr.splitlines() == [
+        next(line for line in out.stderr.splitlines() if line.startswith("stella-conform: "))
+    ], out.stderr  # one line
+    assert f"{named} {path}: is {KINDS[kind]}, " in out.stderr, out.stderr
+    assert _starts(logged) == 0
+
+
+@pytest.mark.parametrize("option", ["--json", "--markdown", "--junit-xml", "--failures-dir"])
+@pytest.mark.parametrize("path", ["stdout", "/dev/fd/1", "/proc/self/fd/1"])
+def test_an_output_that_names_a_file_descriptor_is_a_usage_error(
+    logged: Path, option: str, path: str
+) -> None:
+    """``--markdown /dev/stdout``: the report was written to a new file beside the link and
+    renamed over it, so a run as root replaced ``/dev/stdout`` itself with a regular file.
+    (``stdout`` here is a link of the test's own to ``/proc/self/fd/1``, as ``/dev/stdout``
+    is: without the check, what is replaced is the test's link, not the machine's.)"""
+    if path == "stdout":
+        (logged / "stdout").symlink_to("/proc/self/fd/1")
+    out = kit_inline("run", option, path, "--", sys.executable, "starts.py", cwd=logged)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert f"{option} {path}: names a file descriptor" in out.stderr, out.stderr
+    assert _starts(logged) == 0
+
+
+def test_a_path_below_a_fifo_cannot_be_made(logged: Path, specials: dict[str, str]) -> None:
+    out = kit_inline(
+        "run", "--case-cache", f"{specials['fifo']}/cases", "--", sys.executable, "starts.py",
+        cwd=logged,
+    )  # fmt: skip
+    assert out.returncode == 2, out.stderr
+    assert f"cannot be made: {specials['fifo']} is a FIFO, not a folder" in out.stderr

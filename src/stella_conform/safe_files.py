@@ -60,7 +60,81 @@ def file_kind(mode: int) -> str:
         return "a socket"
     if stat.S_ISDIR(mode):
         return "a directory"
+    if stat.S_ISREG(mode):
+        return "a regular file"
     return "not a regular file"
+
+
+#: What a path the user names may be (:func:`named_path_problem`), and the words for it.
+WANTED = {
+    "folder": "not a folder",
+    "file": "not a regular file",
+    "output": "not a regular file",
+    "folder or file": "neither a folder nor a regular file",
+}
+
+
+def named_path_problem(path: str | os.PathLike[str], want: str) -> str | None:
+    """What is wrong with a path a user named on the command line (``want``: a key of
+    :data:`WANTED`), or ``None``: ``"is a FIFO, not a folder"``.
+
+    Found with ``stat`` alone, which never opens the file, so a FIFO nobody writes cannot
+    make it wait (nor a device answer). A path that does not exist yet is fine (a folder
+    or a report made later; a file to read is found missing where it is read) if the
+    nearest part of it that exists is a folder. This is the check before anything runs,
+    for a clear usage error; a file swapped afterwards is still read without blocking and
+    refused (:func:`open_regular`), and written by rename, never opened (:func:`write_atomic`).
+    """
+    if want in ("output", "folder") and _a_descriptor(path):
+        # /dev/stdout to a file: the report was renamed over the link, in /dev (as root)
+        return (
+            "names a file descriptor (/dev/stdout, /dev/fd/N): the kit writes a whole "
+            "new file and renames it into place; name a file"
+        )
+    try:
+        mode = os.stat(path).st_mode  # a link is what it points to: /dev/stdin, say
+    except FileNotFoundError:
+        return _parent_problem(path)
+    except NotADirectoryError:
+        return _parent_problem(path)
+    except OSError:
+        return None  # (unreadable: the command's own read or write says why)
+    if stat.S_ISDIR(mode):
+        return None if want in ("folder", "folder or file") else f"is a directory, {WANTED[want]}"
+    if stat.S_ISREG(mode):
+        return None if want != "folder" else f"is a regular file, {WANTED[want]}"
+    return f"is {file_kind(mode)}, {WANTED[want]}"
+
+
+def _a_descriptor(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a file descriptor's name: in ``/proc`` (``/dev/fd/1`` is
+    ``/proc/self/fd/1``), or a link into it (``/dev/stdout``)."""
+    absolute = os.path.abspath(path)
+    parent = os.path.realpath(os.path.dirname(absolute))
+    try:
+        target = os.readlink(absolute) if os.path.islink(absolute) else ""
+    except OSError:
+        target = ""
+    return any(p == "/proc" or p.startswith("/proc/") for p in (parent, target))
+
+
+def _parent_problem(path: str | os.PathLike[str]) -> str | None:
+    """For a path that does not exist: its nearest part that does, when that is no folder."""
+    here = os.path.abspath(path)
+    while True:
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+        try:
+            mode = os.stat(here).st_mode
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return None
+        if stat.S_ISDIR(mode):
+            return None
+        return f"cannot be made: {here} is {file_kind(mode)}, not a folder"
 
 
 def open_regular(path: str | os.PathLike[str], *, follow: bool = True) -> IO[bytes]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import stat
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -33,6 +32,46 @@ class Seconds(click.FloatRange):
         return seconds
 
 
+def option_name(param: click.Parameter | None) -> str:
+    """``--case-cache``, or an argument's ``CONFIG.toml``: how a message names ``param``."""
+    if param is None:
+        return "a path"
+    if isinstance(param, click.Option):
+        return max(param.opts, key=len)
+    return param.human_readable_name
+
+
+def refuse_named_path(path: str | os.PathLike[str], want: str, what: str) -> None:
+    """A path the user named for ``what`` (an option) that is not what it must be — a FIFO,
+    a socket, a device, a file for a folder — is a usage error now, one line naming the
+    option, before anything runs (it was silently unused, or waited on):
+    :func:`stella_conform.safe_files.named_path_problem`, which never opens it."""
+    from stella_conform.safe_files import named_path_problem
+
+    if os.fspath(path) == "-":
+        return
+    problem = named_path_problem(path, want)
+    if problem is not None:
+        raise SetupError(f"{what} {os.fspath(path)}: {problem}")
+
+
+class KitPath(click.Path):
+    """A path option or argument of the kit: ``want`` says what it must be ("folder",
+    "file", "output", "folder or file"; see :data:`stella_conform.safe_files.WANTED`),
+    checked as the command line is read (:func:`refuse_named_path`). Every path the kit's
+    commands take is one, so none can forget the check."""
+
+    def __init__(self, want: str, **kwargs: Any) -> None:
+        kwargs.setdefault("path_type", Path)
+        super().__init__(**kwargs)
+        self.want = want
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        path = super().convert(value, param, ctx)
+        refuse_named_path(os.fsdecode(path), self.want, option_name(param))
+        return path
+
+
 def fail_setup(message: str) -> NoReturn:
     # a message may quote a client's output or a file's name: never raw control bytes
     from stella_conform.safe_text import for_terminal
@@ -46,7 +85,7 @@ def wire_schema_option(func: F) -> F:
         "--wire-schema",
         "--vocabulary",
         "wire_schema",
-        type=click.Path(dir_okay=False, path_type=Path),
+        type=KitPath("file", dir_okay=False),
         default=None,
         metavar="FILE|NAME",
         help="Grade against a stella release's agentevent.schema.json, or a bundled "
@@ -406,24 +445,22 @@ def report_options(func: F) -> F:
         (
             click.option(
                 "--known-failures",
-                type=click.Path(path_type=Path),
+                type=KitPath("file"),
                 default=None,
                 help='TOML file: [known-failures] "CHECK-ID" = "reason".',
             ),
-            click.option("--json", "json_path", type=click.Path(path_type=Path), default=None),
-            click.option(
-                "--junit-xml", "junit_path", type=click.Path(path_type=Path), default=None
-            ),
+            click.option("--json", "json_path", type=KitPath("output"), default=None),
+            click.option("--junit-xml", "junit_path", type=KitPath("output"), default=None),
             click.option(
                 "--markdown",
                 "markdown_path",
-                type=click.Path(path_type=Path),
+                type=KitPath("output"),
                 default=None,
                 help="Markdown summary (e.g. $GITHUB_STEP_SUMMARY).",
             ),
             click.option(
                 "--failures-dir",
-                type=click.Path(path_type=Path),
+                type=KitPath("folder"),
                 default=Path(".stella-conform/failures"),
                 show_default=True,
             ),
@@ -451,12 +488,24 @@ def artifact_option(func: F) -> F:
 DEFAULT_DATABASE = Path(".stella-conform/hypothesis")
 
 
+def _database_paths(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> tuple[str, ...]:
+    """A ``--database`` directory that is a FIFO, a socket, a device or a file is a usage
+    error now (Hypothesis silently saved nothing there)."""
+    for value in values:
+        if "://" not in value:
+            refuse_named_path(value, "folder", "--database")
+    return values
+
+
 def database_option(func: F) -> F:
     """``--database DIR|redis://HOST:PORT/N``: the local directory, a shared Redis, or both."""
     return click.option(
         "--database",
         "databases",
         multiple=True,
+        callback=_database_paths,
         metavar="DIR|URL",
         envvar="STELLA_CONFORM_DATABASE",
         help="Hypothesis example database: a directory (default "
@@ -505,11 +554,9 @@ def _named_recordings(
     named). A file inside a named folder that cannot be read stays a warning."""
     for path in paths:
         try:
-            info = os.stat(path)
+            os.stat(path)
         except OSError as exc:
             raise click.BadParameter(f"{path}: {exc.strerror or 'cannot be read'}") from None
-        if not (stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode)):
-            raise click.BadParameter(f"{path}: neither a folder nor a regular file")
     return paths
 
 
@@ -519,7 +566,7 @@ def seed_corpus_option(func: F) -> F:
         "--seed-corpus",
         "seed_corpus",
         multiple=True,
-        type=click.Path(path_type=Path),
+        type=KitPath("folder or file"),
         callback=_named_recordings,
         metavar="PATH",
         help="A folder (or file) of recorded streams (.jsonl) and json envelopes: "

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from stella_conform.cli._common import (
+    KitPath,
     Seconds,
     load_vocabulary,
     stream_lines,
@@ -26,7 +27,7 @@ def corpus() -> None:
 
 
 @corpus.command("export")
-@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("directory", type=KitPath("folder", file_okay=False))
 @click.option("--count", "-n", type=click.IntRange(min=1), default=100, show_default=True)
 @click.option("--seed", "-s", type=int, default=0, show_default=True)
 @click.option("--max-mutations", type=click.IntRange(min=0), default=2, show_default=True)
@@ -51,7 +52,7 @@ def corpus_export(
 
 
 @corpus.command("check")
-@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("directory", type=KitPath("folder", file_okay=False))
 @wire_schema_option
 def corpus_check(directory: Path, wire_schema: Path | None) -> None:
     """Check that the reference decoder agrees with every expectation file in DIRECTORY."""
@@ -79,7 +80,7 @@ def corpus_check(directory: Path, wire_schema: Path | None) -> None:
 
 
 @corpus.command("diff")
-@click.argument("directories", nargs=-1, type=click.Path(file_okay=False, path_type=Path))
+@click.argument("directories", nargs=-1, type=KitPath("folder", file_okay=False))
 @click.option(
     "--oracle",
     "oracle",
@@ -97,7 +98,7 @@ def corpus_check(directory: Path, wire_schema: Path | None) -> None:
 )
 @click.option("--seed", "-s", type=int, default=0, show_default=True)
 @click.option("--timeout", type=Seconds(min=0.1), default=10.0, show_default=True)
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--json", "json_path", type=KitPath("output", dir_okay=False))
 @wire_schema_option
 def corpus_diff(
     directories: tuple[Path, ...],

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from stella_conform.cli._common import KitPath
 from stella_conform.errors import SetupError
 from stella_conform.safe_files import DOCUMENT_CAP, file_kind, read_regular, write_atomic
 
@@ -91,7 +92,7 @@ def write_template(language: str, directory: Path, *, force: bool = False) -> li
 @click.command()
 @click.argument("language", type=click.Choice(sorted(TEMPLATES)))
 @click.argument(
-    "directory", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+    "directory", type=KitPath("folder", file_okay=False), default=Path("."),
 )  # fmt: skip
 @click.option("--force", is_flag=True, help="Overwrite files that already exist.")
 def init(language: str, directory: Path, force: bool) -> None:

@@ -8,15 +8,15 @@ from typing import Any
 
 import click
 
-from stella_conform.cli._common import cap_jobs, parse_shard
+from stella_conform.cli._common import KitPath, cap_jobs, parse_shard
 from stella_conform.cli.report import _write_matrix
 from stella_conform.errors import SetupError
 
 
 @click.command()
-@click.argument("config_path", metavar="CONFIG.toml", type=click.Path(path_type=Path))
+@click.argument("config_path", metavar="CONFIG.toml", type=KitPath("file"))
 @click.option(
-    "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+    "--out", "out_dir", type=KitPath("folder", file_okay=False),
     default=Path("matrix-report"), show_default=True,
     help="Directory for matrix.json, matrix.md, matrix.html and the failing cases (failures/).",
 )  # fmt: skip

@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from stella_conform.cli._common import (
+    KitPath,
     claim_options,
     client_options,
     make_client,
@@ -57,12 +58,12 @@ def _echo(text: object = "", **kwargs: Any) -> None:
 @click.option(
     "--cwd",
     "client_cwd",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    type=KitPath("folder", exists=True, file_okay=False),
     help="Start the client in this directory (the matrix's replay commands name the "
     "config's folder, which its commands' relative paths are relative to).",
 )
 @claim_options
-@click.argument("case", metavar="CASE|fixture:NAME", type=click.Path(path_type=Path))
+@click.argument("case", metavar="CASE|fixture:NAME", type=KitPath("file"))
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def replay(
     case: Path,

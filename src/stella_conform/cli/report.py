@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from stella_conform.cli._common import KitPath
 from stella_conform.errors import SetupError
 
 
@@ -19,15 +20,15 @@ def report() -> None:
 
 @report.command("merge")
 @click.option(
-    "--markdown", "markdown_path", type=click.Path(dir_okay=False, path_type=Path),
+    "--markdown", "markdown_path", type=KitPath("output", dir_okay=False),
     help="Matrix shards: also write the merged matrix as Markdown.",
 )  # fmt: skip
 @click.option(
-    "--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
+    "--html", "html_path", type=KitPath("output", dir_okay=False),
     help="Matrix shards: also write the merged matrix as a self-contained HTML page.",
 )  # fmt: skip
-@click.argument("output", type=click.Path(dir_okay=False, path_type=Path))
-@click.argument("shards", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("output", type=KitPath("output", dir_okay=False))
+@click.argument("shards", nargs=-1, required=True, type=KitPath("file"))
 def report_merge(
     output: Path, shards: tuple[Path, ...], markdown_path: Path | None, html_path: Path | None
 ) -> None:
@@ -87,8 +88,8 @@ def _json_text(doc: Any) -> str:
 
 
 @report.command("diff")
-@click.argument("old", type=click.Path(path_type=Path))
-@click.argument("new", type=click.Path(path_type=Path))
+@click.argument("old", type=KitPath("file"))
+@click.argument("new", type=KitPath("file"))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def report_diff(old: Path, new: Path, as_json: bool) -> None:
     """What newly fails, newly passes or changed outcome from OLD to NEW (Markdown).

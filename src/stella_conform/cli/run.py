@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from stella_conform.cli._common import (
+    KitPath,
     Seconds,
     _default_jobs,
     artifact_option,
@@ -73,7 +74,7 @@ from stella_conform.errors import SetupError
 @artifact_option
 @click.option(
     "--case-cache",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=KitPath("folder", file_okay=False),
     default=Path(".stella-conform/cases"),
     show_default=True,
     help="Folder of generated cases kept between runs: a later run with the same kit, "

@@ -11,6 +11,7 @@ from typing import IO, Any
 
 import click
 
+from stella_conform.cli._common import KitPath
 from stella_conform.errors import SetupError
 from stella_conform.safe_files import STREAM_LINE_CAP, RefusedFile, bounded_lines, open_regular
 
@@ -21,7 +22,7 @@ def trace() -> None:
 
 
 @trace.command("check")
-@click.argument("journal", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
+@click.argument("journal", type=KitPath("file", dir_okay=False, allow_dash=True))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def trace_check(journal: Path, as_json: bool) -> None:
     """Run every trace check over JOURNAL (a file, or - for stdin).

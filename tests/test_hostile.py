@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -1170,7 +1171,7 @@ def test_a_killed_kit_leaves_no_worker_client_or_grandchild(tmp_path: Path) -> N
             assert time.monotonic() < deadline and kit_proc.poll() is None, "no client started"
             time.sleep(0.1)
         with open(f"/proc/{kit_proc.pid}/task/{kit_proc.pid}/children") as fh:
-            workers = [int(p) for p in fh.read().split()]
+            workers = [int(p) for p in fh.read().split() if not _the_watchdog(int(p))]
         assert len(workers) >= 2, workers
     finally:
         kit_proc.kill()
@@ -1185,6 +1186,15 @@ def test_a_killed_kit_leaves_no_worker_client_or_grandchild(tmp_path: Path) -> N
     for pid in left:  # the test failed: stop what the kit left (a worker kills its clients)
         os.kill(pid, signal.SIGTERM)
     assert not left and not ours, (left, ours)
+
+
+def _the_watchdog(pid: int) -> bool:
+    """Whether ``pid`` is a kit's watchdog (it outlives the kit a moment, by design)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return b"watchdog.py" in fh.read()
+    except OSError:
+        return False
 
 
 def _children_of(pid: int) -> list[int]:
@@ -1568,6 +1578,91 @@ def test_every_command_stops_on_a_signal_leaving_nothing(
     if name == "fuzz":
         said = json.loads(report.read_text())["fuzz"]["stopped"]
         assert said == f"stopped by {signal.Signals(signals[-1]).name}", said
+
+
+#: The commands a SIGKILL may hit mid-case: every supervised one, and ``run`` with workers.
+KILLED = (*SUPERVISED, "run -j 2")
+#: Seconds what a SIGKILLed kit left may take to go. Not a speed: the watchdog acts in well
+#: under a second; without it the client sleeps an hour, so only a leak reaches it.
+KILLED_GUARD = 30.0
+
+
+def _ours(token: str) -> list[str]:
+    """This test's processes still running, found in ``/proc`` by their whole argument
+    vector (``ps`` cuts its lines at 80 columns when not writing to a terminal, past a
+    long path): its client (its private copy's path) and what it started (the token)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as fh:
+                argv = fh.read().split(b"\0")
+        except OSError:
+            continue
+        if (token.encode() in argv or str(HOSTILE).encode() in argv) and _alive(int(name)):
+            found.append(f"{name} {b' '.join(argv).decode(errors='replace')}")
+    return found
+
+
+def _watching(kit_pid: int) -> bool:
+    """Whether the watchdog of the kit ``kit_pid`` is still at work (its token starts with
+    the kit's pid)."""
+    mark = f"STELLA_CONFORM_WATCHDOG={kit_pid}-".encode()
+    for name in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as fh:
+                if any(a.startswith(mark) for a in fh.read().split(b"\0")) and _alive(int(name)):
+                    return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
+def _kill_what_is_left(token: str) -> None:
+    """The test failed: SIGKILL what it left."""
+    for line in _ours(token):
+        pid = int(line.split(None, 1)[0])
+        with contextlib.suppress(OSError):
+            os.killpg(pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the scan reads /proc")
+@pytest.mark.parametrize("name", KILLED)
+def test_nothing_outlives_a_kit_killed_by_sigkill(tmp_path: Path, name: str) -> None:
+    """SIGKILL runs none of the kit's clean-up. Its client ignores SIGTERM, SIGHUP, SIGINT
+    and its stdin closing, and leaves a child in its group and a grandchild in a session
+    of its own: none of them is left once the kit is gone (the watchdog). Without it, a
+    ``-j 1`` run's (and fuzz's, replay's, smoke's, ...) ran on for the client's hour."""
+    command = name.split()[0]
+    token = f"{SLEEP}{KILLED.index(name)}7"
+    first = tmp_path / "first"
+    if command not in ("run", "fuzz"):  # no probe run before the case: hang on the first one
+        first.touch()
+    client = [sys.executable, str(HOSTILE), "stubborn", token, str(first)]
+    argv = _command(command, client, tmp_path, "600")
+    if name == "run -j 2":
+        argv[argv.index("-j") + 1] = "2"
+    proc = subprocess.Popen(
+        [*KIT_ARGV, *argv], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while _grandchildren(token) < 2:  # a client runs, with its child and grandchild
+            assert time.monotonic() < deadline and proc.poll() is None, "no client started"
+            time.sleep(0.1)
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + KILLED_GUARD
+    # (and the kit's watchdog done: it removes the kit's temporary folders once no client
+    # is left, which the leak check holds too)
+    while ((left := _ours(token)) or _watching(proc.pid)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    _kill_what_is_left(token)
+    assert not left, left
 
 
 def test_jobs_are_capped_at_a_few_per_cpu(tmp_path: Path) -> None:

@@ -164,10 +164,12 @@ class WorkerLost(Stopped):
 
 def track_group(pid: int) -> None:
     _groups.add(pid)
+    _tell_watchdog("+g", str(pid))
 
 
 def untrack_group(pid: int) -> None:
     _groups.discard(pid)
+    _tell_watchdog("-g", str(pid))
 
 
 @contextlib.contextmanager
@@ -180,6 +182,7 @@ def tracked_dir(path: str) -> Iterator[str]:
     finally:
         shutil.rmtree(path, ignore_errors=True)
         _dirs.discard(path)
+        _tell_watchdog("-d", path)
 
 
 def temp_dir(prefix: str) -> str:
@@ -209,11 +212,13 @@ def track_file(path: str | os.PathLike[str]) -> None:
 
 def untrack_file(path: str | os.PathLike[str]) -> None:
     _files.discard(os.fspath(path))
+    _tell_watchdog("-f", os.fspath(path))
 
 
 def remove_dir(path: str) -> None:
     shutil.rmtree(path, ignore_errors=True)
     _dirs.discard(path)
+    _tell_watchdog("-d", path)
 
 
 @contextlib.contextmanager
@@ -347,14 +352,100 @@ def reaped() -> Iterator[None]:
             _reap_mark = None
 
 
-def client_env(env: dict[str, str] | None) -> dict[str, str] | None:
-    """The environment a client starts with: inside a :func:`reaped` block, marked as
-    the block's (see :data:`REAP_MARK_ENV`); elsewhere as given."""
-    if _reap_mark is None:
-        return env
+def client_env(env: dict[str, str] | None) -> dict[str, str]:
+    """The environment a client starts with: marked with this kit's watchdog's token
+    (:data:`WATCH_ENV`, see :func:`watch`), and inside a :func:`reaped` block as the
+    block's too (see :data:`REAP_MARK_ENV`)."""
     marked = dict(os.environ) if env is None else dict(env)
-    marked[REAP_MARK_ENV] = _reap_mark
+    token = watch()
+    if token is not None:
+        marked[WATCH_ENV] = token
+    if _reap_mark is not None:
+        marked[REAP_MARK_ENV] = _reap_mark
     return marked
+
+
+# ------------------------------------------------------------------ the watchdog
+
+#: The environment variable every client the kit starts carries, with the value of the
+#: kit's watchdog (:func:`watch`): its children and grandchildren inherit it, even one
+#: that leaves the client's process group with ``setsid``.
+WATCH_ENV = "STELLA_CONFORM_WATCHDOG"
+
+#: The watchdog's program (see its docstring): a file run by path, importing nothing of the kit.
+_WATCHDOG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "watchdog.py")
+
+#: This process's watchdog: (the pid that started it, its ``Popen``, the kit's end of the
+#: pipe, its token). A forked ``-j`` worker keeps its parent's (and its end of the pipe):
+#: the watchdog acts once the last of them is gone.
+_watchdog: tuple[int, Any, int, str] | None = None
+
+
+def watch() -> str | None:
+    """The token of this process's watchdog, started the first time (and again if it died).
+
+    SIGKILL cannot be handled: a kit killed by it runs none of its clean-up, and a client
+    that ignores its stdin closing (and SIGTERM) ran on for ever, with its children. The
+    watchdog outlives the kit by design (a session of its own, the stop signals ignored)
+    and kills what the kit left. It costs one process per command, started once (not per
+    case), a few bytes down a pipe per client started, and a scan of ``/proc`` when the
+    kit ends. ``None`` where it cannot start.
+    """
+    global _watchdog
+    current = _watchdog
+    if current is not None:
+        owner, proc, _fd, token = current
+        if owner != os.getpid() or proc.poll() is None:
+            return token  # (a forked worker cannot poll its parent's child: it trusts it)
+        with contextlib.suppress(OSError):
+            os.close(current[2])
+        _watchdog = None
+    import subprocess
+
+    token = f"{os.getpid()}-{time.time_ns()}-{os.urandom(4).hex()}"
+    read_end, write_end = os.pipe()  # neither inherited by a client (close_fds)
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-I", "-S", _WATCHDOG, str(read_end), f"{WATCH_ENV}={token}"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            pass_fds=(read_end,),
+            cwd="/",
+            start_new_session=True,  # a kill of the kit's whole process group spares it
+        )
+    except OSError:
+        os.close(write_end)
+        return None
+    finally:
+        os.close(read_end)
+    os.set_blocking(write_end, False)  # a watchdog that stopped reading never blocks the kit
+    _watchdog = (os.getpid(), proc, write_end, token)
+    for pid in _groups:
+        _tell_watchdog("+g", str(pid))
+    for path in _dirs:
+        _tell_watchdog("+d", path)
+    for path in _files:
+        _tell_watchdog("+f", path)
+    return token
+
+
+def _tell_watchdog(what: str, value: str) -> None:
+    """One line to the watchdog: ``+g PGID`` (a client's group), ``+d PATH`` (a temporary
+    folder), ``+f PATH`` (a temporary file), ``-`` for each when it is gone; a path in
+    hex (any byte but a newline may be in one). Never blocks, never fails the kit."""
+    if _watchdog is None:
+        return
+    if what[1] != "g":
+        value = os.fsencode(value).hex()
+    with contextlib.suppress(OSError):
+        os.write(_watchdog[2], f"{what} {value}\n".encode())
+
+
+def _watchdog_pid() -> int | None:
+    if _watchdog is None or _watchdog[0] != os.getpid():
+        return None
+    return int(_watchdog[1].pid)
 
 
 def _a_client_s(pid: int) -> bool:
@@ -410,6 +501,9 @@ def reap_orphans(keep: set[int] | None = None) -> list[int]:
     for _ in range(8):  # a chain of escaped generations is short; a fork bomb is bounded
         workers = {p.pid for p in multiprocessing.active_children() if p.pid is not None}
         spare = _groups | workers | _spared | (keep or set())
+        watchdog = _watchdog_pid()
+        if watchdog is not None:
+            spare.add(watchdog)  # it is the kit's: it must outlive the kit, not a case
         now = []
         for pid in _children() - spare:
             if _reap_mark is not None and not _a_client_s(pid):
@@ -599,6 +693,7 @@ def _note(kind: str, path: str) -> None:
     cache file and its clients' ``{stream}`` folders stayed behind, and only the worker
     knew their names.  One line of JSON a path, appended unbuffered: the line is there
     before the path is used."""
+    _tell_watchdog("+" + kind[0], path)
     if _ledger is None or _ledger[0] != os.getpid():
         return
     with contextlib.suppress(OSError):
@@ -680,6 +775,7 @@ def worker_pool(
     from concurrent.futures.process import BrokenProcessPool
 
     supervise()  # a stop signal stops the workers (each its own clients)
+    watch()  # before the fork: every worker shares it, and holds its end of the pipe
     ctx = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
     # no name: nothing to leave behind, even when the kit itself is killed
     with tempfile.TemporaryFile(buffering=0) as ledger:

@@ -105,6 +105,21 @@ def main():
             sys.exit(0)
         subprocess.Popen(["setsid", "sleep", token], start_new_session=True)
         time.sleep(3600)
+    elif what == "stubborn":
+        # the first run (the kit's preflight) answers; every later one ignores SIGTERM,
+        # SIGHUP, SIGINT and its stdin closing (children inherit the ignored signals), and
+        # leaves a child in its own process group and a grandchild in a session of its own
+        token, first_done = sys.argv[2], sys.argv[3]
+        if not os.path.exists(first_done):
+            open(first_done, "w").close()
+            sys.stdin.buffer.read()
+            sys.exit(0)
+        for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            signal.signal(signum, signal.SIG_IGN)
+        subprocess.Popen(["sleep", token])
+        subprocess.Popen(["setsid", "sleep", token], start_new_session=True)
+        sys.stdin.buffer.read()
+        time.sleep(3600)
     elif what == "answer-then-hang":
         # accepts its first N runs (argv[4]; counted in a log, argv[3]), then starts a
         # grandchild in a session of its own and hangs (a {stream} file after: unread)

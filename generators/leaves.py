@@ -12,7 +12,9 @@ changes the choice, which comes from the same provider call either way.
 it knows to be one choice (bounded or not ``integers`` with the weighting
 ``IntegersStrategy`` gives a range wider than 127, ``booleans``, ``sampled_from`` with
 no ``map`` or ``filter``, ``just``, a stratum's site, and a ``map`` of one of these),
-without the span around it, and hands every other strategy to ``ConjectureData.draw``;
+without the span around it, calls an ``st.composite`` function with its own ``draw``
+as ``CompositeStrategy.do_draw`` does (without the span), and hands every other
+strategy to ``ConjectureData.draw``;
 its :class:`Provider` is Hypothesis's, with fewer steps to the same integers.  So the
 choice sequence, and the case, are exactly the ones the plain ``ConjectureData`` draws
 (``tests/test_leaves.py`` holds it to them, for every check's strata and random
@@ -33,6 +35,7 @@ from hypothesis.internal.conjecture.providers import INTEGERS_DISTRIBUTION, Hypo
 from hypothesis.internal.conjecture.utils import compute_sampler_table
 from hypothesis.internal.floats import clamp
 from hypothesis.strategies import SearchStrategy
+from hypothesis.strategies._internal.core import CompositeStrategy
 from hypothesis.strategies._internal.lazy import unwrap_strategies
 from hypothesis.strategies._internal.misc import BooleansStrategy, JustStrategy
 from hypothesis.strategies._internal.numbers import IntegersStrategy
@@ -171,7 +174,8 @@ def _mapped(inner: Leaf, pack: Callable[[Any], Any]) -> Leaf:
 
 
 def leaf(strategy: SearchStrategy[Any]) -> Leaf | None:
-    """How :class:`Drawing` draws ``strategy`` itself, or ``None``."""
+    """How :class:`Drawing` draws ``strategy`` itself, or ``None`` (``ConjectureData``
+    draws it)."""
     s = unwrap_strategies(strategy)  # type: ignore[no-untyped-call]
     kind = type(s)
     if kind is IntegersStrategy:
@@ -193,10 +197,26 @@ def leaf(strategy: SearchStrategy[Any]) -> Leaf | None:
     if kind is _Site:
         n, at = s.n, s.at
         return lambda data: data.draw_integer(0, n - 1, forced=at)
+    if kind is CompositeStrategy:
+        # its function, given this data's draw (CompositeStrategy.do_draw), without the span
+        definition, args, kwargs = s.definition, s.args, s.kwargs
+        return lambda data: definition(data.draw, *args, **kwargs)
     if kind is MappedStrategy and not isinstance(s.pack, type):
         inner = leaf(s.mapped_strategy)
         return None if inner is None else _mapped(inner, s.pack)
     return None
+
+
+def _sampled(data: ConjectureData, s: SampledFromStrategy[Any]) -> Any:
+    if type(s) is JustStrategy:
+        return s.value
+    constraints: IntegerConstraints = {
+        "min_value": 0,
+        "max_value": len(s.elements) - 1,
+        "weights": None,
+        "shrink_towards": 0,
+    }
+    return s.elements[data._draw("integer", constraints, observe=True, forced=None)]
 
 
 class Drawing(ConjectureData):
@@ -206,6 +226,13 @@ class Drawing(ConjectureData):
         self, strategy: SearchStrategy[Any], label: int | None = None, observe_as: str | None = None
     ) -> Any:
         if label is None and observe_as is None and self.depth > 0:
+            kind = type(strategy)
+            if (kind is SampledFromStrategy or kind is JustStrategy) and not (
+                strategy._transformations  # type: ignore[attr-defined]
+            ):
+                # most often built for the draw (``st.sampled_from(options)``): nothing
+                # to validate (``sampled_from`` refused an empty sequence), nothing kept
+                return _sampled(self, strategy)  # type: ignore[arg-type]
             try:
                 fast = _LEAVES[strategy]
             except KeyError:

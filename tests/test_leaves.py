@@ -125,4 +125,5 @@ def test_only_one_choice_strategies_are_drawn_without_hypothesis() -> None:
     assert leaves.leaf(st.sampled_from((1, 2)).map(str)) is None  # its own transformations
     assert leaves.leaf(st.sampled_from((1, 2)).filter(bool)) is None
     assert leaves.leaf(st.lists(st.integers())) is None
+    assert leaves.leaf(st.composite(lambda draw: draw(st.booleans()))()) is not None
     assert leaves.leaf(st.text()) is None

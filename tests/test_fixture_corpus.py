@@ -99,11 +99,12 @@ def test_every_registered_reading_has_a_fixture() -> None:
     }
     # prose-constraint needs a wire schema (tests/test_readings.py), shape-archived-today
     # the older stella's vocabulary (archived_complete there: tests/test_claims_versions.py),
-    # tokens-without-usage an envelope (fixtures/envelopes: tests/test_readings_envelopes.py)
+    # tokens-without-usage and tokens-not-read an envelope (fixtures/envelopes: there)
     # learnt-alias a wire schema's descriptions (learnt_aliases there: test_learnt_aliases.py)
     assert named == IDS - {
         "prose-constraint",
         "shape-archived-today",
         "tokens-without-usage",
+        "tokens-not-read",
         "learnt-alias",
     }

@@ -3,8 +3,9 @@ passes what it claims on every seed; this round's broken clients fail on every s
 
 Each client takes reading B at one point (docs/contract-readings.md): ``ts: null`` rejected
 as the wire schema types ``ts``, the version gap counted by type names, an envelope's token
-totals unknown without ``step_usage``.  Graded on the checks whose cases reach the point,
-on 20 seeds: a reading the grader honours on some seeds only would be a false fail waiting.
+totals unknown without ``step_usage``, and 0 tokens from a reader that reads no ``events``.
+Graded on the checks whose cases reach the point, on 20 seeds: a reading the grader
+honours on some seeds only would be a false fail waiting.
 (Every check of their profiles, on the fixtures: tests/test_client_matrix.py.)
 """
 
@@ -27,6 +28,7 @@ CLIENTS = {
     "validating_ts_client.py": (("R1.valid-runs-accepted",), "ts-null"),
     "counts_type_names_client.py": (("R3.unknown-counted",), "unknown-count"),
     "unknown_tokens_envelope_client.py": (("E.usage-read",), "tokens-without-usage"),
+    "run_envelope_zero_tokens_client.py": (("E.usage-read",), "tokens-not-read"),
 }
 
 
@@ -46,6 +48,8 @@ def test_a_reading_s_client_passes_on_every_seed(tmp_path: Path, client: str) ->
                 failures_dir=tmp_path / "failures",
                 shrink_budget=0,
             )
+            hello = ensure_mode_supported(config.client)  # its claims, as run reads them
+            config = config.with_claims(from_hello(hello, Vocabulary.default()))
             for check_id in checks:
                 result = run_check(BY_ID[check_id], config)
                 assert result.outcome == "pass", (seed, check_id, result.message)

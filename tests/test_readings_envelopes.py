@@ -81,7 +81,7 @@ def test_schema_version_written_as_a_float_is_a_reading(version: str) -> None:
     doc = b'{"schema_version":' + version.encode() + b',"status":"error","text":null,"reason":"x"}'
     case = GradedCase("e", doc, "fixture", kind="envelope", command="stella run")
     assert case.envelope.verdict == "reject"
-    (other,) = case.alternatives
+    other = case.alternatives[0]  # then with tokens-not-read: a pre-flight envelope's 0 tokens
     assert other.reading == "integral-float" and other.verdict == "accept"
     check = BY_ID["E.schema-version-gate"]
     for verdict in ("accept", "reject"):
@@ -92,3 +92,70 @@ def test_schema_version_written_as_a_float_is_a_reading(version: str) -> None:
     assert not case.alternatives  # 1.5 is no version under any reading
     j = judge(check, case, Observation(verdict="accept"), Context(reporting=False))
     assert j.verdict == "fail"
+
+
+USAGE = {
+    "type": "step_usage", "step": 0, "model": "m", "input_tokens": 3, "output_tokens": 4,
+    "cached_input_tokens": 0, "cost_usd": 0.1, "duration_ms": 1, "retries": 0, "tool_calls": 0,
+}  # fmt: skip
+METERED = {**DOC, "events": [USAGE, *DOC["events"]]}
+PREFLIGHT = {"schema_version": 1, "status": "error", "text": None, "reason": "no API key found."}
+RUN_FIELDS = {"status": "completed", "text": "Done.", "model": "m", "cost_usd": 0.1}
+
+
+def _usage_judged(
+    doc: dict[str, object], reads: frozenset[str] | None, **summary: object
+) -> tuple[str, str]:
+    case = GradedCase(
+        "e", json.dumps(doc).encode(), "fixture", kind="envelope", command="stella run",
+        reads=reads,
+    )  # fmt: skip
+    j = judge(BY_ID["E.usage-read"], case, _obs(**summary), Context())
+    return j.verdict, j.message
+
+
+@pytest.mark.parametrize("tokens", [0, None])
+def test_a_reader_that_does_not_read_events_reports_no_tokens_as_0_or_null(
+    tokens: int | None,
+) -> None:
+    """Review K7. The envelope has no token keys ("A default run ... reports status, text,
+    cost_usd, reason, model, and events"); the counts are in step_usage events, which a
+    reader claiming reads=run never reads. Its totals: nothing read (null, A) or none
+    counted (0, B: the contract's own jq prints a count it lacks as `.revisions // 0`)."""
+    run_only = frozenset({"run"})
+    verdict, message = _usage_judged(
+        METERED, run_only, **RUN_FIELDS, input_tokens=tokens, output_tokens=tokens
+    )
+    assert verdict == "pass", message
+    # a count from nowhere is no reading
+    verdict, _ = _usage_judged(METERED, run_only, **RUN_FIELDS, input_tokens=7, output_tokens=7)
+    assert verdict == "fail"
+    # cost_usd is a key of the run shape, which it does read: 0 for 0.1 is a misreading
+    verdict, message = _usage_judged(
+        METERED, run_only, **{**RUN_FIELDS, "cost_usd": 0}, input_tokens=0, output_tokens=0
+    )
+    assert verdict == "fail" and "cost_usd" in message
+
+
+def test_a_reader_of_the_events_still_sums_them() -> None:
+    """The bug E.usage-read exists for: 0 from token keys stella never writes."""
+    verdict, message = _usage_judged(METERED, None, **RUN_FIELDS, input_tokens=0, output_tokens=0)
+    assert verdict == "fail" and "expected 3, client 0" in message
+    assert _usage_judged(METERED, None, **RUN_FIELDS, input_tokens=3, output_tokens=4)[0] == (
+        "pass"
+    )
+
+
+@pytest.mark.parametrize("events", ["absent", "null"])
+@pytest.mark.parametrize("tokens", [0, None])
+def test_an_envelope_without_events_has_no_tokens_or_zero(events: str, tokens: int | None) -> None:
+    """The pre-flight envelope "has no model or event log to report"; a failure's events
+    may be null: nothing to count, for any reader."""
+    doc = dict(PREFLIGHT) if events == "absent" else {**DOC, "events": None}
+    fields = {k: doc.get(k) for k in ("status", "text", "model", "cost_usd")}
+    verdict, message = _usage_judged(doc, None, **fields, input_tokens=tokens, output_tokens=tokens)
+    assert verdict == "pass", message
+    assert _usage_judged(doc, None, **fields, input_tokens=5, output_tokens=5)[0] == "fail"
+    case = GradedCase("e", json.dumps(doc).encode(), "fixture", kind="envelope")
+    assert case.envelope.input_tokens is None  # reading A, the default, is unchanged
+    assert [a.reading for a in case.alternatives] == ["tokens-not-read"]

@@ -27,7 +27,9 @@ here the same way: a part it does not read is not looked at, so a malformed
 
 The values a reader extracts are part of the reading: ``cost_usd`` from its key,
 and the token counts from the ``step_usage`` events (the envelope has no token
-keys of its own: a reader that looks for one reports zero).
+keys of its own: a reader that looks for one reports zero).  A reader that reads
+no ``step_usage`` event (it does not read ``events``, or the envelope has none)
+reports its totals as ``null`` or ``0``: the register's ``tokens-not-read``.
 """
 
 from __future__ import annotations
@@ -265,3 +267,10 @@ def _read_turn(
                     touched.add("tokens-without-usage")
                 if "tokens-without-usage" in choices:
                     out.input_tokens = out.output_tokens = None
+            return
+    # no step_usage event read: the events not read (claimed), absent or null, or step_usage
+    # not a type the reader knows: nothing counted, null (A), or none counted, 0 (B)
+    if touched is not None:
+        touched.add("tokens-not-read")
+    if "tokens-not-read" in choices:
+        out.input_tokens = out.output_tokens = 0

@@ -187,6 +187,14 @@ POINTS: tuple[Point, ...] = (
         "the envelope carries no token keys; its readers sum step_usage",
     ),
     Point(
+        "tokens-not-read",
+        "the token totals of an envelope whose step_usage events the reader does not read "
+        "(it claims not to read events, or knows no step_usage, or events is absent or null)",
+        "null: nothing was read to count",
+        "0: none counted (the contract's own jq reads a count it lacks as 0: .revisions // 0)",
+        "the envelope carries no token keys; its readers sum step_usage",
+    ),
+    Point(
         "extra-key-beside-arm",
         'a key beside the single key of a tagged-union object ({"ok":{...},"x":1})',
         "ignored: rule 5, unknown fields are ignored",

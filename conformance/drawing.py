@@ -15,15 +15,24 @@ Each example keeps its choice sequence.  When a client fails one, the run hands 
 sequence to Hypothesis (:func:`~stella_conform.conformance.suite.shrink_drawn`), which
 replays it, shrinks it and saves the smallest in the run's example database, as for a
 failure Hypothesis had drawn itself.
+
+The entries an example database holds for a check (the failures of earlier runs and fuzz
+sessions, the cases a shrink passed over) are replayed the same way, from their choices
+(:func:`redrawn`), before any example is drawn
+(:func:`~stella_conform.conformance.suite.held_entries`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from random import Random
 from typing import Any
 
-from hypothesis.internal.conjecture.choice import choices_key
+from hypothesis.control import BuildContext
+from hypothesis.errors import StopTest, UnsatisfiedAssumption
+from hypothesis.internal.conjecture.choice import ChoiceT, choices_key
+from hypothesis.internal.conjecture.data import ConjectureData
+from hypothesis.internal.entropy import deterministic_PRNG
 from hypothesis.strategies import SearchStrategy
 
 from stella_conform.generators.strata import Drawn
@@ -52,4 +61,21 @@ def drawn(strategy: SearchStrategy[Any], seed: int, count: int) -> Iterator[Draw
         yield one
 
 
-__all__ = ["TRIES_PER_EXAMPLE", "drawn"]
+def redrawn(
+    strategy: SearchStrategy[Any], choices: Sequence[ChoiceT], random: Random
+) -> Drawn | None:
+    """The example ``choices`` make of ``strategy``, as Hypothesis's reuse phase replays
+    a database entry: a choice the strategy no longer makes there is replaced by its
+    simplest, and choices past the entry's end are drawn from ``random`` (an entry of
+    another version of the kit).  ``None`` when the strategy rejects it or it is over the
+    size limit (Hypothesis would drop such an entry)."""
+    data = ConjectureData(prefix=choices, random=random, max_choices=None)
+    with deterministic_PRNG(), BuildContext(data, is_final=False, wrapped_test=redrawn):
+        try:
+            value = data.draw(strategy)
+        except (StopTest, UnsatisfiedAssumption):
+            return None
+    return Drawn(value, tuple(data.choices))
+
+
+__all__ = ["TRIES_PER_EXAMPLE", "drawn", "redrawn"]

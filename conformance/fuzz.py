@@ -73,6 +73,7 @@ from stella_conform.conformance.report import Report
 from stella_conform.conformance.runner import Observation
 from stella_conform.conformance.shapes import shape_features
 from stella_conform.conformance.suite import (
+    UNSHRUNK,
     CaseFailure,
     CaseRunner,
     CheckResult,
@@ -614,7 +615,7 @@ class Fuzzer:
             if worker != self.worker:
                 picked[digest] += times
                 found[digest] = max(found.get(digest, 0), novel)
-        for key in (arm.key, arm.key + b".secondary"):  # shrunk, and as found
+        for key in (arm.key, arm.key + UNSHRUNK):  # shrunk, and as found
             for blob in db.fetch_shared(key):
                 if blob in arm.known or self.interrupted or self.clock() >= deadline:
                     continue
@@ -1245,9 +1246,9 @@ class Fuzzer:
             if isinstance(db, KitDatabase) and db.local is not None:
                 db = db.local  # the shared database holds it already
         if db is not None:
-            # where Hypothesis keeps failures not yet shrunk: the next run replays it
-            # before generating anything, shrinks it, and keeps the shrunk case
-            db.save(arm.key + b".secondary", choices_to_bytes(data.choices))
+            # where a run keeps a failure it did not shrink: the next run replays it
+            # before drawing anything, shrinks it, and keeps the shrunk case
+            db.save(arm.key + UNSHRUNK, choices_to_bytes(data.choices))
 
     # ------------------------------------------------------------------ the report
 

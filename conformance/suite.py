@@ -17,6 +17,8 @@ import contextlib
 import functools
 import gc
 import hashlib
+import itertools
+import math
 import os
 import shlex
 import time
@@ -26,13 +28,20 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from random import Random
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.database import (
+    BackgroundWriteDatabase,
     DirectoryBasedExampleDatabase,
     ExampleDatabase,
+    GitHubArtifactDatabase,
+    InMemoryExampleDatabase,
+    MultiplexedDatabase,
+    ReadOnlyDatabase,
+    choices_from_bytes,
     choices_to_bytes,
 )
 from hypothesis.errors import Flaky, HypothesisException
@@ -50,7 +59,8 @@ from stella_conform.conformance.casecache import (
 )
 from stella_conform.conformance.checks import Check
 from stella_conform.conformance.claims import Claims
-from stella_conform.conformance.drawing import drawn
+from stella_conform.conformance.database import KEY_ENTRIES_CAP, valid_entry
+from stella_conform.conformance.drawing import drawn, redrawn
 from stella_conform.conformance.excerpt import decisive_lines
 from stella_conform.conformance.grader import (
     Context,
@@ -1123,6 +1133,17 @@ def random_examples(
         yield one.case, one.choices
 
 
+#: Where a failure found and not shrunk is kept, by ``run`` (``--max-shrinks 0``, a
+#: timeout) and by ``fuzz`` alike: Hypothesis's secondary corpus, which it replays and
+#: then shrinks (a primary entry it takes for a case it shrank before: one that replays
+#: exactly is not shrunk again).  What a shrink passed over is kept there too.
+UNSHRUNK = b".secondary"
+#: The sub-keys of a check's key whose entries a run replays before drawing anything: the
+#: shrunk failures (the key itself), :data:`UNSHRUNK`, and Hypothesis's pareto front
+#: (which the kit does not write; an entry found there is replayed like the others).
+HELD_SUB_KEYS = (b"", UNSHRUNK, b".pareto")
+
+
 def database_key(check: Check, config: SuiteConfig) -> bytes:
     """The example-database key under which ``run`` keeps (and replays) a check's failures."""
     from hypothesis.internal.reflection import function_digest
@@ -1186,6 +1207,109 @@ def shrink_drawn(
     check_property(check, config, strategy, body, phases=SHRINKING, database=database)()
 
 
+@dataclass(frozen=True)
+class HeldEntry:
+    """One entry an example database holds for a check: its bytes, its choices, and the
+    sub-keys (:data:`HELD_SUB_KEYS`) it is under."""
+
+    value: bytes
+    choices: tuple[ChoiceT, ...]
+    subs: tuple[bytes, ...]
+
+    @property
+    def primary(self) -> bool:
+        """Under the key itself: a failure Hypothesis shrank (or an older kit's unshrunk one)."""
+        return b"" in self.subs
+
+
+def held_entries(database: ExampleDatabase, check: Check, config: SuiteConfig) -> list[HeldEntry]:
+    """Every entry ``database`` holds for ``check``, in the order Hypothesis's reuse phase
+    tries them: the primary ones first, then the others, each group smallest first.
+
+    Entries are input (another run, machine or fuzz session wrote them): at most
+    :data:`~stella_conform.conformance.database.KEY_ENTRIES_CAP` are read under a sub-key,
+    and only those that are what the kit stores there (a choice sequence of at most
+    :data:`~stella_conform.conformance.database.ENTRY_CAP` bytes)."""
+    key = database_key(check, config)
+    found: dict[bytes, list[bytes]] = {}
+    for sub in HELD_SUB_KEYS:
+        for value in itertools.islice(database.fetch(key + sub), KEY_ENTRIES_CAP):
+            if valid_entry(key + sub, value):
+                found.setdefault(value, []).append(sub)
+    entries = []
+    for value, subs in found.items():
+        choices = choices_from_bytes(value)
+        if choices is not None:
+            entries.append(HeldEntry(value, choices, tuple(subs)))
+    return sorted(entries, key=lambda e: (not e.primary, len(e.value), e.value))
+
+
+def _owned(
+    database: ExampleDatabase,
+) -> tuple[list[ExampleDatabase], list[ExampleDatabase]]:
+    """The parts of ``database`` a run drops a passing entry from: (the user's own, which
+    lose every one; the others written, which lose no more than Hypothesis's reuse phase
+    would drop).  A read-only one (a GitHub artifact) is in neither: nothing is dropped
+    from it.  "The others": a shared Redis (other machines' clients may still fail what
+    this one passes), and any database the kit does not know."""
+    if isinstance(database, ReadOnlyDatabase | GitHubArtifactDatabase):
+        return [], []
+    if isinstance(database, MultiplexedDatabase):
+        own: list[ExampleDatabase] = []
+        others: list[ExampleDatabase] = []
+        for part in database._wrapped:
+            mine, theirs = _owned(part)
+            own += mine
+            others += theirs
+        return own, others
+    if isinstance(database, BackgroundWriteDatabase):
+        return _owned(database._db)
+    if isinstance(database, DirectoryBasedExampleDatabase | InMemoryExampleDatabase):
+        return [database], []
+    return [], [database]
+
+
+class _Dropping:
+    """Drops from a database the held entries a client passes (:func:`_owned`): from the
+    user's own database every one; from a shared one every primary entry (Hypothesis
+    replays them all, and drops each that passes) and at most as many others as its reuse
+    phase would have replayed this run (``max(2, ⌈max_examples / 10⌉)`` less the primary
+    entries), smallest first."""
+
+    def __init__(
+        self, database: ExampleDatabase, key: bytes, entries: Sequence[HeldEntry], examples: int
+    ) -> None:
+        self.own, self.others = _owned(database)
+        self.key = key
+        primary = sum(entry.primary for entry in entries)
+        self.budget = max(0, max(2, math.ceil(0.1 * max(1, examples))) - primary)
+        self._held: dict[tuple[int, bytes], set[bytes]] = {}
+
+    def _holds(self, index: int, sub: bytes, value: bytes) -> bool:
+        held = self._held.get((index, sub))
+        if held is None:
+            fetched = self.others[index].fetch(self.key + sub)
+            held = self._held[index, sub] = set(itertools.islice(fetched, KEY_ENTRIES_CAP))
+        return value in held
+
+    def drop(self, entry: HeldEntry) -> None:
+        for sub in entry.subs:
+            for database in self.own:
+                database.delete(self.key + sub, entry.value)
+        counted = False
+        for index, database in enumerate(self.others):
+            for sub in entry.subs:
+                if not self._holds(index, sub, entry.value):
+                    continue
+                if sub != b"":
+                    if not counted and self.budget <= 0:
+                        continue
+                    if not counted:
+                        self.budget -= 1
+                        counted = True
+                database.delete(self.key + sub, entry.value)
+
+
 def _generated(
     check: Check,
     config: SuiteConfig,
@@ -1202,7 +1326,7 @@ def _generated(
     last_failure: list[tuple[GradedCase, Judgment, Observation]] = []
     budget = {"after_first_failure": 0, "limit": config.shrink_budget}
     stopped: list[tuple[GradedCase, Judgment, Observation]] = []
-    ran = {"cases": 0}
+    ran = {"cases": 0, "held": 0}
 
     database = example_database(config)
     # Without a database the cases depend on the seed alone: clients graded on the same
@@ -1217,9 +1341,9 @@ def _generated(
         else None
     )
     seen: list[GradedCase] = []
-    # failures saved by earlier runs (or fuzz sessions) are Hypothesis's to replay first
-    held = database is not None and _database_holds(database, check, config)
-    cached, writer = _case_cache(check, config, vocab, held)
+    # what earlier runs and fuzz sessions saved for the check: replayed before any draw
+    held = held_entries(database, check, config) if database is not None else []
+    cached, writer = _case_cache(check, config, vocab, bool(held))
 
     def attempt(
         case: GeneratedCase,
@@ -1236,10 +1360,13 @@ def _generated(
                 raise _ShrinkBudgetSpent
         return run_graded(graded_case(case, vocab, config.claims.reads))
 
-    def run_graded(g: GradedCase) -> tuple[GradedCase, Judgment, Observation] | None:
-        if share_key is not None:
+    def run_graded(
+        g: GradedCase, kept: bool = True
+    ) -> tuple[GradedCase, Judgment, Observation] | None:
+        """``kept``: one of the seed's own cases (not a database entry's), for the cache."""
+        if share_key is not None and kept:
             seen.append(g)  # only a matrix keeps its cases, for the next client
-        if writer is not None:
+        if writer is not None and kept:
             writer.add(g)  # kept for the next run, if every case passes
         if not _claimed(g, config.claims):
             return None  # a shape the client does not read: not a case for it
@@ -1347,10 +1474,62 @@ def _generated(
         with smallest[0].shrinking():
             shrink_drawn(check, config, smallest[0].strategy, body, smallest[1], kept=None)
 
+    def hand_over(
+        failure: tuple[GradedCase, Judgment, Observation],
+        choices: Sequence[Any],
+        primary: bool = False,
+    ) -> None:
+        """A failing case the kit graded, to Hypothesis: replayed and shrunk (a primary
+        entry is replayed from the database as a case Hypothesis shrank before, and is not
+        shrunk again when it replays exactly), or reported as graded when nothing may
+        shrink it (a timeout, ``--max-shrinks 0``)."""
+        last_failure.append(failure)  # reported as graded, unless Hypothesis finds smaller
+        if budget["limit"] == 0:
+            return
+        if primary:
+            check_property(check, config, strategy, body, phases=SHRINKING)()
+        else:
+            shrink_drawn(check, config, strategy, body, choices, kept=database)
+        if len(last_failure) == 1:  # the failure did not come back: not a pass
+            g, j, obs = failure
+            not_again = replace(j, verdict="error", message=_NOT_AGAIN + j.message)
+            last_failure[0] = (g, not_again, obs)
+
+    def replay_held() -> bool:
+        """What the database holds for the check (:func:`held_entries`), before any random
+        example is drawn: each entry replayed through the check's strategy and graded as a
+        case, smallest first; each that passes (or is no case of the strategy any more) is
+        dropped from the database (:class:`_Dropping`), the first that fails is handed to
+        Hypothesis and the ones after it are kept for later.  True when none failed: the
+        run then grades the seed's own random examples, as on an empty database, and keeps
+        them in the case cache."""
+        assert database is not None and strategy is not None
+        dropping = _Dropping(database, database_key(check, config), held, config.examples)
+        random = Random(check_seed(config.seed, check.id))
+        for entry in held:
+            if pace.out_of_time():
+                raise _StopCheck
+            again = redrawn(strategy, entry.choices, random)
+            if again is None:
+                dropping.drop(entry)  # as Hypothesis drops an entry that does not replay
+                continue
+            g = graded_case(again.case, vocab, config.claims.reads)
+            before = ran["cases"]
+            failure = run_graded(g, kept=False)
+            del g
+            if failure is None:
+                ran["held"] += ran["cases"] - before
+                dropping.drop(entry)
+                continue
+            hand_over(failure, again.choices, primary=entry.primary)
+            return False
+        return True
+
     def grade_random() -> None:
         """The random examples the kit draws itself (:mod:`drawing`: no engine run around
         each); the first failing one is handed to Hypothesis to shrink (or reported as
-        drawn when nothing may shrink it: a timeout, ``--max-shrinks 0``)."""
+        drawn when nothing may shrink it, and kept as a failure not shrunk:
+        :data:`UNSHRUNK`)."""
         count = 0
         for case, choices in random_examples(check, config, strategy):
             failure = attempt(case)
@@ -1358,16 +1537,9 @@ def _generated(
             if failure is None:
                 count += 1
                 continue
-            last_failure.append(failure)  # reported as drawn, unless Hypothesis finds smaller
-            if budget["limit"] == 0:  # kept where Hypothesis keeps a failure it found
-                if database is not None:
-                    database.save(database_key(check, config), choices_to_bytes(choices))
-                return
-            shrink_drawn(check, config, strategy, body, choices, kept=database)
-            if len(last_failure) == 1:  # the failure did not come back: not a pass
-                g, j, obs = failure
-                not_again = replace(j, verdict="error", message=_NOT_AGAIN + j.message)
-                last_failure[0] = (g, not_again, obs)
+            if budget["limit"] == 0 and database is not None:
+                database.save(database_key(check, config) + UNSHRUNK, choices_to_bytes(choices))
+            hand_over(failure, choices)
             return
         ran["replayed"] = ran["strata"] + count
 
@@ -1388,8 +1560,8 @@ def _generated(
                     grade_strata()
                 if config.strata_only or last_failure:
                     pass  # a failing stratum was shrunk; the plugin's fuzz targets draw their own
-                elif held:  # it replays the saved failures first
-                    check_property(check, config, strategy, body)()
+                elif held and not replay_held():
+                    pass  # a saved failure came back: handed to Hypothesis
                 else:
                     grade_random()
                 if share_key is not None and not last_failure:
@@ -1426,7 +1598,7 @@ def _generated(
         if writer is not None:
             writer.abort()  # not committed: a failure, a stop, an error
     at_random = 0 if config.strata_only else config.examples
-    result.cases += ran.get("replayed") or at_random + ran["strata"]
+    result.cases += (ran.get("replayed") or at_random + ran["strata"]) + ran["held"]
     if last_failure:
         case, j, obs = last_failure[-1]  # the last failure seen is the shrunk one
         judgments.append(j)
@@ -1451,25 +1623,19 @@ def _case_cache(
     check: Check, config: SuiteConfig, vocab: Vocabulary, held: bool
 ) -> tuple[CachedCases | None, CacheWriter | None]:
     """The check's cases from the case cache, or a writer to keep them there; neither when
-    the cache is off, or the example database holds something for the check (``held``:
-    Hypothesis replays it first, so the cases are not the seed's alone)."""
+    the cache is off.  When the example database holds entries for the check (``held``)
+    the cache is not read (the entries are replayed between the strata and the random
+    examples, which the file holds together), and written: when every entry passes, the
+    run grades the seed's own cases, the ones the file is keyed by."""
     folder = config.case_cache
-    if folder is None or config.recordings or check.input not in CACHED_INPUTS or held:
+    if folder is None or config.recordings or check.input not in CACHED_INPUTS:
         return None, None
     key = cache_key(
         check, vocab, seed=config.seed, examples=config.examples,
         claims=config.claims.to_json(),
     )  # fmt: skip
-    cached = open_cached(folder, key, check, vocab, config.claims.reads)
+    cached = None if held else open_cached(folder, key, check, vocab, config.claims.reads)
     return cached, CacheWriter(folder, key) if cached is None else None
-
-
-def _database_holds(database: ExampleDatabase, check: Check, config: SuiteConfig) -> bool:
-    key = database_key(check, config)
-    for sub in (b"", b".secondary", b".pareto"):
-        for _ in database.fetch(key + sub):
-            return True
-    return False
 
 
 def warn_damaged(path: Path, exc: BaseException) -> None:

@@ -373,7 +373,7 @@ def test_what_fuzz_found_is_what_the_next_run_replays(tmp_path: Path) -> None:
     """A deep bug a one-example run misses, until fuzz has put it in the database.
 
     ``--max-shrinks 0`` on the fuzz: its closing report replays the failure without
-    shrinking it, so the database's primary entry is the very case fuzz found.
+    shrinking it, so the database holds the very case fuzz found, as found (``.secondary``).
     """
     only = ("--only", "R5.unknown-fields-ignored")
     run_args = ("run", "--mode", "persistent", *only, "--examples", "1", "--max-shrinks", "0")

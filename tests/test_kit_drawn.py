@@ -8,10 +8,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.database import (
+    DirectoryBasedExampleDatabase,
+    InMemoryExampleDatabase,
+    MultiplexedDatabase,
+    ReadOnlyDatabase,
+    choices_to_bytes,
+)
 
 from stella_conform.conformance import suite
 from stella_conform.conformance.checks import BY_ID
+from stella_conform.conformance.database import SharedDatabase
 from stella_conform.conformance.drawing import drawn
 from stella_conform.conformance.inprocess import Parser
 from stella_conform.conformance.runner import Client
@@ -26,6 +33,10 @@ from stella_conform.conformance.suite import (
 
 ADAPTERS = Path(__file__).resolve().parents[1] / "adapters" / "python"
 CHECK = BY_ID["R1.valid-runs-accepted"]
+#: Where Hypothesis, a run and fuzz keep a failure not shrunk (and what a shrink passed
+#: over); the sub-keys of a check's key that a run replays.
+UNSHRUNK = b".secondary"
+HELD_SUB_KEYS = (b"", UNSHRUNK, b".pareto")
 
 
 def _reader(most_lines: int | None = None) -> Any:
@@ -145,6 +156,151 @@ def test_a_failure_the_kit_drew_is_replayed_by_hypothesis_shrunk_and_saved(
     assert again.outcome == "fail"
     assert graded[len(strata)] == failure.stream  # replayed first, by Hypothesis
     assert again.failures[0].stream == failure.stream
+
+
+def _entries(database: Any, key: bytes) -> dict[bytes, set[bytes]]:
+    return {sub: set(database.fetch(key + sub)) for sub in HELD_SUB_KEYS}
+
+
+def _no_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = suite.check_property
+
+    def no_engine(check: Any, config: Any, strategy: Any, *args: Any, **kw: Any) -> Any:
+        # (database_key builds the property of nothing() for its digest, and runs none)
+        assert strategy.is_empty, "a passing check ran Hypothesis's engine"
+        return real(check, config, strategy, *args, **kw)
+
+    monkeypatch.setattr(suite, "check_property", no_engine)
+
+
+def test_a_fixed_client_s_next_run_draws_the_seed_s_own_cases(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run after the fix replays everything the shrink left (the shrunk case, and the
+    cases it passed over, under ``.secondary``), drops each as it passes, then grades the
+    kit's own draws of its seed, without the engine, and keeps them in the case cache.
+    (Hypothesis replays three ``.secondary`` entries a run and drops only those: a fixed
+    client's next six runs were on the engine's path, other cases, no case cache:
+    review-5 K5.)"""
+    database = DirectoryBasedExampleDatabase(str(tmp_path / "db"))
+    cache = tmp_path / "cases"
+    broken = _config(_reader(most_lines=8), database=database, case_cache=cache)
+    assert run_check(CHECK, broken).outcome == "fail"
+    key = database_key(CHECK, broken)
+    left = _entries(database, key)
+    assert len(left[b""]) == 1 and len(left[UNSHRUNK]) > 3  # more than Hypothesis replays
+    assert not any(cache.iterdir())  # a failing run keeps no cases
+    fixed = _config(_reader(), database=database, case_cache=cache)
+    held = left[b""] | left[UNSHRUNK]
+
+    _no_engine(monkeypatch)
+    graded = _graded(monkeypatch)
+    result = run_check(CHECK, fixed)
+    assert result.outcome == "pass", result.message
+    assert _entries(database, key) == {sub: set() for sub in HELD_SUB_KEYS}
+    strategy = check_strategy(CHECK, fixed.vocabulary())
+    assert strategy is not None
+    strata = [case.stream for case in check_strata(CHECK, fixed.vocabulary())]
+    own = [case.stream for case, _ in random_examples(CHECK, fixed, strategy)]
+    assert graded[: len(strata)] == strata
+    assert graded[len(strata) : len(strata) + len(held)][0].count(b"\n") == 9  # the shrunk one
+    assert graded[len(strata) + len(held) :] == own
+    assert result.cases == len(graded) == len(strata) + len(held) + len(own)
+    assert any(cache.iterdir())  # the seed's own cases, kept
+    graded.clear()
+    again = run_check(CHECK, fixed)  # from the case cache: the same cases, no database entry
+    assert again.outcome == "pass"
+    assert graded == strata + own
+
+
+def test_a_failure_fuzz_did_not_shrink_is_replayed_then_shrunk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What ``fuzz`` found (kept as found, under ``.secondary``) is the first thing the
+    next run grades after its strata; a ``.secondary`` entry that passes, before it, is
+    dropped; the failure is handed to Hypothesis, shrunk and kept as the check's primary
+    entry."""
+    database = InMemoryExampleDatabase()
+    config = _config(_reader(most_lines=8), database=database)
+    strategy = check_strategy(CHECK, config.vocabulary())
+    assert strategy is not None
+    drawn_ = sorted(drawn(strategy, 3, 40), key=lambda d: len(choices_to_bytes(d.choices)))
+    passing = next(d for d in drawn_ if d.case.stream.count(b"\n") <= 8)
+    failing = next(d for d in reversed(drawn_) if d.case.stream.count(b"\n") > 12)
+    key = database_key(CHECK, config)
+    database.save(key + UNSHRUNK, choices_to_bytes(failing.choices))
+    database.save(key + UNSHRUNK, choices_to_bytes(passing.choices))
+    graded = _graded(monkeypatch)
+    result = run_check(CHECK, config)
+    assert result.outcome == "fail", result.message
+    strata = len(check_strata(CHECK, config.vocabulary()))
+    # the smaller entry first (as Hypothesis orders them), then the failure, graded again
+    # by Hypothesis before it shrinks it
+    expected = [passing.case.stream, failing.case.stream, failing.case.stream]
+    assert graded[strata : strata + 3] == expected
+    assert choices_to_bytes(passing.choices) not in set(database.fetch(key + UNSHRUNK))
+    (failure,) = result.failures
+    assert failure.stream is not None and failure.stream.count(b"\n") == 9  # shrunk
+    (primary,) = database.fetch(key)
+    assert primary != choices_to_bytes(failing.choices)
+
+
+def test_a_failure_not_shrunk_is_kept_where_fuzz_keeps_one_and_shrunk_next_run(
+    tmp_path: Path,
+) -> None:
+    """``--max-shrinks 0`` keeps the failing case as drawn under ``.secondary``, as
+    ``fuzz`` keeps what it found: the next run with a shrink budget shrinks it.  (Kept
+    under the check's key itself, Hypothesis took it for a case it had shrunk: replayed,
+    never shrunk.)"""
+    database = DirectoryBasedExampleDatabase(str(tmp_path / "db"))
+    quick = _config(_reader(most_lines=8), database=database, shrink_budget=0)
+    first = run_check(CHECK, quick)
+    assert first.outcome == "fail", first.message
+    drawn_stream = first.failures[0].stream
+    assert drawn_stream is not None and drawn_stream.count(b"\n") > 9  # as drawn
+    key = database_key(CHECK, quick)
+    assert not list(database.fetch(key))
+    (kept,) = database.fetch(key + UNSHRUNK)
+    again = run_check(CHECK, quick)  # still no shrinking: the same case, still kept
+    assert again.failures[0].stream == drawn_stream
+    assert list(database.fetch(key + UNSHRUNK)) == [kept]
+    shrunk = run_check(CHECK, _config(_reader(most_lines=8), database=database))
+    assert shrunk.outcome == "fail"
+    assert shrunk.failures[0].stream is not None
+    assert shrunk.failures[0].stream.count(b"\n") == 9
+    assert len(list(database.fetch(key))) == 1
+
+
+def test_a_read_only_or_shared_database_loses_no_more_than_hypothesis_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fixed client's run drops every passing entry from the user's own directory,
+    none from a read-only one (a GitHub artifact), and from a shared one (Redis) the
+    primary entries and as many others as Hypothesis's reuse phase replays a run
+    (max(2, 25 / 10) = 3 in all), as Hypothesis would; the run draws the seed's own
+    cases all the same."""
+    local = DirectoryBasedExampleDatabase(str(tmp_path / "local"))
+    broken = _config(_reader(most_lines=8), database=local)
+    assert run_check(CHECK, broken).outcome == "fail"
+    key = database_key(CHECK, broken)
+    left = _entries(local, key)
+    artifact_dir = DirectoryBasedExampleDatabase(str(tmp_path / "artifact"))
+    redis = SharedDatabase(InMemoryExampleDatabase(), "redis://test/0", (OSError,))
+    for sub, values in left.items():
+        for value in values:
+            artifact_dir.save(key + sub, value)
+            redis.save(key + sub, value)
+    both = MultiplexedDatabase(local, ReadOnlyDatabase(artifact_dir), redis)
+    _no_engine(monkeypatch)
+    fixed = _config(_reader(), database=both)
+    assert run_check(CHECK, fixed).outcome == "pass"
+    assert _entries(local, key) == {sub: set() for sub in HELD_SUB_KEYS}
+    assert _entries(artifact_dir, key) == left
+    shared = _entries(redis, key)
+    assert not shared[b""]
+    assert len(left[UNSHRUNK] - shared[UNSHRUNK]) == 2  # three replays, the primary one of them
+    assert run_check(CHECK, fixed).outcome == "pass"
+    assert len(left[UNSHRUNK] - _entries(redis, key)[UNSHRUNK]) == 4
 
 
 def test_a_failure_that_does_not_come_back_is_an_error_not_a_pass() -> None:

@@ -334,6 +334,9 @@ class Sharing:
     #: included), and this one's place among them (by seed): see :meth:`Fuzzer._choose`.
     team: int = 1
     place: int = 0
+    #: How many checks the team divides (a place beyond them has no share: see
+    #: :meth:`Fuzzer._fresh_share`).
+    checks: int = 0
 
     def to_json(self) -> dict[str, Any]:
         lost = None
@@ -372,7 +375,12 @@ class Sharing:
             out.append(
                 f"shared database lost after {self.lost_after:.1f} s ({self.lost_error}){again}"
             )
-        if self.team > 1:
+        if self.team > 1 and self.place >= self.checks:
+            out.append(
+                f"team: worker {self.place + 1} of {self.team} on {self.checks} check(s): no "
+                "share of its own, so it drew every case afresh for the others to take deep"
+            )
+        elif self.team > 1:
             out.append(
                 f"team: worker {self.place + 1} of {self.team} on these checks (most of its "
                 "cases on its share of them)"
@@ -760,6 +768,7 @@ class Fuzzer:
         ranked = sorted(members)
         self.team = (ranked.index(me), len(ranked))
         self.sharing.place, self.sharing.team = self.team
+        self.sharing.checks = len(self.arms)
         twins = sum(1 for seed, _ in members if seed == me[0]) - 1
         if twins and not self.sharing.same_seed:
             self.sharing.same_seed = twins
@@ -935,6 +944,23 @@ class Fuzzer:
         mine = [a for i, a in enumerate(self.arms) if i % size == place and not a.retired]
         return mine if 0 < len(mine) < len(live) else []
 
+    def _fresh_share(self) -> float:
+        """How many of this worker's cases start from scratch (the rest mutate its corpus).
+
+        A team divides its checks (:meth:`_choose`), and each worker takes its share deep
+        by mutating, as a worker alone does.  A team larger than its list of checks (two
+        workers on one check, four on three) leaves some workers without a share: they
+        would mutate the very corpus the others take deep, one search run twice.  They
+        divide the work another way: they draw every case afresh, and what these find
+        that is new reaches the others at their next look.  (On the rule-5 deep bug, which
+        a fresh case is as often as a mutant, two workers sharing one check's corpus were
+        later than two alone on 13 seeds of 40 and sooner on 4: docs/fuzzing.md.)
+        Parallel fuzzers give their instances different schedules for the same reason
+        (AFL++'s ``-p explore`` secondaries).
+        """
+        place, size = self.team
+        return FRESH_SHARE if place < len(self.arms) or size < 2 else 1.0
+
     def _features(self) -> int:
         """Coverage features seen so far (the client's code; input shapes not counted)."""
         return sum(1 for f in self.seen if f < _HASHED)
@@ -1000,7 +1026,7 @@ class Fuzzer:
     def _mutant(self, arm: Arm) -> Choices | None:
         """A prefix of choices to replay (Hypothesis draws the rest), or None for fresh."""
         self.parent = None
-        if not arm.corpus or self.random.random() < FRESH_SHARE:
+        if not arm.corpus or self.random.random() < self._fresh_share():
             return None
         rnd = self.random
         entry = self._pick(arm)

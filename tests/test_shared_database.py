@@ -705,3 +705,59 @@ def test_workers_on_one_client_s_checks_divide_them() -> None:
     one = _team_worker(db, 5, b"client C", 1)  # one check: nothing to divide
     one.team = (0, 2)
     assert one._own(one.arms) == []
+
+
+def test_a_worker_a_team_leaves_without_checks_of_its_own_draws_afresh() -> None:
+    """Two workers on one check, four on three: the roll call leaves a worker without a
+    share of the checks, and it draws every case afresh instead of mutating the corpus
+    the others take deep (on the rule-5 deep bug, where a fresh case is the bug as often
+    as a mutant, two workers both mutating one check's shared corpus were later than two
+    alone on 13 seeds of 40 and sooner on 4, docs/fuzzing.md).  A worker with a share,
+    and a worker alone, draw as before: a quarter afresh, the same random draws."""
+    from random import Random
+
+    from stella_conform.conformance.fuzz import FRESH_SHARE, Entry
+
+    inner = Flaky()
+    db = KitDatabase(None, SharedDatabase(inner, "redis://test", (ConnectionError,)))  # type: ignore[arg-type]
+
+    def team(client: bytes, checks: int, *seeds: int) -> list[Any]:
+        workers = [_team_worker(db, seed, client, checks) for seed in seeds]
+        for worker in workers:
+            worker.suite.recordings = ()
+            for arm in worker.arms:
+                arm.corpus = [Entry((0,) * 10, (("integer", {}),) * 10, 1)]
+                arm.weights, arm.weighed_at, arm.hits = [], -1000, Counter()
+            worker._roll_call()
+        for worker in workers:
+            worker._read_team()
+        return workers
+
+    def fresh(worker: Any, draws: int = 4000) -> float:
+        arms = worker.arms
+        return sum(worker._mutant(arms[i % len(arms)]) is None for i in range(draws)) / draws
+
+    owner, other = team(b"client A", 1, 3, 7)
+    assert (owner.team, other.team) == ((0, 2), (1, 2))
+    assert abs(fresh(owner) - FRESH_SHARE) < 0.03
+    assert fresh(other) == 1.0
+    assert "no share of its own" in "\n".join(other.sharing.lines())
+    assert "no share of its own" not in "\n".join(owner.sharing.lines())
+
+    four = team(b"client B", 3, 1, 2, 3, 4)
+    assert [w.team for w in four] == [(0, 4), (1, 4), (2, 4), (3, 4)]
+    assert [fresh(w) == 1.0 for w in four] == [False, False, False, True]
+    assert all(abs(fresh(w) - FRESH_SHARE) < 0.03 for w in four[:3])
+
+    # five checks and two workers: each has a share, and draws as a worker alone does
+    assert all(abs(fresh(w) - FRESH_SHARE) < 0.03 for w in team(b"client C", 5, 1, 2))
+
+    # alone: the share of fresh draws, and the random draws themselves, as before
+    (alone,) = team(b"client D", 1, 5)
+    assert alone.team == (0, 1)
+    twin = Random()
+    twin.setstate(alone.random.getstate())
+    for _ in range(50):
+        started_fresh = twin.random() < FRESH_SHARE
+        assert (alone._mutant(alone.arms[0]) is None) == started_fresh
+        twin.setstate(alone.random.getstate())

@@ -9,6 +9,7 @@ plugins loaded costs more CPU than grading one of these runs.  The xdist run is 
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -370,6 +371,12 @@ test_lambda = conformance_tests(
         ("stella_profile = bogus", "unknown profile 'bogus'"),
         ("stella_known_failures = missing.toml", "missing.toml"),
         ("stella_vocabulary = no-such-vocabulary", "no-such-vocabulary"),
+        ("stella_database = fifo", "stella_database fifo: is a FIFO, not a folder"),
+        ("stella_case_cache = fifo", "stella_case_cache fifo: is a FIFO, not a folder"),
+        ("stella_database = /dev/null", "stella_database /dev/null: is a character device"),
+        ("stella_case_cache = /dev/null", "stella_case_cache /dev/null: is a character devi"),
+        ("stella_known_failures = fifo", "stella_known_failures fifo: is a FIFO, not a reg"),
+        ("stella_wire_schema = fifo", "stella_wire_schema fifo: is a FIFO, not a regular"),
     ],
 )
 def test_every_bad_ini_value_is_a_usage_error(
@@ -392,6 +399,7 @@ sys.exit(0)
         if ini.startswith("stella_client")
         else f"stella_client = {client_arg(sys.executable, 'starts.py')}\n"
     )
+    os.mkfifo(pytester.path / "fifo")  # a stella option naming it: a usage error, no hang
     pytester.makeini(f"[pytest]\n{client}{ini}\n")
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()

@@ -206,6 +206,7 @@ def _told(config: pytest.Config) -> Any:
         raise pytest.UsageError(f"stella_summary_only: expected true or false, got {flag!r}")
     given = [p.strip() for p in str(_option(config, "profile") or "").split(",") if p.strip()]
     known = _option(config, "known-failures")
+    _refuse_named_paths(config)
     try:
         return check_told(
             where="stella options",
@@ -222,6 +223,32 @@ def _told(config: pytest.Config) -> Any:
         )
     except SetupError as exc:
         raise pytest.UsageError(str(exc)) from None
+
+
+def _refuse_named_paths(config: pytest.Config) -> None:
+    """A stella option naming a FIFO, a socket, a device or a file descriptor where a
+    folder or a file goes is a usage error before the client starts, as ``run``'s options
+    are (:func:`stella_conform.safe_files.named_path_problem`: ``stat`` only, never an
+    open that waits); a database or case cache there was silently unused."""
+    from stella_conform.safe_files import named_path_problem
+
+    rootdir = Path(str(config.rootpath))
+    named: list[tuple[str, str, Path, str]] = []
+    spec = str(_option(config, "database") or "")
+    for value in spec.replace(",", " ").split():
+        if "://" not in value:
+            named.append(("stella_database", value, rootdir / value, "folder"))
+    cache = _case_cache(config, rootdir)
+    if cache is not None:
+        named.append(("stella_case_cache", str(_option(config, "case-cache")), cache, "folder"))
+    for name in ("known-failures", "wire-schema", "vocabulary"):
+        value = _option(config, name)
+        if value is not None and str(value).strip():
+            named.append((f"stella_{name.replace('-', '_')}", str(value), Path(str(value)), "file"))
+    for option, value, path, want in named:
+        problem = named_path_problem(path, want)
+        if problem is not None:
+            raise pytest.UsageError(f"{option} {value}: {problem}")
 
 
 def explain(result: Any, seed: int, rerun: str | None = None) -> str:

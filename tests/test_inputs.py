@@ -10,6 +10,7 @@ rows are in tests/test_pytest_plugin.py.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -150,7 +151,12 @@ WITH_CLIENT = ("run", "fuzz", "replay")
 @pytest.fixture(scope="module")
 def specials() -> Iterator[dict[str, str]]:
     """A FIFO nobody writes, a listening socket's file and a device (short paths: a
-    socket's must fit in 108 bytes)."""
+    socket's must fit in 108 bytes).
+
+    The device is a null device made in the test's own folder where the test may make
+    one (root), not ``/dev/null`` itself: run against a kit without the check (a
+    reviewer's "fails without it"), a report written through it is renamed over the
+    path, and a machine without ``/dev/null`` breaks every process on it."""
     import shutil
     import socket
     import tempfile
@@ -160,8 +166,13 @@ def specials() -> Iterator[dict[str, str]]:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.bind(f"{folder}/sock")
     sock.listen(1)
+    device = f"{folder}/null"
     try:
-        yield {"fifo": f"{folder}/fifo", "socket": f"{folder}/sock", "device": "/dev/null"}
+        os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    except (OSError, AttributeError):  # not root: the real one, only read by a fixed kit
+        device = "/dev/null"
+    try:
+        yield {"fifo": f"{folder}/fifo", "socket": f"{folder}/sock", "device": device}
     finally:
         sock.close()
         shutil.rmtree(folder, ignore_errors=True)

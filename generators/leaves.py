@@ -246,4 +246,48 @@ class Drawing(ConjectureData):
         return super().draw(strategy, label, observe_as)
 
 
-__all__ = ["Drawing", "Provider", "leaf"]
+def _probe() -> SearchStrategy[Any]:
+    """One strategy with a leaf of every kind :func:`leaf` knows, and one it hands on."""
+    from hypothesis import strategies as st
+
+    @st.composite
+    def nested(draw: Callable[[SearchStrategy[Any]], Any]) -> Any:
+        return [draw(st.integers(-3, 500)) for _ in range(draw(st.integers(0, 4)))]
+
+    return st.tuples(
+        st.integers(0, 1000), st.integers(0, 5), st.integers(), st.integers(min_value=7),
+        st.booleans(), st.sampled_from("abcdef"), st.just(1), st.integers(0, 300).map(str),
+        nested(), st.text(max_size=4), st.sampled_from(range(200)).map(hex),
+    )  # fmt: skip
+
+
+def agrees(seeds: int = 4) -> bool:
+    """Whether :class:`Drawing` and :class:`Provider` draw, on the installed Hypothesis,
+    the very choices and values the plain ``ConjectureData`` and Hypothesis's provider
+    draw from the same ``random.Random``.  They read Hypothesis's internals, which move
+    between releases: where they no longer agree (or fail), the kit draws the plain way,
+    slower and the same cases (``strata.drawing``)."""
+    from random import Random
+
+    from hypothesis.control import BuildContext
+    from hypothesis.internal.entropy import deterministic_PRNG
+
+    probe = _probe()
+    try:
+        for seed in range(seeds):
+            drawn = []
+            for data_class, provider in ((ConjectureData, HypothesisProvider), (Drawing, Provider)):
+                data = data_class(
+                    prefix=None, random=Random(seed), max_choices=None, provider=provider
+                )
+                with deterministic_PRNG(), BuildContext(data, is_final=False, wrapped_test=agrees):
+                    value = data.draw(probe)
+                drawn.append((value, tuple(data.choices)))
+            if drawn[0] != drawn[1]:
+                return False
+    except Exception:  # any failure of the fast path means: not this one
+        return False
+    return True
+
+
+__all__ = ["Drawing", "Provider", "agrees", "leaf"]

@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from functools import lru_cache
 from random import Random
 from typing import Any, TypeVar
 
@@ -38,11 +39,12 @@ from hypothesis import strategies as st
 from hypothesis.control import BuildContext
 from hypothesis.errors import StopTest, UnsatisfiedAssumption
 from hypothesis.internal.conjecture.choice import ChoiceT, ChoiceTemplate
+from hypothesis.internal.conjecture.data import ConjectureData
+from hypothesis.internal.conjecture.providers import HypothesisProvider
 from hypothesis.internal.entropy import deterministic_PRNG
 
 from stella_conform.generators.cases import Case, cases
 from stella_conform.generators.hazards import UNICODE_EDGE_KINDS
-from stella_conform.generators.leaves import Drawing, Provider
 from stella_conform.generators.mutations import (
     CORRUPT_FAMILIES,
     TORN_KINDS,
@@ -147,13 +149,28 @@ class Drawn:
     choices: tuple[ChoiceT, ...]
 
 
+@lru_cache(maxsize=1)
+def drawing() -> tuple[type[ConjectureData], type[HypothesisProvider]]:
+    """The data and provider classes the kit draws with: :mod:`leaves`' faster ones where
+    they draw exactly what Hypothesis's own do on the installed Hypothesis (they read its
+    internals, which move between releases), else Hypothesis's own."""
+    try:
+        from stella_conform.generators import leaves
+    except ImportError:  # a Hypothesis without the internals leaves.py reads
+        return ConjectureData, HypothesisProvider
+    if not leaves.agrees():
+        return ConjectureData, HypothesisProvider
+    return leaves.Drawing, leaves.Provider
+
+
 def drawn(strategy: st.SearchStrategy[T], random: Random | None = None) -> Drawn | None:
     """:func:`simplest`, with the choice sequence it was drawn from; or, given ``random``,
     an example whose choices Hypothesis's provider draws from it, as under ``@given``
     (``conformance/drawing.py``: a run's random examples)."""
     simplest_choices = (ChoiceTemplate("simplest", count=None),) if random is None else None
-    data = Drawing(
-        prefix=simplest_choices, random=random or Random(0), max_choices=None, provider=Provider
+    data_class, provider = drawing()
+    data = data_class(
+        prefix=simplest_choices, random=random or Random(0), max_choices=None, provider=provider
     )
     with deterministic_PRNG(), BuildContext(data, is_final=False, wrapped_test=simplest):
         try:

@@ -127,3 +127,71 @@ def test_only_one_choice_strategies_are_drawn_without_hypothesis() -> None:
     assert leaves.leaf(st.lists(st.integers())) is None
     assert leaves.leaf(st.composite(lambda draw: draw(st.booleans()))()) is not None
     assert leaves.leaf(st.text()) is None
+
+
+def test_the_installed_hypothesis_draws_through_the_kit_s_own_classes() -> None:
+    """The tests above compare the fast path with Hypothesis's own; on the Hypothesis the
+    suite installs it must be the path a run takes, or they compare the plain path with
+    itself."""
+    from stella_conform.generators import strata
+
+    assert leaves.agrees()
+    assert strata.drawing() == (Drawing, Provider)
+
+
+def _fallback_draws() -> list[Any]:
+    from stella_conform.generators import strata
+
+    strata.drawing.cache_clear()
+    try:
+        classes = strata.drawing()
+        check = _checks()[0]
+        strategy = check_strategy(check, Vocabulary.default())
+        assert strategy is not None
+        got = [drawn(strategy, Random(check_seed(n, check.id))) for n in range(4)]
+        return [classes, *((d.choices, _stream(d.case)) if d else None for d in got)]
+    finally:
+        strata.drawing.cache_clear()
+
+
+def test_a_hypothesis_whose_internals_moved_is_drawn_the_plain_way(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """leaves.py reads Hypothesis's internals, which move between releases (6.150 has no
+    ``INTEGERS_DISTRIBUTION``: an ImportError; a release could change a signature instead,
+    and draw other choices or fail): the kit then draws with Hypothesis's own classes, the
+    same cases, instead of dying on import (review-6 R6-1)."""
+    import sys
+
+    from hypothesis.internal.conjecture.providers import HypothesisProvider
+
+    fast = _fallback_draws()
+    import stella_conform.generators as package
+
+    with monkeypatch.context() as patch:  # the import fails as on such a Hypothesis
+        patch.setitem(sys.modules, "stella_conform.generators.leaves", None)
+        patch.delattr(package, "leaves")
+        missing = _fallback_draws()
+    monkeypatch.setattr(leaves, "agrees", lambda seeds=4: False)
+    disagrees = _fallback_draws()
+    assert fast[0] == (Drawing, Provider)
+    assert missing[0] == disagrees[0] == (ConjectureData, HypothesisProvider)
+    assert fast[1:] == missing[1:] == disagrees[1:]
+
+
+def test_the_fast_path_is_refused_where_it_draws_other_choices(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``agrees`` compares both paths on the installed Hypothesis: a provider that draws
+    another integer (as a release that moved a weighting would) is caught."""
+    real = Provider.draw_integer
+
+    def off_by_one(self: Any, *args: Any, **kwargs: Any) -> int:
+        value = real(self, *args, **kwargs)
+        high = kwargs.get("max_value", args[1] if len(args) > 1 else None)
+        return value if high is not None and value >= high else value + 1
+
+    monkeypatch.setattr(Provider, "draw_integer", off_by_one)
+    assert not leaves.agrees()
+    monkeypatch.setattr(Drawing, "draw", lambda *a, **k: 1 / 0)
+    assert not leaves.agrees()

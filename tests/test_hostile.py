@@ -1665,6 +1665,38 @@ def test_nothing_outlives_a_kit_killed_by_sigkill(tmp_path: Path, name: str) -> 
     assert not left, left
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the scan reads /proc")
+def test_a_kit_killed_by_sigkill_before_any_client_leaves_no_folder(tmp_path: Path) -> None:
+    """``decode -`` starts no client: it keeps a copy of its stdin in
+    a temporary folder, which a SIGKILL (a CI hard cancel, the OOM killer) left behind
+    with everything read so far (review-6 R6-2): the watchdog starts with the first
+    temporary folder too, and removes it."""
+    temp = tmp_path / "temporary"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp)}
+    proc = subprocess.Popen(
+        [*KIT_ARGV, "decode", "-"], cwd=tmp_path, env=env, stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(b'{"type": "run_started", "ts": 1}\n')
+        proc.stdin.flush()
+        deadline = time.monotonic() + 120
+        while not any(temp.iterdir()):  # the copy of stdin is being kept
+            assert time.monotonic() < deadline and proc.poll() is None, "no folder made"
+            time.sleep(0.05)
+        time.sleep(0.5)  # (its watchdog told of it: the line follows the folder at once)
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdin.close()
+    deadline = time.monotonic() + KILLED_GUARD
+    while any(temp.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not list(temp.iterdir())
+
+
 def test_jobs_are_capped_at_a_few_per_cpu(tmp_path: Path) -> None:
     """-j 64 on this machine: a warning, and at most 4 workers per CPU (64 forked 64)."""
     cap = 4 * (os.cpu_count() or 1)

@@ -692,7 +692,11 @@ def _note(kind: str, path: str) -> None:
     A worker killed by SIGKILL (the OOM killer) runs no handler: its half-written case
     cache file and its clients' ``{stream}`` folders stayed behind, and only the worker
     knew their names.  One line of JSON a path, appended unbuffered: the line is there
-    before the path is used."""
+    before the path is used.
+
+    The watchdog starts here if none runs yet: a command that starts no client (``decode -``
+    keeps a copy of its stdin) killed by SIGKILL left its folder behind (review-6 R6-2)."""
+    watch()
     _tell_watchdog("+" + kind[0], path)
     if _ledger is None or _ledger[0] != os.getpid():
         return

@@ -20,6 +20,14 @@ SLEEP = os.environ.get("HOSTILE_SLEEP", "987.654")
 HELLO = {"kind": "hello", "protocol": 1, "client": {"name": "hostile"}, "profiles": ["reader"]}
 
 
+def _answer_the_first_run(first_done: str) -> None:
+    """The first run (the kit's preflight) reads its stream and exits; later runs go on."""
+    if not os.path.exists(first_done):
+        open(first_done, "w").close()
+        sys.stdin.buffer.read()
+        sys.exit(0)
+
+
 def out(obj):
     sys.stdout.write(json.dumps(obj) + "\n")  # NaN stays NaN: json.dumps allows it
     sys.stdout.flush()
@@ -98,22 +106,16 @@ def main():
     elif what == "setsid-hang":
         # the first run (the kit's preflight) answers; every later one starts a grandchild
         # in a session of its own (out of the client's process group), then hangs
-        token, first_done = sys.argv[2], sys.argv[3]
-        if not os.path.exists(first_done):
-            open(first_done, "w").close()
-            sys.stdin.buffer.read()
-            sys.exit(0)
+        token = sys.argv[2]
+        _answer_the_first_run(sys.argv[3])
         subprocess.Popen(["setsid", "sleep", token], start_new_session=True)
         time.sleep(3600)
     elif what == "stubborn":
         # the first run (the kit's preflight) answers; every later one ignores SIGTERM,
         # SIGHUP, SIGINT and its stdin closing (children inherit the ignored signals), and
         # leaves a child in its own process group and a grandchild in a session of its own
-        token, first_done = sys.argv[2], sys.argv[3]
-        if not os.path.exists(first_done):
-            open(first_done, "w").close()
-            sys.stdin.buffer.read()
-            sys.exit(0)
+        token = sys.argv[2]
+        _answer_the_first_run(sys.argv[3])
         for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
             signal.signal(signum, signal.SIG_IGN)
         subprocess.Popen(["sleep", token])

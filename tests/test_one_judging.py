@@ -76,6 +76,62 @@ def test_a_fraction_where_an_integer_is_due_fails_in_every_command(tmp_path: Pat
     assert _run_judges(FRACTION, READING_B) == "pass"
 
 
+#: 4200.0 and a negative ts on one line: it fits only taking B at both points (review-6 R6-4).
+BOTH = INTEGRAL.read_bytes().replace(b'"duration_ms":4200.0}', b'"duration_ms":4200.0,"ts":-5}')
+
+
+def test_an_integral_float_beside_a_bad_stamp_is_read_taking_b_at_both(tmp_path: Path) -> None:
+    """classify tried each point alone (the floats made integers, or the stamp dropped), so
+    a line needing both fitted under no reading: decode listed none, and a client taking B
+    at both (4200.0 is 4200, ts is ignored) was failed. Now the pair is a reading."""
+    assert BOTH != INTEGRAL.read_bytes()
+    saved = tmp_path / "both.jsonl"
+    saved.write_bytes(BOTH)
+    decoded = kit("decode", str(saved))
+    assert decoded.returncode == 1 and "verdict: reject at line 3" in decoded.stdout
+    assert "also conforming, reading integral-float+ts-out-of-range: accept" in decoded.stdout
+    assert "reading integral-float:" not in decoded.stdout  # alone, each still rejects
+    assert "reading ts-out-of-range:" not in decoded.stdout
+    for command in (PY_REFERENCE, READING_B):  # A at both, B at both
+        assert _run_judges(BOTH, command) == "pass", command
+    plain = kit("replay", str(saved), "--mode", "exit", "--", *READING_B, cwd=tmp_path)
+    assert plain.returncode == 0, plain.stdout + plain.stderr
+    assert (
+        "expected: reject at line 3 or accept (reading integral-float+ts-out-of-range)"
+        in plain.stdout
+    )
+    # 4200.5: B at the stamp does not excuse reading a fraction as a count (neither A nor B)
+    fraction = BOTH.replace(b"4200.0", b"4200.5")
+    saved.write_bytes(fraction)
+    decoded = kit("decode", str(saved))
+    assert decoded.returncode == 1 and "also conforming" not in decoded.stdout
+    assert _run_judges(fraction, READING_B) == "pass"
+    # a client taking B at the stamp (ts ignored) that reads 4200.5 as 4200 is failed
+    lenient = tmp_path / "ignores_ts_reads_numbers_leniently.py"
+    lenient.write_text(IGNORES_TS_LENIENT.format(broken=str(ADAPTERS / "broken")))
+    assert _run_judges(BOTH, (sys.executable, str(lenient))) == "pass"  # B at both, here
+    assert _run_judges(fraction, (sys.executable, str(lenient))) == "fail"
+
+
+IGNORES_TS_LENIENT = """
+import sys
+sys.path.insert(0, {broken!r})
+from reads_numbers_leniently import Broken, BrokenReader, main
+
+
+class Reader(BrokenReader):
+    def misfit(self, tag, event):  # ts is the sink's stamp: ignored (B at ts-out-of-range)
+        return super().misfit(tag, {{k: v for k, v in event.items() if k != "ts"}})
+
+
+class Adapter(Broken):
+    reader_class = Reader
+
+
+main(Adapter)
+"""
+
+
 def test_replay_judges_a_verdict_as_run_does_at_any_reading(tmp_path: Path) -> None:
     """Not only the new point: a stream whose default accepts and whose reading B rejects
     (ts: null, rejected by a client that validates ts as the wire schema types it)."""

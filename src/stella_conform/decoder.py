@@ -268,6 +268,7 @@ def classify(
         body = {k: v for k, v in value.items() if k != "ts"}
     normalized = vocab.normalize(tag, body)
     misfit = None if vocab.fits(tag, normalized) else vocab.misfit(tag, normalized)
+    whole = normalized
     if misfit is not None:
         whole = integral_floats_as_integers(normalized)
         if whole is not normalized and vocab.fits(tag, whole):  # 1.0 where an integer is due
@@ -282,6 +283,13 @@ def classify(
                 touched.add("ts-out-of-range")
             if "ts-out-of-range" in choices:
                 misfit, normalized = None, unstamped
+        elif whole is not normalized:  # 1.0 where an integer is due and a bad stamp too
+            unstamped = {k: v for k, v in whole.items() if k != "ts"}
+            if vocab.fits(tag, unstamped):  # it fits only taking B at both points
+                if touched is not None:
+                    touched.update(("integral-float", "ts-out-of-range"))
+                if {"integral-float", "ts-out-of-range"} <= choices:
+                    misfit, normalized = None, unstamped
     if misfit is not None and vocab.learnt:
         tolerant = vocab.tolerant
         if tolerant is not None and tag in tolerant.members and tolerant.fits(tag, normalized):

@@ -124,6 +124,28 @@ def test_validate_with_wire_schema(wire_schema: Path) -> None:
     assert "0 problem(s) against wire@agentevent.schema.json" in out.stdout
 
 
+def test_validate_names_the_reading_a_problem_fits_under(wire_schema: Path, tmp_path: Path) -> None:
+    """4200.0 where the wire schema says integer: JSON Schema 2020-12's integer is a value
+    test (jsonschema finds no error), so validate, naming that schema, said it broke it with
+    nothing more (review-6 R6-9). It stays a problem of the default reading (as decode's exit
+    says), and says the reading it fits under, as decode does; 4200.5 fits under none."""
+    jsonschema = pytest.importorskip("jsonschema")
+    body = '{"type":"tool_result","call_id":"c1","output":{"ok":{"content":""}},"duration_ms":'
+    stream = tmp_path / "s.jsonl"
+    schema = jsonschema.Draft202012Validator(json.loads(wire_schema.read_text()))
+    assert not list(schema.iter_errors(json.loads(body + "4200.0}")))
+    stream.write_text(f'{body}4200.0}}\n{body}4200.5}}\n{body}4200.0,"ts":-5}}\n')
+    out = sc("validate", "--wire-schema", str(wire_schema), str(stream))
+    assert out.returncode == 1, out.stdout + out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("line 1: known type 'tool_result' with a body that does not fit")
+    assert lines[0].endswith(" (it fits under reading integral-float)")
+    assert lines[1].startswith("line 2: ") and "fits under" not in lines[1]
+    assert lines[2].endswith(" (it fits under reading integral-float+ts-out-of-range)")
+    assert lines[3].startswith("3 line(s), 3 problem(s) against wire@agentevent.schema.json")
+    assert lines[3].endswith("; 2 of them fit(s) under another reading (docs/contract-readings.md)")
+
+
 def test_decode_prints_a_lone_surrogate_and_keeps_its_verdict() -> None:
     # the text is valid JSON (reading A of lone-surrogate): printing it must not turn
     # the verdict into a crash

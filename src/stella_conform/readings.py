@@ -340,6 +340,29 @@ def _explore(
         queue.extend(taken | {p} for p in sorted(more - taken))
 
 
+def line_readings(number: int, value: Any, vocab: Vocabulary) -> list[str]:
+    """The readings under which one parsed line that the default reading rejects fits its
+    type (or is unrecognized): each a label, fewest points first, none that holds another;
+    empty when every reading rejects it. What ``validate`` says beside a problem, line by
+    line (a stream's readings are :func:`read_stream`'s)."""
+    from stella_conform.decoder import Kind, classify
+
+    touched: set[str] = set()
+    if classify(number, value, vocab, touched=touched).kind is not Kind.REJECT or not touched:
+        return []
+    fits: list[frozenset[str]] = []
+
+    def read(taken: frozenset[str], more: set[str]) -> tuple[object, None]:
+        outcome = classify(number, value, vocab, choices=taken, touched=more)
+        if outcome.kind is not Kind.REJECT and not any(f <= taken for f in fits):
+            fits.append(taken)
+        return object(), None  # every set is read (a line is cheap): no two collapse
+
+    for _ in _explore(touched, None, read):
+        pass
+    return [label(f) for f in fits]
+
+
 @dataclass(frozen=True)
 class SummaryReading:
     """Another conforming reading of a stream read without holding it: what ``decode``

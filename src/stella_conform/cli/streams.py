@@ -187,9 +187,11 @@ def validate(stream: str, wire_schema: Path | None) -> None:
     flags lines no reader can use. Unrecognized types are reported, not errors.
     """
     from stella_conform.decoder import Kind, classify, iter_physical_lines, parse_line
+    from stella_conform.readings import line_readings
 
     vocab = load_vocabulary(wire_schema)
     problems = 0
+    fitting = 0  # problems of the default reading that another reading reads
     lines = 0
     with open_input(stream) as fh:
         for number, (content, _terminated) in enumerate(iter_physical_lines(stream_lines(fh)), 1):
@@ -204,9 +206,17 @@ def validate(stream: str, wire_schema: Path | None) -> None:
             outcome = classify(number, value, vocab)
             if outcome.kind is Kind.REJECT:
                 problems += 1
-                click.echo(f"line {number}: {outcome.reason}")
+                fits = line_readings(number, value, vocab)
+                fitting += bool(fits)
+                also = f" (it fits under reading {' or '.join(fits)})" if fits else ""
+                click.echo(f"line {number}: {outcome.reason}{also}")
             elif outcome.kind is Kind.UNKNOWN:
                 what = outcome.tag if outcome.tag is not None else outcome.reason
                 click.echo(f"line {number}: unrecognized ({what})")
-    click.echo(f"{lines} line(s), {problems} problem(s) against {vocab.ident}")
+    also = (
+        f"; {fitting} of them fit(s) under another reading (docs/contract-readings.md)"
+        if fitting
+        else ""
+    )
+    click.echo(f"{lines} line(s), {problems} problem(s) against {vocab.ident}{also}")
     sys.exit(1 if problems else 0)

@@ -33,6 +33,7 @@ run shows what was *not* checked.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -352,6 +353,21 @@ def _checked(kind: str, names: Iterable[str], allowed: Sequence[str], where: str
     return frozenset(chosen)
 
 
+def knows_file(value: str) -> str | None:
+    """The file a ``knows`` value names, or ``None`` for names: a value with no comma that
+    reads as a path (a ``/`` in it, or ending ``.json``) or names something there that is
+    no folder (a regular file, or a FIFO, which was read as a type's name). A folder
+    with a type's name (``error``) leaves the name a name."""
+    spec = value.strip()
+    if not spec or "," in spec:
+        return None
+    if "/" in spec or os.sep in spec or spec.endswith(".json"):
+        return spec
+    if os.path.lexists(spec) and not os.path.isdir(spec):
+        return spec
+    return None
+
+
 def knows_from(
     value: str | Iterable[str], vocab: Vocabulary, where: str
 ) -> tuple[frozenset[str], tuple[str, ...]]:
@@ -365,8 +381,16 @@ def knows_from(
     """
     if isinstance(value, str) and "," not in value:
         spec = value.strip()
-        path = Path(spec)
-        if path.is_file() or BUNDLED_ALIASES.get(spec, spec) in BUNDLED:
+        file = knows_file(spec)
+        if file is not None:
+            from stella_conform.safe_files import named_path_problem
+
+            problem = named_path_problem(file, "file")
+            if problem is not None:  # a FIFO was read as a type's name (review-6 R6-6)
+                raise SetupError(f"{where}: {file}: {problem}")
+            if not Path(file).is_file():
+                raise SetupError(f"{where}: no such file: {file}")
+        if file is not None or BUNDLED_ALIASES.get(spec, spec) in BUNDLED:
             try:
                 theirs = Vocabulary.load(spec)
             except VocabularyError as exc:

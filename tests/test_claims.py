@@ -119,6 +119,34 @@ def test_knows_takes_a_vocabulary_file_or_name(tmp_path: Path, wire_schema: Path
     assert older.knows is not None and "turn_complete" not in older.knows
 
 
+def test_a_knows_file_that_is_no_file_is_refused_wherever_it_is_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ini's or a matrix entry's ``knows`` (not only ``--knows``, whose click type says
+    it first): a FIFO was read as a type's name, a misspelt file too, each a warning only
+    (review-6 R6-6). A folder with a type's name leaves the name a name."""
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    os.mkfifo("types.fifo")
+    (tmp_path / "error").mkdir()
+
+    def knows(value: str) -> Claims:
+        return claims_from(
+            knows=value, reads=None, computes=None, summary_only=None,
+            vocab=Vocabulary.default(), where="stella options",
+        )  # fmt: skip
+
+    for value, said in [
+        ("types.fifo", "stella options knows: types.fifo: is a FIFO, not a regular file"),
+        ("error/", "stella options knows: error/: is a directory, not a regular file"),
+        ("nope/agentevent.schema.json", "no such file: nope/agentevent.schema.json"),
+    ]:
+        with pytest.raises(SetupError, match=re.escape(said)):
+            knows(value)
+    assert knows("error").knows == {"error"}
+
+
 @pytest.mark.parametrize(
     ("option", "value", "message"),
     [

@@ -141,6 +141,25 @@ PATHS = [
     (["corpus", "diff", "--json", "P"], "--json"),
     (["init", "python", "P"], "DIRECTORY"),
     (["trace", "check", "P"], "JOURNAL"),
+    # review-6 R6-6: every path of every command, the values that may hold one too
+    (["run", "--knows", "P"], "--knows"),
+    (["fuzz", "--for", "5s", "--knows", "P"], "--knows"),
+    (["fuzz", "--for", "5s", "--known-failures", "P"], "--known-failures"),
+    (["fuzz", "--for", "5s", "--junit-xml", "P"], "--junit-xml"),
+    (["fuzz", "--for", "5s", "--markdown", "P"], "--markdown"),
+    (["fuzz", "--for", "5s", "--wire-schema", "P"], "--wire-schema"),
+    (["replay", "--knows", "P", "case.jsonl"], "--knows"),
+    (["replay", "--wire-schema", "P", "case.jsonl"], "--wire-schema"),
+    (["replay", "--parser", "P.py:read", "case.jsonl"], "--parser"),
+    (["replay", "--parser", "os:getcwd", "--reject", "P.py:Error", "case.jsonl"], "--reject"),
+    (["decode", "P"], "FILE|-"),
+    (["decode", "--wire-schema", "P", "case.jsonl"], "--wire-schema"),
+    (["validate", "P"], "FILE|-"),
+    (["validate", "--wire-schema", "P", "case.jsonl"], "--wire-schema"),
+    (["corpus", "export", "--wire-schema", "P", "out"], "--wire-schema"),
+    (["corpus", "check", "--wire-schema", "P", "out"], "--wire-schema"),
+    (["corpus", "diff", "--oracle", "true", "--wire-schema", "P"], "--wire-schema"),
+    (["vocabulary", "--wire-schema", "P"], "--wire-schema"),
 ]
 #: What each kind of file is called in the message.
 KINDS = {"fifo": "a FIFO", "socket": "a socket", "device": "a character device"}
@@ -192,7 +211,10 @@ def test_a_path_that_is_a_fifo_a_socket_or_a_device_is_a_usage_error(
         f'[[client]]\nname = "c"\ncommand = ["{sys.executable}", "starts.py"]\n'
     )
     path = specials[kind]
-    args = [path if a == "P" else a for a in argv]
+    if any("P.py" in a for a in argv):  # FILE.py:NAME: the file, a link to the special
+        (logged / "special.py").symlink_to(path)
+        path = str(logged / "special.py")
+    args = [a.replace("P.py", path) if "P.py" in a else path if a == "P" else a for a in argv]
     if argv[0] in WITH_CLIENT:
         args += ["--", sys.executable, "starts.py"]
     out = kit_inline(*args, cwd=logged)
@@ -202,6 +224,66 @@ def test_a_path_that_is_a_fifo_a_socket_or_a_device_is_a_usage_error(
     ], out.stderr  # one line
     assert f"{named} {path}: is {KINDS[kind]}, " in out.stderr, out.stderr
     assert _starts(logged) == 0
+
+
+#: The options and arguments of a command that name no path of the kit's to read or
+#: write, and why (every other one must be a ``KitPath`` or a ``PathIn``, and in PATHS).
+NOT_PATHS = {
+    "COMMAND": "the client: a program the kit starts (exec refuses a FIFO), never opens",
+    "--oracle": "a command line, as COMMAND",
+    "--github-artifact": "OWNER/REPO[/ARTIFACT], a name on GitHub",
+    "--reject-exit-codes": "numbers",
+    "--shard": "I/N",
+    "--for": "a duration",
+    "--check": "a check id",
+    **{o: "names" for o in ("--profile", "--only", "--skip", "--reads", "--computes")},
+}
+
+
+def _commands(group: object, prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, object]]:
+    import click
+
+    assert isinstance(group, click.Command)
+    if isinstance(group, click.Group):
+        for name, command in group.commands.items():
+            yield from _commands(command, (*prefix, name))
+    else:
+        yield " ".join(prefix), group
+
+
+def test_every_path_option_is_checked() -> None:
+    """Every option and argument of every command that names a path, or may hold one, goes
+    through the one check (``KitPath``, ``PathIn``: review-6 R6-6: ``--knows FIFO`` was a
+    type's name, ``--parser`` through a link to a FIFO "no such file"), and has its rows
+    in PATHS above; an option that names none says why in NOT_PATHS."""
+    import click
+
+    from stella_conform.cli import main
+    from stella_conform.cli._common import KitPath, PathIn, option_name
+
+    groups = {name for name, command in main.commands.items() if isinstance(command, click.Group)}
+    tested = {
+        (" ".join(argv[:2] if argv[0] in groups else argv[:1]), named) for argv, named in PATHS
+    }
+    flags_numbers_choices = (
+        click.types.BoolParamType,
+        click.IntRange,
+        click.FloatRange,
+        click.Choice,
+    )
+    unchecked, untested = [], []
+    for name, command in _commands(main):
+        assert isinstance(command, click.Command)
+        for param in command.params:
+            if param.type is click.INT or isinstance(param.type, flags_numbers_choices):
+                continue  # a flag, a number, a choice
+            label = option_name(param)
+            if isinstance(param.type, (KitPath, PathIn)):
+                if (name, label) not in tested:
+                    untested.append(f"{name} {label}")
+            elif label not in NOT_PATHS:
+                unchecked.append(f"{name} {label}")
+    assert unchecked == [] and untested == []
 
 
 @pytest.mark.parametrize("option", ["--json", "--markdown", "--junit-xml", "--failures-dir"])

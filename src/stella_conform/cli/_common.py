@@ -41,17 +41,22 @@ def option_name(param: click.Parameter | None) -> str:
     return param.human_readable_name
 
 
-def refuse_named_path(path: str | os.PathLike[str], want: str, what: str) -> None:
+def refuse_named_path(
+    path: str | os.PathLike[str], want: str, what: str, hint: str | None = None
+) -> None:
     """A path the user named for ``what`` (an option) that is not what it must be — a FIFO,
     a socket, a device, a file for a folder — is a usage error now, one line naming the
-    option, before anything runs (it was silently unused, or waited on):
-    :func:`stella_conform.safe_files.named_path_problem`, which never opens it."""
+    option (and ``hint``, what to do instead), before anything runs (it was silently
+    unused, or waited on): :func:`stella_conform.safe_files.named_path_problem`, which
+    never opens it."""
     from stella_conform.safe_files import named_path_problem
 
     if os.fspath(path) == "-":
         return
     problem = named_path_problem(path, want)
     if problem is not None:
+        if hint and not os.path.isdir(path):
+            problem += f" ({hint})"
         raise SetupError(f"{what} {os.fspath(path)}: {problem}")
 
 
@@ -59,17 +64,62 @@ class KitPath(click.Path):
     """A path option or argument of the kit: ``want`` says what it must be ("folder",
     "file", "output", "folder or file"; see :data:`stella_conform.safe_files.WANTED`),
     checked as the command line is read (:func:`refuse_named_path`). Every path the kit's
-    commands take is one, so none can forget the check."""
+    commands take is one, or a :class:`PathIn` (a value that may hold a path), so none can
+    forget the check (``test_every_path_option_is_checked``)."""
 
-    def __init__(self, want: str, **kwargs: Any) -> None:
+    def __init__(self, want: str, *, hint: str | None = None, **kwargs: Any) -> None:
         kwargs.setdefault("path_type", Path)
         super().__init__(**kwargs)
-        self.want = want
+        self.want, self.hint = want, hint
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         path = super().convert(value, param, ctx)
-        refuse_named_path(os.fsdecode(path), self.want, option_name(param))
+        refuse_named_path(os.fsdecode(path), self.want, option_name(param), self.hint)
         return path
+
+
+class PathIn(click.types.StringParamType):
+    """An option whose value may be, or hold, a path among other things: ``--knows
+    TYPE,...|FILE|NAME``, ``--parser FILE.py:FUNCTION``, ``--database DIR|URL``.
+    ``path_of`` finds the path in a value (``None``: it names none), which is checked as a
+    :class:`KitPath` is; the value itself is passed on as given. A FIFO given to
+    ``--knows`` was read as an event type's name, and one behind ``--parser``'s file
+    was "no such file" (review-6 R6-6)."""
+
+    name = "text"
+
+    def __init__(self, want: str, path_of: Callable[[str], str | None]) -> None:
+        self.want, self.path_of = want, path_of
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        value = super().convert(value, param, ctx)
+        path = self.path_of(value)
+        if path is not None:
+            refuse_named_path(path, self.want, option_name(param))
+        return value
+
+
+def _unless_url(value: str) -> str | None:
+    """A ``--database`` value's folder: any value but a URL (``redis://...``)."""
+    return None if "://" in value else value
+
+
+def _module_file(spec: str) -> str | None:
+    """The file of ``FILE.py:NAME`` (``--parser``, ``--reject``); a module's name is none."""
+    where = spec.rpartition(":")[0]
+    return where if where.endswith(".py") else None
+
+
+def _knows_file(value: str) -> str | None:
+    """The file ``--knows`` names: a value without a comma that is a path (there is
+    something there, or it reads as a path), not a type's or a vocabulary's name."""
+    from stella_conform.conformance.claims import knows_file
+
+    return knows_file(value)
+
+
+#: ``--parser`` and ``--reject``: a module or a Python file, then a name in it.
+MODULE_SPEC = PathIn("file", _module_file)
 
 
 def fail_setup(message: str) -> NoReturn:
@@ -403,6 +453,7 @@ def claim_options(func: F) -> F:
     func = click.option(
         "--knows",
         metavar="TYPE,...|FILE|NAME",
+        type=PathIn("file", _knows_file),
         default=None,
         help="Event types the client recognizes (or a wire schema / bundled vocabulary "
         "whose types it knows); any other type is unrecognized for it.",
@@ -488,24 +539,14 @@ def artifact_option(func: F) -> F:
 DEFAULT_DATABASE = Path(".stella-conform/hypothesis")
 
 
-def _database_paths(
-    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
-) -> tuple[str, ...]:
-    """A ``--database`` directory that is a FIFO, a socket, a device or a file is a usage
-    error now (Hypothesis silently saved nothing there)."""
-    for value in values:
-        if "://" not in value:
-            refuse_named_path(value, "folder", "--database")
-    return values
-
-
 def database_option(func: F) -> F:
     """``--database DIR|redis://HOST:PORT/N``: the local directory, a shared Redis, or both."""
     return click.option(
         "--database",
         "databases",
         multiple=True,
-        callback=_database_paths,
+        # a folder that is a FIFO, a socket, a device or a file: Hypothesis saved nothing
+        type=PathIn("folder", _unless_url),
         metavar="DIR|URL",
         envvar="STELLA_CONFORM_DATABASE",
         help="Hypothesis example database: a directory (default "

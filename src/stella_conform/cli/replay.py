@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from stella_conform.cli._common import (
+    MODULE_SPEC,
     KitPath,
     claim_options,
     client_options,
@@ -43,6 +44,7 @@ def _echo(text: object = "", **kwargs: Any) -> None:
 @click.option(
     "--parser",
     "parser_spec",
+    type=MODULE_SPEC,
     metavar="MODULE:FUNCTION",
     help="Replay against an in-process Python parser instead of a command "
     "(FILE.py:FUNCTION also works; the pytest plugin's replay line includes it).",
@@ -50,6 +52,7 @@ def _echo(text: object = "", **kwargs: Any) -> None:
 @click.option(
     "--reject",
     "reject_specs",
+    type=MODULE_SPEC,
     metavar="MODULE:EXCEPTION",
     multiple=True,
     help="With --parser: an exception type that means the parser rejected the stream "

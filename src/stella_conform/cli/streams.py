@@ -12,15 +12,19 @@ from typing import IO, Any
 import click
 
 from stella_conform.cli._common import (
+    KitPath,
     load_vocabulary,
     open_input,
     stream_lines,
     wire_schema_option,
 )
 
+#: The stream ``decode`` and ``validate`` read: a regular file, or ``-`` (stdin).
+STREAM_FILE = KitPath("file", allow_dash=True, path_type=str, hint="use - to read a pipe on stdin")
+
 
 @click.command()
-@click.argument("stream", metavar="FILE|-")
+@click.argument("stream", metavar="FILE|-", type=STREAM_FILE)
 @click.option(
     "--json", "as_json", is_flag=True, help="Machine-readable output (one JSON document)."
 )
@@ -178,7 +182,7 @@ def _print_summary(summary: Any, quiet: bool) -> None:
 
 
 @click.command()
-@click.argument("stream", metavar="FILE|-")
+@click.argument("stream", metavar="FILE|-", type=STREAM_FILE)
 @wire_schema_option
 def validate(stream: str, wire_schema: Path | None) -> None:
     """Validate each line of a stream against the vocabulary's schemas.

@@ -129,6 +129,29 @@ def test_trace_check_exit_codes_and_json(tmp_path: Path) -> None:
     assert piped.returncode == 1 and "work lost" in piped.stdout
 
 
+def test_an_integral_float_in_a_journal_is_an_error_that_says_why() -> None:
+    """review-6 R6-5: integral-float is a reading of the stream and the envelope, whose
+    sources part (the wire schema's dialect, JSON.parse, jq by value); the journal's one typed
+    source is its Rust declaration (serde_json: a float is no u64), so "seq":2.0 is unreadable
+    under every reading. trace check said only "must be integer, got number" (of 2.0), and
+    the register's title named "a count" without saying the journal takes A."""
+    from stella_conform.readings import BY_ID
+
+    golden = (TRACE_DIR / "golden.jsonl").read_bytes()
+    assert b'"seq":2,' in golden
+    out = kit("trace", "check", "-", stdin=golden.replace(b'"seq":2,', b'"seq":2.0,'))
+    assert out.returncode == 2 and "unreadable at line 2" in out.stderr, out.stderr
+    assert "field 'seq' must be integer, got number (an integral float: " in out.stderr
+    assert "integral-float is a reading of the stream and the envelope, not of the journal" in (
+        out.stderr
+    )
+    fraction = kit("trace", "check", "-", stdin=golden.replace(b'"seq":2,', b'"seq":2.5,'))
+    assert fraction.returncode == 2 and "integral float" not in fraction.stderr
+    assert read_journal(golden.replace(b'"seq":2,', b'"seq":2.0,')).rejected_line == 2
+    title = BY_ID["integral-float"].title
+    assert "in the stream or an envelope" in title and "not the trace journal" in title
+
+
 @pytest.mark.parametrize(
     ("data", "message"),
     [

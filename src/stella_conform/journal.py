@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from stella_conform.decoder import Kind, parse_line
+from stella_conform.decoder import Kind, integral_floats_as_integers, parse_line
 from stella_conform.schemas.fit import FitCompiler
 from stella_conform.schemas.vocabulary import load_schema
 
@@ -49,10 +49,26 @@ def _fits() -> dict[str, Callable[[Any, str], str | None]]:
     return checks
 
 
+#: Said of a journal line that fits only with its integral floats (``"seq":2.0``) read as
+#: integers: in the stream and an envelope that is reading B of integral-float; the journal's
+#: one typed source is its Rust declaration, whose integers serde_json reads only from an
+#: integer literal, and none of its sources reads by value, so it has no reading B there.
+INTEGRAL_FLOAT_NOTE = (
+    " (an integral float: the journal format's integers are Rust integer types, which "
+    "serde_json reads only from an integer literal; integral-float is a reading of the "
+    "stream and the envelope, not of the journal: docs/trace.md)"
+)
+
+
 def misfit(tag: str, entry: dict[str, Any]) -> str | None:
     """Why a line with a recognized tag does not fit, or None."""
     fits = _fits()
-    return fits["envelope"](entry, "") or fits[tag](entry, "")
+    why = fits["envelope"](entry, "") or fits[tag](entry, "")
+    if why is not None:
+        whole = integral_floats_as_integers(entry)
+        if whole is not entry and not (fits["envelope"](whole, "") or fits[tag](whole, "")):
+            why += INTEGRAL_FLOAT_NOTE
+    return why
 
 
 @dataclass

@@ -131,7 +131,8 @@ POINTS: tuple[Point, ...] = (
     Point(
         "integral-float",
         "an integral number written with a fraction or an exponent (1.0, 1e3) where an "
-        "integer is due (a ts, a count, schema_version)",
+        "integer is due in the stream or an envelope (a ts, a count, schema_version; not "
+        "the trace journal, whose one typed source, its Rust types, takes A)",
         "an error: the literal is a float (serde_json, Python's json), not an integer",
         "the integer it equals: JSON Schema's integer is a value test, JSON.parse cannot "
         "tell 1.0 from 1, and the contract's jq compares .schema_version == 1 by value",

@@ -165,6 +165,16 @@ VALUE_WIDTH = 4000
 _UNORDERED = ("unrecognized_types",)
 
 
+def other_reading(other: dict[str, Any], shown: dict[str, Any], names: Sequence[str]) -> list[str]:
+    """``name value`` for each of ``names`` where another conforming reading (``other``)
+    differs from the one a field-by-field table showed (``shown``)."""
+    return [
+        f"{name} {_shown(other.get(name))}"
+        for name in names
+        if not json_equal(_comparable(name, other.get(name)), _comparable(name, shown.get(name)))
+    ]
+
+
 def _shown(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False, sort_keys=True)
     if len(text) > VALUE_WIDTH:

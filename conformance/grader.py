@@ -155,6 +155,10 @@ class Judgment:
     #: Registered points of the case and the reading (A or B) the client took at each,
     #: when a pass tells (information only, never a verdict).
     readings: dict[str, str] = field(default_factory=dict)
+    #: The conforming reading this judgment was made under (its label; "" the default):
+    #: of a pass, the first reading the client matches; of a fail, the one whose verdict
+    #: it matched (what ``replay --check`` compares the client's reading with).
+    reading: str = ""
 
 
 @dataclass
@@ -216,6 +220,8 @@ def _under_readings(
     if first.verdict in ("crash", "error") or not alternatives:
         return first
     results = [(None, first)] + [(a, fn(case.under(a), obs, ctx)) for a in alternatives]
+    for a, j in results:
+        j.reading = a.reading if a is not None else ""
     passing = [a for a, j in results if j.verdict == "pass"]
     if passing or first.verdict == "pass":
         chosen = next(j for _, j in results if j.verdict == "pass")

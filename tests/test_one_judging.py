@@ -76,6 +76,42 @@ def test_a_fraction_where_an_integer_is_due_fails_in_every_command(tmp_path: Pat
     assert _run_judges(FRACTION, READING_B) == "pass"
 
 
+def test_replay_check_shows_the_reading_the_client_took_and_the_others(tmp_path: Path) -> None:
+    """replay --check's field-by-field table showed the default reading's values alone: a
+    client passing by reading B saw "≠ verdict: expected reject" above "judgment: pass".
+    Now the table is of the reading the judgment was made under, named, and every other
+    conforming reading follows with the fields where it differs."""
+
+    def replayed(command: tuple[str, ...]) -> list[str]:
+        out = kit(
+            "replay", "fixture:integral_float_count", "--check", "R4.bad-body-rejected",
+            "--mode", "report", "--", *command, cwd=tmp_path,
+        )  # fmt: skip
+        assert out.returncode == 0, out.stdout + out.stderr
+        return out.stdout.splitlines()
+
+    took_b = replayed(READING_B)
+    assert (
+        "reading, field by field (expected under reading integral-float, the one the client "
+        "took, against the client's):" in took_b
+    )
+    assert '  verdict:             "accept" (both)' in took_b
+    assert not [line for line in took_b if line.startswith("≠")]
+    assert (
+        'also conforming, the default reading: verdict "reject"; rejected_line 3; '
+        "final_text null; terminator null" in took_b
+    )
+    took_a = replayed(PY_REFERENCE)
+    assert "reading, field by field (expected under the default reading, the one the client " in (
+        "\n".join(took_a)
+    )
+    assert '  verdict:             "reject" (both)' in took_a
+    assert (
+        'also conforming, reading integral-float: verdict "accept"; rejected_line null; '
+        'final_text "x"; terminator "run_complete"' in took_a
+    )
+
+
 #: 4200.0 and a negative ts on one line: it fits only taking B at both points (review-6 R6-4).
 BOTH = INTEGRAL.read_bytes().replace(b'"duration_ms":4200.0}', b'"duration_ms":4200.0,"ts":-5}')
 

@@ -209,6 +209,7 @@ def _replay_as_check(
         compared_fields,
         decisive_lines,
         field_differences,
+        other_reading,
         show_stream,
     )
     from stella_conform.conformance.grader import Context, judge
@@ -242,13 +243,36 @@ def _replay_as_check(
     echo(show_stream(graded.stream, keep=keep))
     echo(f"client:   {obs.describe()}")
     if obs.ok:
-        echo("reading, field by field (expected against the client's):")
+        # every conforming reading of the case, by label ("" the default); the table is of
+        # the one the judgment was made under, the others follow it (review-6: the table
+        # showed the default's values when the client passed by another reading)
+        views = {"": graded, **{a.reading: graded.under(a) for a in graded.alternatives}}
+        shown = views.get(verdict.reading, graded)
+        if len(views) == 1:
+            echo("reading, field by field (expected against the client's):")
+        else:
+            which = (
+                "the one the client took"
+                if verdict.verdict == "pass"
+                else ("the one the judgment is about")
+            )
+            echo(
+                f"reading, field by field (expected under {_reading_name(verdict.reading)}, "
+                f"{which}, against the client's):"
+            )
         if obs.summary is not None:
             told, names = obs.summary, compared_fields(graded, check.fields)
         else:  # exit mode: the exit status is the whole answer
             told, names = _exit_reading(obs), ["verdict"]
-        for line in field_differences(graded.reading(), told, names):
+        for line in field_differences(shown.reading(), told, names):
             echo(line)
+        for label, view in views.items():
+            if label != verdict.reading:
+                differs = other_reading(view.reading(), shown.reading(), names)
+                echo(
+                    f"also conforming, {_reading_name(label)}: "
+                    + ("; ".join(differs) or "the same on these fields")
+                )
         if obs.summary is None:
             echo(
                 f"  (in {client.mode} mode the exit status tells the verdict only; "
@@ -261,6 +285,10 @@ def _replay_as_check(
     _echo_stderr(obs)
     echo(f"judgment: {verdict.verdict}" + (f": {verdict.message}" if verdict.message else ""))
     sys.exit(1 if verdict.verdict in ("fail", "crash", "error") else 0)
+
+
+def _reading_name(label: str) -> str:
+    return f"reading {label}" if label else "the default reading"
 
 
 def _stream_header(what: str, size: int, keep: Any, decides: str) -> str:

@@ -41,7 +41,7 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Collection, Iterable, Iterator, Sized
+from collections.abc import Callable, Collection, Iterable, Iterator, Sized
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import IO, Any
@@ -186,6 +186,33 @@ def integral_floats_as_integers(value: Any) -> Any:
     return value
 
 
+_FLOATS = frozenset({"integral-float"})
+_STAMP = frozenset({"ts-out-of-range"})
+
+
+def _fits_relaxed(
+    fits: Callable[[str, Any], bool], tag: str, body: dict[str, Any], stamped: bool
+) -> list[tuple[frozenset[str], dict[str, Any]]]:
+    """The ways ``body``, which does not fit, fits taking reading B at ``integral-float``
+    (its integral floats read as integers), at ``ts-out-of-range`` (its stamp dropped), or
+    at both where neither alone does (``"duration_ms":4200.0,"ts":-5``): ``(points, body)``
+    each, fewest points first."""
+    found: list[tuple[frozenset[str], dict[str, Any]]] = []
+    whole = integral_floats_as_integers(body)
+    floats = whole is not body
+    if floats and fits(tag, whole):  # 1.0 where an integer is due
+        found.append((_FLOATS, whole))
+    if stamped:
+        unstamped = {k: v for k, v in body.items() if k != "ts"}
+        if fits(tag, unstamped):  # only the stamp is out of range
+            found.append((_STAMP, unstamped))
+        elif floats and not found:  # 1.0 where an integer is due and a bad stamp too
+            unstamped = {k: v for k, v in whole.items() if k != "ts"}
+            if fits(tag, unstamped):
+                found.append((_FLOATS | _STAMP, unstamped))
+    return found
+
+
 def classify(
     line: int,
     value: Any,
@@ -268,41 +295,38 @@ def classify(
         body = {k: v for k, v in value.items() if k != "ts"}
     normalized = vocab.normalize(tag, body)
     misfit = None if vocab.fits(tag, normalized) else vocab.misfit(tag, normalized)
-    whole = normalized
+    stamped = "ts" in body
     if misfit is not None:
-        whole = integral_floats_as_integers(normalized)
-        if whole is not normalized and vocab.fits(tag, whole):  # 1.0 where an integer is due
+        for points, candidate in _fits_relaxed(vocab.fits, tag, normalized, stamped):
             if touched is not None:
-                touched.add("integral-float")
-            if "integral-float" in choices:
-                misfit, normalized = None, whole
-    if misfit is not None and "ts" in body:
-        unstamped = {k: v for k, v in normalized.items() if k != "ts"}
-        if vocab.fits(tag, unstamped):  # only the stamp is out of range
-            if touched is not None:
-                touched.add("ts-out-of-range")
-            if "ts-out-of-range" in choices:
-                misfit, normalized = None, unstamped
-        elif whole is not normalized:  # 1.0 where an integer is due and a bad stamp too
-            unstamped = {k: v for k, v in whole.items() if k != "ts"}
-            if vocab.fits(tag, unstamped):  # it fits only taking B at both points
-                if touched is not None:
-                    touched.update(("integral-float", "ts-out-of-range"))
-                if {"integral-float", "ts-out-of-range"} <= choices:
-                    misfit, normalized = None, unstamped
+                touched.update(points)
+            if misfit is not None and points <= choices:
+                misfit, normalized = None, candidate
     if misfit is not None and vocab.learnt:
         tolerant = vocab.tolerant
-        if tolerant is not None and tag in tolerant.members and tolerant.fits(tag, normalized):
-            # it fits with an alias the schema names only in its descriptions
-            if touched is not None:
+        if tolerant is not None and tag in tolerant.members:
+            # it fits with an alias the schema names only in its descriptions (and, it may
+            # be, taking B at integral-float or ts-out-of-range too)
+            ways = (
+                [(NO_CHOICES, normalized)]
+                if tolerant.fits(tag, normalized)
+                else [
+                    (points, candidate)
+                    for points, candidate in _fits_relaxed(tolerant.fits, tag, normalized, stamped)
+                    if not vocab.fits(tag, candidate)  # that needs no alias: read above
+                ]
+            )
+            if ways and touched is not None:
                 touched.add("learnt-alias")
-            if "learnt-alias" in choices:
+                touched.update(*(points for points, _ in ways))
+            taken = [candidate for points, candidate in ways if points <= choices]
+            if taken and "learnt-alias" in choices:
                 misfit += (
                     " (it fits only with an alias the wire schema's descriptions name, which "
                     "a client of the schema's keywords does not know)"
                 )
-            else:
-                misfit = None
+            elif taken:
+                misfit, normalized = None, taken[0]
     if misfit is not None:
         return LineOutcome(
             line,

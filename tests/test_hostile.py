@@ -1697,6 +1697,95 @@ def test_a_kit_killed_by_sigkill_before_any_client_leaves_no_folder(tmp_path: Pa
     assert not list(temp.iterdir())
 
 
+#: A client that notes its watchdog's token (in its environment), then reads its stream.
+TOKEN_CLIENT = (
+    "import os, sys\n"
+    "with open(sys.argv[1], 'a') as log:\n"
+    "    log.write(os.environ.get('STELLA_CONFORM_WATCHDOG', '') + '\\n')\n"
+    "sys.stdin.buffer.read()\n"
+)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the scan reads /proc")
+@pytest.mark.parametrize("name", ["replay", "run", "run -j 2", "fuzz", "run stopped"])
+def test_no_watchdog_outlives_a_command_that_ended(tmp_path: Path, name: str) -> None:
+    """A command that ends (a verdict, or stopped by SIGTERM: its clean-up ran) tells its
+    watchdog so and waits for it: no process of the kit is left once the command has
+    returned (review-6 R6-7: the watchdog, in a session of its own, outlived every
+    command by its three scans of /proc, ~100 ms). Looked for once, as the command
+    returns (polling would wait for what the watchdog did before); that a watchdog ran
+    is the token each client was given."""
+    command = name.split()[0]
+    (tmp_path / "token_client.py").write_text(TOKEN_CLIENT)
+    log = tmp_path / "tokens"
+    argv = _command(command, [sys.executable, "token_client.py", str(log)], tmp_path, "60")
+    if name == "run -j 2":
+        argv[argv.index("-j") + 1] = "2"
+    proc = subprocess.Popen(
+        [*KIT_ARGV, *argv], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    if name == "run stopped":
+        deadline = time.monotonic() + 120
+        while not log.exists():  # a client has run: a case is under way
+            assert time.monotonic() < deadline and proc.poll() is None, "no client started"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=300)
+    watching = _watching(proc.pid)
+    assert proc.returncode in ((143,) if name == "run stopped" else (0, 1)), err.decode()
+    tokens = set(log.read_text().split())
+    assert len(tokens) == 1 and tokens.pop().startswith(f"{proc.pid}-"), log.read_text()
+    assert not watching
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the scan reads /proc")
+@pytest.mark.parametrize("lines", [b"=clean\n", b"=clean\n+g 999999\n-g 999999\n"])
+def test_a_clean_kit_s_word_is_checked_not_trusted(lines: bytes) -> None:
+    """The watchdog of a kit that said ``=clean`` still scans once: a process the kit's own
+    clean-up missed (one carrying the kit's mark, out of its reach) is killed all the
+    same; and a line after ``=clean`` (a worker still at work) takes it back."""
+    from stella_conform import watchdog
+
+    token = f"test-{os.getpid()}-{os.urandom(4).hex()}"
+    env = {**os.environ, "STELLA_CONFORM_WATCHDOG": token}
+    left = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], env=env)
+    read_end, write_end = os.pipe()
+    try:
+        dog = subprocess.Popen(
+            [sys.executable, "-I", "-S", watchdog.__file__, str(read_end),
+             f"STELLA_CONFORM_WATCHDOG={token}"],
+            pass_fds=(read_end,),
+        )  # fmt: skip
+        os.close(read_end)
+        os.write(write_end, lines)
+        os.close(write_end)
+        assert dog.wait(timeout=120) == 0
+        assert left.wait(timeout=120) == -signal.SIGKILL
+    finally:
+        left.kill()
+        left.wait()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the scan reads /proc")
+def test_no_watchdog_outlives_a_command_without_a_client(tmp_path: Path) -> None:
+    """``decode -`` keeps its copy of stdin in a temporary folder, which starts the watchdog
+    (R6-2); it is gone as the command returns, as after a command with clients."""
+    proc = subprocess.Popen(
+        [*KIT_ARGV, "decode", "-"], cwd=tmp_path, stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.stdin is not None
+    proc.stdin.write(b'{"type": "run_complete", "model": "m", "cost_usd": 0}\n')
+    proc.stdin.flush()
+    deadline = time.monotonic() + 120
+    while not _watching(proc.pid):
+        assert time.monotonic() < deadline and proc.poll() is None, "no watchdog started"
+        time.sleep(0.05)
+    proc.stdin.close()
+    assert proc.wait(timeout=300) == 0
+    assert not _watching(proc.pid)
+
+
 def test_jobs_are_capped_at_a_few_per_cpu(tmp_path: Path) -> None:
     """-j 64 on this machine: a warning, and at most 4 workers per CPU (64 forked 64)."""
     cap = 4 * (os.cpu_count() or 1)

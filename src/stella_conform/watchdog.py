@@ -13,8 +13,12 @@ children and grandchildren inherit, even one that left the group with ``setsid``
 SIGKILL, scan after scan until three in a row find none (what a dying client forked); then
 the temporary folders and files still listed are removed.
 
-A kit that ended cleanly killed its clients and removed its folders itself: the scans find
-nothing, and it exits.
+A kit that ended cleanly (its command's clean-up ran: every client group killed, its
+folders removed, its orphans reaped) says so, ``=clean``, as its last line, and waits for the
+watchdog to exit (review-6 R6-7: it outlived every command by three scans, ~100 ms, in a
+session of its own). After ``=clean`` and end of file the watchdog scans once: finding
+nothing, it exits at once; finding anything, it scans as for a killed kit. A ``+`` line after
+``=clean`` (a ``-j`` worker still at work) takes the ``=clean`` back.
 """
 
 from __future__ import annotations
@@ -58,9 +62,16 @@ class Left:
         self.groups: set[int] = set()
         self.dirs: set[bytes] = set()
         self.files: set[bytes] = set()
+        #: The kit said it ended cleanly, and nothing came after.
+        self.clean = False
 
     def note(self, line: bytes) -> None:
         sign, _, value = line.partition(b" ")
+        if sign == b"=clean":
+            self.clean = True
+            return
+        if sign[:1] == b"+":
+            self.clean = False
         try:
             if sign == b"+g":
                 self.groups.add(int(value))
@@ -107,10 +118,11 @@ def marked(mark: bytes) -> list[int]:
     return found
 
 
-def kill_all(groups: set[int], mark: bytes, then: Callable[[], None]) -> None:
+def kill_all(groups: set[int], mark: bytes, then: Callable[[], None], clean: bool = False) -> None:
     """SIGKILL every group in ``groups`` and every process marked ``mark``, until none;
-    ``then`` at the first scan that finds none (no client left to write a file)."""
-    quiet = 0
+    ``then`` at the first scan that finds none (no client left to write a file). Three
+    scans in a row must find none, or one after a ``clean`` kit that none found before."""
+    quiet, enough = 0, 1 if clean else 3
     for _ in range(SCANS):
         for group in groups:
             try:  # noqa: SIM105
@@ -125,9 +137,11 @@ def kill_all(groups: set[int], mark: bytes, then: Callable[[], None]) -> None:
                 except OSError:
                     pass
         quiet = 0 if found else quiet + 1
+        if found:
+            enough = 3  # something was left after all: what it forks too
         if quiet == 1:
             then()
-        if quiet >= 3:
+        if quiet >= enough:
             return
         time.sleep(PAUSE)
 
@@ -137,8 +151,9 @@ def main(argv: list[str]) -> None:
         signal.signal(signum, signal.SIG_IGN)  # it ends when the kit does, not before
     fd, mark = int(argv[1]), argv[2].encode()
     left = listen(fd)
-    kill_all(left.groups, mark, left.remove_files)
+    kill_all(left.groups, mark, left.remove_files, left.clean)
     left.remove_files()  # again: what a last straggler made
+    os._exit(0)  # (no interpreter teardown: a kit that ended cleanly waits for this exit)
 
 
 if __name__ == "__main__":

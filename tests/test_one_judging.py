@@ -80,7 +80,8 @@ def test_replay_check_shows_the_reading_the_client_took_and_the_others(tmp_path:
     """replay --check's field-by-field table showed the default reading's values alone: a
     client passing by reading B saw "≠ verdict: expected reject" above "judgment: pass".
     Now the table is of the reading the judgment was made under, named, and every other
-    conforming reading follows with the fields where it differs."""
+    conforming reading follows with the fields where it differs; plain replay's line table
+    follows that reading too (it showed the default's lines 1-3, "reject" at 3)."""
 
     def replayed(command: tuple[str, ...]) -> list[str]:
         out = kit(
@@ -101,6 +102,15 @@ def test_replay_check_shows_the_reading_the_client_took_and_the_others(tmp_path:
         'also conforming, the default reading: verdict "reject"; rejected_line 3; '
         "final_text null; terminator null" in took_b
     )
+    # replay without --check: its line table follows the reading the client took as well
+    saved = tmp_path / "integral.jsonl"
+    shutil.copy(INTEGRAL, saved)
+    plain = kit("replay", str(saved), "--mode", "report", "--", *READING_B, cwd=tmp_path)
+    assert plain.returncode == 0, plain.stdout + plain.stderr
+    table = plain.stdout.splitlines()
+    assert " line  correct client (reading integral-float)  client" in table
+    assert "    3  known tool_result                        known tool_result" in table
+    assert "    5  known run_complete                       known run_complete" in table
     took_a = replayed(PY_REFERENCE)
     assert "reading, field by field (expected under the default reading, the one the client " in (
         "\n".join(took_a)

@@ -131,12 +131,20 @@ def replay(
         _replay_as_check(case, stream, check_id, client, vocab, claims)
     graded = GradedCase(case.name, stream, "saved", vocab=vocab)
     obs = run_once(client, graded.stream)
-    keep = decisive_lines(graded, obs)
+    # judged as run judges a verdict: under every conforming reading of the stream; the
+    # line table follows the reading the judgment was made under (the one the client took)
+    verdict = judge_verdict(graded, obs)
+    shown = next(
+        (graded.under(a) for a in graded.alternatives if a.reading == verdict.reading), graded
+    )
+    keep = decisive_lines(shown, obs)
     _safe_echo(_stream_header("stream", len(graded.stream), keep, "it"))
     _safe_echo(show_stream(graded.stream, keep=keep))
     _echo("")
-    _echo(f"{'line':>5}  {'correct client':<28} client")
-    for outcome in graded.outcomes:
+    column = "correct client" + (f" (reading {shown.reading_id})" if shown.reading_id else "")
+    width = max(28, len(column) + 1)
+    _echo(f"{'line':>5}  {column:<{width}} client")
+    for outcome in shown.outcomes:
         seen = obs.lines.get(outcome.line)
         right = outcome.kind.value + (f" {outcome.tag}" if outcome.tag else "")
         got = (
@@ -144,9 +152,7 @@ def replay(
             if seen
             else ("-" if mode == "exit" else "(no observation)")
         )
-        _echo(f"{outcome.line:>5}  {right:<28} {got}")
-    # judged as run judges a verdict: under every conforming reading of the stream
-    verdict = judge_verdict(graded, obs)
+        _echo(f"{outcome.line:>5}  {right:<{width}} {got}")
     _echo(f"\nexpected: {_expected_verdicts(graded)}")
     _safe_echo(f"client:   {obs.describe()}")
     _echo_stderr(obs)

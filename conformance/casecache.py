@@ -1,13 +1,15 @@
 """A lasting case cache: a check's generated cases, stored once, replayed by later runs.
 
-Under a fixed seed, with nothing in the example database for the check, Hypothesis draws
-the same cases for every client that passes them all: the kit's generation (about half
-of a run's CPU: Hypothesis's engine and draws, the runs' expansion, the mutations, the
-careful decode) is the same work every time.  So a check's cases are written here once,
-in the order they were graded, and a later run (another client, the next CI run after a
-cache restore) grades them straight from the file.  At a case the client fails,
-Hypothesis runs as usual: it draws the same cases again up to the failure and shrinks it,
-so the report is the one a run without the cache gives.
+Under a fixed seed the kit draws the same cases for every client that passes them all:
+the kit's generation (about half of a run's CPU: Hypothesis's engine and draws, the runs'
+expansion, the mutations, the careful decode) is the same work every time.  So a check's
+cases are written here once, in the order they were graded, and a later run (another
+client, the next CI run after a cache restore) grades them straight from the file.  At a
+case the client fails, Hypothesis runs as usual: it draws the same cases again up to the
+failure and shrinks it, so the report is the one a run without the cache gives.  The
+entries an example database holds for the check are never in the file: a run replays
+them after the check's strata (the index says how many of the cases those are), whether
+its cases are drawn or read from here.
 
 The key is everything that decides which cases are drawn: the kit's version and a digest
 of the code that draws them and of the oracle that reads them (so an edited generator
@@ -55,7 +57,8 @@ from stella_conform.safe_files import RefusedFile, open_regular
 from stella_conform.schemas.vocabulary import Vocabulary
 
 #: The file format; a new one is another key (old files are simply never read again).
-FORMAT = 1
+#: 2: the index says how many of the cases are the check's strata (``strata``).
+FORMAT = 2
 MAGIC = b"stella-conform-cases-1\n"
 _FOOTER = struct.Struct(f"<{len(MAGIC)}sQQ")
 SUFFIX = ".cases"
@@ -214,13 +217,16 @@ class CacheWriter:
             self.fh = os.fdopen(fd, "wb")
         return self.fh
 
-    def commit(self) -> None:
-        """Write the index and the footer, and rename the file into place (or drop it)."""
-        if self.failed or not self.entries:
+    def commit(self, strata: int = 0) -> None:
+        """Write the index and the footer, and rename the file into place (or drop it).
+        ``strata``: how many of the cases, the first ones, are the check's strata (a run
+        replays the example database's entries for the check after them)."""
+        if self.failed or not self.entries or not 0 <= strata <= len(self.entries):
             self.abort()
             return
         index = json.dumps(
-            {"format": FORMAT, "key": self.key, "cases": self.entries}, separators=(",", ":")
+            {"format": FORMAT, "key": self.key, "strata": strata, "cases": self.entries},
+            separators=(",", ":"),
         ).encode()
         try:
             fh = self._open()
@@ -286,6 +292,8 @@ class CachedCases:
     path: Path
     key: str
     entries: list[dict[str, Any]]
+    #: How many of the cases, the first ones, are the check's strata.
+    strata: int
     vocab: Vocabulary
     reads: frozenset[str] | None
     check: Check
@@ -335,13 +343,13 @@ def open_cached(
     """The check's cached cases, if a valid file holds them; a damaged one is removed."""
     path = folder / f"{key}{SUFFIX}"
     try:
-        entries = _read_index(path, key, check)
+        strata, entries = _read_index(path, key, check)
     except FileNotFoundError:
         return None
     except (OSError, CacheDamaged, ValueError, KeyError, TypeError):
         discard(path)
         return None
-    return CachedCases(path, key, entries, vocab, reads, check)
+    return CachedCases(path, key, entries, strata, vocab, reads, check)
 
 
 def discard(path: Path) -> None:
@@ -351,7 +359,7 @@ def discard(path: Path) -> None:
             path.unlink()
 
 
-def _read_index(path: Path, key: str, check: Check) -> list[dict[str, Any]]:
+def _read_index(path: Path, key: str, check: Check) -> tuple[int, list[dict[str, Any]]]:
     with open_regular(path, follow=False) as fh:
         size = os.fstat(fh.fileno()).st_size
         if size < _FOOTER.size:
@@ -367,13 +375,16 @@ def _read_index(path: Path, key: str, check: Check) -> list[dict[str, Any]]:
     entries = index.get("cases")
     if not isinstance(entries, list) or not 0 < len(entries) <= CASES_CAP:
         raise CacheDamaged("no list of cases")
+    strata = index.get("strata")
+    if type(strata) is not int or not 0 <= strata <= len(entries):
+        raise CacheDamaged("no count of the strata among the cases")
     total = 0
     for entry in entries:
         _validate(entry, check)
         total += entry["size"]
     if total != offset:
         raise CacheDamaged("the cases' sizes do not add up to their bytes")
-    return entries
+    return strata, entries
 
 
 def _validate(entry: Any, check: Check) -> None:

@@ -38,7 +38,6 @@ from hypothesis.database import (
     DirectoryBasedExampleDatabase,
     ExampleDatabase,
     GitHubArtifactDatabase,
-    InMemoryExampleDatabase,
     MultiplexedDatabase,
     ReadOnlyDatabase,
     choices_from_bytes,
@@ -59,7 +58,7 @@ from stella_conform.conformance.casecache import (
 )
 from stella_conform.conformance.checks import Check
 from stella_conform.conformance.claims import Claims
-from stella_conform.conformance.database import KEY_ENTRIES_CAP, valid_entry
+from stella_conform.conformance.database import ENTRY_CAP, KEY_ENTRIES_CAP, valid_entry
 from stella_conform.conformance.drawing import drawn, redrawn
 from stella_conform.conformance.excerpt import decisive_lines
 from stella_conform.conformance.grader import (
@@ -1125,10 +1124,10 @@ def check_property(
 def random_examples(
     check: Check, config: SuiteConfig, strategy: SearchStrategy[GeneratedCase]
 ) -> Iterator[tuple[GeneratedCase, tuple[ChoiceT, ...]]]:
-    """The random examples a run grades for a check whose example database holds nothing
-    for it (after its strata): ``config.examples`` of them, drawn by the kit itself
-    (:func:`drawing.drawn`, seeded by the run's seed and the check), each with the
-    choices Hypothesis replays (and shrinks) if the client fails it."""
+    """The random examples a run grades for a check (after its strata and a budget of what
+    the example database holds for it: :func:`held_entries`): ``config.examples`` of them,
+    drawn by the kit itself (:func:`drawing.drawn`, seeded by the run's seed and the
+    check), each with the choices Hypothesis replays (and shrinks) if the client fails it."""
     for one in drawn(strategy, check_seed(config.seed, check.id), config.examples):
         yield one.case, one.choices
 
@@ -1222,91 +1221,83 @@ class HeldEntry:
         return b"" in self.subs
 
 
+def held_budget(examples: int) -> int:
+    """How many of the entries an example database holds for a check a run replays:
+    ``max(2, ⌈examples / 10⌉)``, the size of Hypothesis's reuse phase in a run that also
+    generates (``desired_size`` in its engine).  A bound, because where a passing entry
+    cannot be dropped (a read-only artifact; a shared Redis, which keeps what other
+    machines' clients may still fail) every run meets the same entries again, up to
+    :data:`~stella_conform.conformance.database.KEY_ENTRIES_CAP` under each sub-key: a
+    fleet or a CI restoring an old artifact would grade its whole backlog each run."""
+    return max(2, math.ceil(0.1 * max(1, examples)))
+
+
 def held_entries(database: ExampleDatabase, check: Check, config: SuiteConfig) -> list[HeldEntry]:
-    """Every entry ``database`` holds for ``check``, in the order Hypothesis's reuse phase
-    tries them: the primary ones first, then the others, each group smallest first.
+    """The entries of ``database`` a run replays for ``check``: at most
+    :func:`held_budget` of them, those most likely to fail first, as Hypothesis's reuse
+    phase chooses them: the primary ones (failures shrunk,
+    each a flaw seen), smallest first; then, if the budget is not spent, a sample of the
+    others (:data:`UNSHRUNK`: failures not shrunk, what a shrink passed over; the pareto
+    front) drawn with the check's seed, smallest first.  Those left out stay where they
+    are, for a run with a budget to spare (the held ones that pass are dropped where they
+    may be: :class:`_Dropping`) or another seed.
 
     Entries are input (another run, machine or fuzz session wrote them): at most
     :data:`~stella_conform.conformance.database.KEY_ENTRIES_CAP` are read under a sub-key,
     and only those that are what the kit stores there (a choice sequence of at most
-    :data:`~stella_conform.conformance.database.ENTRY_CAP` bytes)."""
+    :data:`~stella_conform.conformance.database.ENTRY_CAP` bytes) are replayed."""
+    budget = held_budget(config.examples)
     key = database_key(check, config)
     found: dict[bytes, list[bytes]] = {}
     for sub in HELD_SUB_KEYS:
         for value in itertools.islice(database.fetch(key + sub), KEY_ENTRIES_CAP):
-            if valid_entry(key + sub, value):
+            if isinstance(value, bytes) and len(value) <= ENTRY_CAP:
                 found.setdefault(value, []).append(sub)
-    entries = []
-    for value, subs in found.items():
-        choices = choices_from_bytes(value)
+    primary = sorted((v for v, subs in found.items() if b"" in subs), key=_shortlex)
+    others = sorted(v for v, subs in found.items() if b"" not in subs)  # the server's order aside
+    Random(check_seed(config.seed, check.id)).shuffle(others)
+    entries: list[HeldEntry] = []
+    for value in itertools.chain(primary, others):
+        if len(entries) >= budget:
+            break
+        subs = found[value]
+        choices = choices_from_bytes(value) if valid_entry(key + subs[0], value) else None
         if choices is not None:
             entries.append(HeldEntry(value, choices, tuple(subs)))
-    return sorted(entries, key=lambda e: (not e.primary, len(e.value), e.value))
+    return sorted(entries, key=lambda e: (not e.primary, *_shortlex(e.value)))
 
 
-def _owned(
-    database: ExampleDatabase,
-) -> tuple[list[ExampleDatabase], list[ExampleDatabase]]:
-    """The parts of ``database`` a run drops a passing entry from: (the user's own, which
-    lose every one; the others written, which lose no more than Hypothesis's reuse phase
-    would drop).  A read-only one (a GitHub artifact) is in neither: nothing is dropped
-    from it.  "The others": a shared Redis (other machines' clients may still fail what
-    this one passes), and any database the kit does not know."""
+def _shortlex(value: bytes) -> tuple[int, bytes]:
+    return len(value), value
+
+
+def _writable(database: ExampleDatabase) -> list[ExampleDatabase]:
+    """The parts of ``database`` a run drops a passing entry from: every one but a
+    read-only one (a GitHub artifact)."""
     if isinstance(database, ReadOnlyDatabase | GitHubArtifactDatabase):
-        return [], []
+        return []
     if isinstance(database, MultiplexedDatabase):
-        own: list[ExampleDatabase] = []
-        others: list[ExampleDatabase] = []
-        for part in database._wrapped:
-            mine, theirs = _owned(part)
-            own += mine
-            others += theirs
-        return own, others
+        return [part for wrapped in database._wrapped for part in _writable(wrapped)]
     if isinstance(database, BackgroundWriteDatabase):
-        return _owned(database._db)
-    if isinstance(database, DirectoryBasedExampleDatabase | InMemoryExampleDatabase):
-        return [database], []
-    return [], [database]
+        return _writable(database._db)
+    return [database]
 
 
 class _Dropping:
-    """Drops from a database the held entries a client passes (:func:`_owned`): from the
-    user's own database every one; from a shared one every primary entry (Hypothesis
-    replays them all, and drops each that passes) and at most as many others as its reuse
-    phase would have replayed this run (``max(2, ⌈max_examples / 10⌉)`` less the primary
-    entries), smallest first."""
+    """Drops the held entries a client passes from every part of the database that is
+    written (:func:`_writable`): the user's own directory, a shared Redis, a database the
+    kit does not know; not a read-only one.  No more than Hypothesis's reuse phase would
+    drop: the run replays at most :func:`held_budget` entries, the primary ones first, and
+    Hypothesis replays every primary entry and that many in all, and drops each that
+    passes."""
 
-    def __init__(
-        self, database: ExampleDatabase, key: bytes, entries: Sequence[HeldEntry], examples: int
-    ) -> None:
-        self.own, self.others = _owned(database)
+    def __init__(self, database: ExampleDatabase, key: bytes) -> None:
+        self.written = _writable(database)
         self.key = key
-        primary = sum(entry.primary for entry in entries)
-        self.budget = max(0, max(2, math.ceil(0.1 * max(1, examples))) - primary)
-        self._held: dict[tuple[int, bytes], set[bytes]] = {}
-
-    def _holds(self, index: int, sub: bytes, value: bytes) -> bool:
-        held = self._held.get((index, sub))
-        if held is None:
-            fetched = self.others[index].fetch(self.key + sub)
-            held = self._held[index, sub] = set(itertools.islice(fetched, KEY_ENTRIES_CAP))
-        return value in held
 
     def drop(self, entry: HeldEntry) -> None:
-        for sub in entry.subs:
-            for database in self.own:
-                database.delete(self.key + sub, entry.value)
-        counted = False
-        for index, database in enumerate(self.others):
+        for database in self.written:
             for sub in entry.subs:
-                if not self._holds(index, sub, entry.value):
-                    continue
-                if sub != b"":
-                    if not counted and self.budget <= 0:
-                        continue
-                    if not counted:
-                        self.budget -= 1
-                        counted = True
                 database.delete(self.key + sub, entry.value)
 
 
@@ -1341,9 +1332,10 @@ def _generated(
         else None
     )
     seen: list[GradedCase] = []
-    # what earlier runs and fuzz sessions saved for the check: replayed before any draw
+    # what earlier runs and fuzz sessions saved for the check (a budget of it): replayed
+    # after the strata (drawn or from the case cache), before the random examples
     held = held_entries(database, check, config) if database is not None else []
-    cached, writer = _case_cache(check, config, vocab, bool(held))
+    cached, writer = _case_cache(check, config, vocab)
 
     def attempt(
         case: GeneratedCase,
@@ -1384,34 +1376,51 @@ def _generated(
         judgments.append(j)
         return None
 
-    def replayed(shared: Iterable[GradedCase]) -> bool:
-        """The cases another client (or run) was graded on; False at the first that fails."""
+    def afresh() -> None:
+        """Forget what was graded: the check is generated from the start (Hypothesis runs
+        the cases again, and shrinks the failure)."""
+        judgments.clear()
+        ran.update(cases=0, strata=0, held=0)
+
+    def replayed(shared: Iterable[GradedCase], strata: int | None = None) -> bool:
+        """The cases another client (or run) was graded on; False at the first that fails.
+        ``strata``: how many of them are the check's strata, after which the example
+        database's entries are replayed (:func:`replay_held`), as a run that draws its
+        cases replays them: True at once when one fails (handed to Hypothesis)."""
         count = 0
+        replays = bool(held) and not config.strata_only  # as the drawing path below
         for g in shared:
+            if count == strata and replays:
+                ran["strata"] = count
+                if not replay_held():
+                    return True
             if pace.out_of_time():
                 raise _StopCheck
             if run_graded(g) is not None:
-                judgments.clear()  # Hypothesis runs them again, and shrinks the failure
-                ran["cases"] = 0
+                afresh()
                 return False
             count += 1
+        if count == strata and replays:  # no random example (--examples 0)
+            ran["strata"] = count
+            if not replay_held():
+                return True
         ran["replayed"] = count  # the random examples and the strata the run kept
         return True
 
     def from_cache(entry: CachedCases) -> bool | None:
-        """The cases a run before this one kept: True when all pass, False at a failure,
-        None for a damaged file (removed)."""
+        """The cases a run before this one kept, the example database's entries replayed
+        after their strata: True when all pass (or an entry failed, handed to Hypothesis),
+        False at a failing case, None for a damaged file (removed)."""
         cases = entry.cases()
         try:
-            if replayed(cases):
+            if replayed(cases, entry.strata):
                 entry.touch()
                 return True
             return False
         except (CacheDamaged, OSError) as exc:
             discard(entry.path)
             warn_damaged(entry.path, exc)
-            judgments.clear()
-            ran["cases"] = 0
+            afresh()
             return None
         finally:
             cases.close()
@@ -1496,15 +1505,17 @@ def _generated(
             last_failure[0] = (g, not_again, obs)
 
     def replay_held() -> bool:
-        """What the database holds for the check (:func:`held_entries`), before any random
-        example is drawn: each entry replayed through the check's strategy and graded as a
-        case, smallest first; each that passes (or is no case of the strategy any more) is
-        dropped from the database (:class:`_Dropping`), the first that fails is handed to
-        Hypothesis and the ones after it are kept for later.  True when none failed: the
-        run then grades the seed's own random examples, as on an empty database, and keeps
-        them in the case cache."""
+        """What the database holds for the check (at most :func:`held_budget` entries:
+        :func:`held_entries`), after the strata (drawn, or from the case cache) and
+        before the random examples: each entry replayed through the check's
+        strategy and graded as a case, the primary ones first; each that passes (or is no
+        case of the strategy any more) is dropped from the database where it may be
+        (:class:`_Dropping`), the first that fails is handed to Hypothesis and the ones
+        after it are kept for later.  True when none failed: the run then grades the
+        seed's own random examples, as on an empty database (or has graded them from the
+        case cache), and keeps them there."""
         assert database is not None and strategy is not None
-        dropping = _Dropping(database, database_key(check, config), held, config.examples)
+        dropping = _Dropping(database, database_key(check, config))
         random = Random(check_seed(config.seed, check.id))
         for entry in held:
             if pace.out_of_time():
@@ -1552,7 +1563,7 @@ def _generated(
             if replay is None and cached is not None:  # damaged: generate and keep again
                 writer = CacheWriter(cached.path.parent, cached.key)
             if replay:
-                pass
+                pass  # the cached cases, and the held entries after their strata
             elif shared is None or not replayed(shared):
                 # drawn only when Hypothesis runs (a replay holds them), and only by a run
                 # of the default size or more: a quick look grades what it asked for
@@ -1567,7 +1578,7 @@ def _generated(
                 if share_key is not None and not last_failure:
                     _SHARED[share_key] = seen
                 if writer is not None and not last_failure:
-                    writer.commit()
+                    writer.commit(strata=ran["strata"])
     except (_CheckFailed, _ShrinkBudgetSpent):
         pass
     except _StopCheck:
@@ -1620,13 +1631,12 @@ def _size(case: GradedCase) -> tuple[int, bytes]:
 
 
 def _case_cache(
-    check: Check, config: SuiteConfig, vocab: Vocabulary, held: bool
+    check: Check, config: SuiteConfig, vocab: Vocabulary
 ) -> tuple[CachedCases | None, CacheWriter | None]:
     """The check's cases from the case cache, or a writer to keep them there; neither when
-    the cache is off.  When the example database holds entries for the check (``held``)
-    the cache is not read (the entries are replayed between the strata and the random
-    examples, which the file holds together), and written: when every entry passes, the
-    run grades the seed's own cases, the ones the file is keyed by."""
+    the cache is off.  The file holds the seed's own cases (its strata and random
+    examples), never an example database's entries: those are replayed beside them, so
+    the file is read (and written) whether the database holds entries or not."""
     folder = config.case_cache
     if folder is None or config.recordings or check.input not in CACHED_INPUTS:
         return None, None
@@ -1634,7 +1644,7 @@ def _case_cache(
         check, vocab, seed=config.seed, examples=config.examples,
         claims=config.claims.to_json(),
     )  # fmt: skip
-    cached = None if held else open_cached(folder, key, check, vocab, config.claims.reads)
+    cached = open_cached(folder, key, check, vocab, config.claims.reads)
     return cached, CacheWriter(folder, key) if cached is None else None
 
 

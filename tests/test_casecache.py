@@ -144,19 +144,28 @@ def test_a_change_to_the_generators_code_misses(
     assert generated[0] > drawn
 
 
-def test_a_saved_failure_in_the_example_database_is_replayed_not_the_cache(
+def test_a_saved_failure_in_the_example_database_is_replayed_as_without_the_cache(
     tmp_path: Path, generated: list[int]
 ) -> None:
-    """The database holds a failure for the check: Hypothesis replays it first, so the
-    cases are not the seed's alone, and the cache is neither read nor written."""
+    """The database holds a failure for the check and the cache its cases (the reference
+    client's): the run reads the cache all the same, the broken client fails a cached
+    case, and the check is graded afresh, the failure replayed and shrunk: the report is
+    the one a run without the cache gives.  (A client that passes every cached case and
+    fails an entry: tests/test_kit_drawn.py.)"""
+    import shutil
+
     checks = ["R5.unknown-fields-ignored"]
     with_db = dataclasses.replace(_config(tmp_path, BROKEN), database_dir=tmp_path / "db")
     first = _graded(with_db, checks)
     assert first["checks"][0]["outcome"] == "fail"
     _graded(dataclasses.replace(_config(tmp_path), database_dir=None), checks)  # kept
-    drawn = generated[0]
+    assert len(list((tmp_path / "cases").iterdir())) == 1
+    shutil.copytree(tmp_path / "db", tmp_path / "db-copy")
     again = _graded(with_db, checks)
-    assert generated[0] > drawn  # Hypothesis ran: the database's failure came first
+    uncached = _graded(
+        dataclasses.replace(with_db, database_dir=tmp_path / "db-copy", case_cache=None), checks
+    )
+    assert again == uncached
     assert again["checks"][0]["failures"][0]["saved"] == first["checks"][0]["failures"][0]["saved"]
 
 

@@ -4,6 +4,7 @@ Hypothesis's engine around each, and hands a failing one to Hypothesis to shrink
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -173,43 +174,76 @@ def _no_engine(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(suite, "check_property", no_engine)
 
 
+def _no_generation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From here on a check draws neither a stratum nor a random example: a run must
+    grade its own cases from the case cache."""
+
+    def drawn_again(*args: Any, **kw: Any) -> Any:
+        raise AssertionError("a run generated its cases: the case cache was not read")
+
+    monkeypatch.setattr(suite, "check_stratum_list", drawn_again)
+    monkeypatch.setattr(suite, "random_examples", drawn_again)
+
+
+def _own_cases(config: SuiteConfig) -> tuple[list[bytes], list[bytes]]:
+    """The seed's own cases for CHECK: its strata, its random examples."""
+    strategy = check_strategy(CHECK, config.vocabulary())
+    assert strategy is not None
+    strata = [case.stream for case in check_strata(CHECK, config.vocabulary())]
+    return strata, [case.stream for case, _ in random_examples(CHECK, config, strategy)]
+
+
+#: How many held entries a run of 25 examples replays: max(2, ⌈25 / 10⌉), as Hypothesis's
+#: reuse phase (suite.held_budget).
+BUDGET = 3
+
+
 def test_a_fixed_client_s_next_run_draws_the_seed_s_own_cases(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The run after the fix replays everything the shrink left (the shrunk case, and the
-    cases it passed over, under ``.secondary``), drops each as it passes, then grades the
-    kit's own draws of its seed, without the engine, and keeps them in the case cache.
-    (Hypothesis replays three ``.secondary`` entries a run and drops only those: a fixed
-    client's next six runs were on the engine's path, other cases, no case cache:
-    review-5 K5.)"""
+    """The run after the fix grades its strata, then a budget of what the shrink left
+    (the shrunk case first, then cases it passed over, under ``.secondary``), dropping
+    each as it passes, then the kit's own draws of its seed, without the engine, and
+    keeps its strata and draws in the case cache.  The next runs grade the cache's cases
+    with the next budget of entries after the strata, until none is left.  (Hypothesis
+    replays three ``.secondary`` entries a run and drops only those: a fixed client's next
+    six runs were on the engine's path, other cases, no case cache: review-5 K5.)"""
     database = DirectoryBasedExampleDatabase(str(tmp_path / "db"))
     cache = tmp_path / "cases"
     broken = _config(_reader(most_lines=8), database=database, case_cache=cache)
     assert run_check(CHECK, broken).outcome == "fail"
     key = database_key(CHECK, broken)
     left = _entries(database, key)
-    assert len(left[b""]) == 1 and len(left[UNSHRUNK]) > 3  # more than Hypothesis replays
+    assert len(left[b""]) == 1 and len(left[UNSHRUNK]) > BUDGET  # more than one run replays
     assert not any(cache.iterdir())  # a failing run keeps no cases
     fixed = _config(_reader(), database=database, case_cache=cache)
     held = left[b""] | left[UNSHRUNK]
+    strata, own = _own_cases(fixed)
 
     _no_engine(monkeypatch)
     graded = _graded(monkeypatch)
     result = run_check(CHECK, fixed)
     assert result.outcome == "pass", result.message
-    assert _entries(database, key) == {sub: set() for sub in HELD_SUB_KEYS}
-    strategy = check_strategy(CHECK, fixed.vocabulary())
-    assert strategy is not None
-    strata = [case.stream for case in check_strata(CHECK, fixed.vocabulary())]
-    own = [case.stream for case, _ in random_examples(CHECK, fixed, strategy)]
     assert graded[: len(strata)] == strata
-    assert graded[len(strata) : len(strata) + len(held)][0].count(b"\n") == 9  # the shrunk one
-    assert graded[len(strata) + len(held) :] == own
-    assert result.cases == len(graded) == len(strata) + len(held) + len(own)
+    assert graded[len(strata)].count(b"\n") == 9  # the shrunk one first
+    assert graded[len(strata) + BUDGET :] == own
+    assert result.cases == len(graded) == len(strata) + BUDGET + len(own)
+    still = _entries(database, key)
+    assert not still[b""] and len(held - still[UNSHRUNK]) == BUDGET  # dropped as they passed
     assert any(cache.iterdir())  # the seed's own cases, kept
+
+    _no_generation(monkeypatch)
+    while still[UNSHRUNK]:  # from the case cache, and the next entries, dropped in turn
+        graded.clear()
+        again = run_check(CHECK, fixed)
+        assert again.outcome == "pass", again.message
+        replayed = min(BUDGET, len(still[UNSHRUNK]))
+        assert graded[: len(strata)] == strata and graded[len(strata) + replayed :] == own
+        assert len(graded) == again.cases == len(strata) + len(own) + replayed
+        before, still = still, _entries(database, key)
+        assert len(before[UNSHRUNK] - still[UNSHRUNK]) == replayed
     graded.clear()
-    again = run_check(CHECK, fixed)  # from the case cache: the same cases, no database entry
-    assert again.outcome == "pass"
+    assert run_check(CHECK, fixed).outcome == "pass"  # nothing held: the cache alone
     assert graded == strata + own
 
 
@@ -271,19 +305,57 @@ def test_a_failure_not_shrunk_is_kept_where_fuzz_keeps_one_and_shrunk_next_run(
     assert len(list(database.fetch(key))) == 1
 
 
-def test_a_read_only_or_shared_database_loses_no_more_than_hypothesis_would(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A fixed client's run drops every passing entry from the user's own directory,
-    none from a read-only one (a GitHub artifact), and from a shared one (Redis) the
-    primary entries and as many others as Hypothesis's reuse phase replays a run
-    (max(2, 25 / 10) = 3 in all), as Hypothesis would; the run draws the seed's own
-    cases all the same."""
-    local = DirectoryBasedExampleDatabase(str(tmp_path / "local"))
-    broken = _config(_reader(most_lines=8), database=local)
+def _failed_run_left(tmp_path: Path, name: str) -> tuple[bytes, dict[bytes, set[bytes]]]:
+    """The check's key, and what a failing run (the buffer of eight) left for it."""
+    folder = DirectoryBasedExampleDatabase(str(tmp_path / name))
+    broken = _config(_reader(most_lines=8), database=folder)
     assert run_check(CHECK, broken).outcome == "fail"
     key = database_key(CHECK, broken)
-    left = _entries(local, key)
+    return key, _entries(folder, key)
+
+
+def test_a_read_only_database_s_passing_entries_cost_a_budget_and_the_cache_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review-6 R6-8: a read-only database (a GitHub artifact, a directory mounted
+    read-only) keeps every entry a fixed client passes, so every run meets them again:
+    each replays only a budget of them (the shrunk one first), and from its second run on
+    grades its own cases from the case cache, not generated again, the entries after the
+    strata as before.  (Every run replayed
+    all six, and never read the cache, while any was held.)"""
+    key, left = _failed_run_left(tmp_path, "artifact")
+    held = left[b""] | left[UNSHRUNK]
+    assert len(held) > BUDGET
+    artifact = ReadOnlyDatabase(DirectoryBasedExampleDatabase(str(tmp_path / "artifact")))
+    cache = tmp_path / "cases"
+    fixed = _config(_reader(), database=artifact, case_cache=cache)
+    strata, own = _own_cases(fixed)
+    _no_engine(monkeypatch)
+    graded = _graded(monkeypatch)
+    first = run_check(CHECK, fixed)
+    assert first.outcome == "pass", first.message
+    assert first.cases == len(graded) == len(strata) + BUDGET + len(own)
+    replayed = graded[len(strata) : len(strata) + BUDGET]
+    assert replayed[0].count(b"\n") == 9  # the shrunk one
+    _no_generation(monkeypatch)
+    for _ in range(2):
+        graded.clear()
+        again = run_check(CHECK, fixed)
+        assert again.outcome == "pass", again.message
+        assert graded == strata + replayed + own  # as the first, from the cache
+        assert again.cases == len(graded)
+    assert _entries(DirectoryBasedExampleDatabase(str(tmp_path / "artifact")), key) == left
+
+
+def test_a_shared_database_loses_no_more_than_hypothesis_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fixed client's run replays a budget of the held entries (max(2, 25 / 10) = 3,
+    the primary one first, as Hypothesis's reuse phase) and drops each that passes from
+    the user's own directory and a shared one (Redis): no more than Hypothesis would
+    drop; from a read-only one none.  The next run replays the next ones."""
+    key, left = _failed_run_left(tmp_path, "local")
+    local = DirectoryBasedExampleDatabase(str(tmp_path / "local"))
     artifact_dir = DirectoryBasedExampleDatabase(str(tmp_path / "artifact"))
     redis = SharedDatabase(InMemoryExampleDatabase(), "redis://test/0", (OSError,))
     for sub, values in left.items():
@@ -294,13 +366,68 @@ def test_a_read_only_or_shared_database_loses_no_more_than_hypothesis_would(
     _no_engine(monkeypatch)
     fixed = _config(_reader(), database=both)
     assert run_check(CHECK, fixed).outcome == "pass"
-    assert _entries(local, key) == {sub: set() for sub in HELD_SUB_KEYS}
     assert _entries(artifact_dir, key) == left
-    shared = _entries(redis, key)
-    assert not shared[b""]
-    assert len(left[UNSHRUNK] - shared[UNSHRUNK]) == 2  # three replays, the primary one of them
+    for part in (local, redis):
+        now = _entries(part, key)
+        assert not now[b""] and len(left[UNSHRUNK] - now[UNSHRUNK]) == BUDGET - 1
+    # the artifact holds them all: the same seed replays the same budget of them
     assert run_check(CHECK, fixed).outcome == "pass"
-    assert len(left[UNSHRUNK] - _entries(redis, key)[UNSHRUNK]) == 4
+    assert _entries(redis, key) == _entries(local, key) == now
+    # without it, the next ones
+    alone = _config(_reader(), database=MultiplexedDatabase(local, redis))
+    assert run_check(CHECK, alone).outcome == "pass"
+    for part in (local, redis):
+        after = _entries(part, key)
+        assert len(now[UNSHRUNK] - after[UNSHRUNK]) == min(BUDGET, len(now[UNSHRUNK]))
+
+
+def test_a_held_failure_fails_a_run_from_the_case_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the case cache read while the database holds entries, a failing entry still
+    fails the run: graded after the cached strata, behind a passing primary entry, as
+    when the cases are drawn, it is handed to Hypothesis and shrunk, and the read-only
+    database keeps it."""
+    cache = tmp_path / "cases"
+    reader = _reader(most_lines=90)  # passes every case of the seed (86 lines at most)
+    warm = _config(reader, case_cache=cache)
+    strata, own = _own_cases(warm)
+    assert max(s.count(b"\n") for s in strata + own) <= 90
+    assert run_check(CHECK, warm).outcome == "pass"  # the cache written
+    strategy = check_strategy(CHECK, warm.vocabulary())
+    assert strategy is not None
+    # (no mutation: a reading may let a client reject a ts of null)
+    plain = [d for d in drawn(strategy, 3, 400) if not d.case.mutations]
+    by_size = sorted(plain, key=lambda d: d.case.stream.count(b"\n"))
+    failing, passing = by_size[-1], by_size[0]
+    assert failing.case.stream.count(b"\n") > 90
+    folder = DirectoryBasedExampleDatabase(str(tmp_path / "artifact"))
+    key = database_key(CHECK, warm)
+    folder.save(key, choices_to_bytes(passing.choices))
+    folder.save(key + UNSHRUNK, choices_to_bytes(failing.choices))
+    config = _config(reader, case_cache=cache, database=ReadOnlyDatabase(folder))
+    _no_generation(monkeypatch)
+    graded = _graded(monkeypatch)
+    result = run_check(CHECK, config)
+    assert result.outcome == "fail", result.message
+    assert graded[: len(strata)] == strata  # from the cache
+    after = len(strata) + 2
+    assert graded[len(strata) : after] == [passing.case.stream, failing.case.stream]
+    (failure,) = result.failures
+    assert failure.stream is not None and failure.stream.count(b"\n") == 91  # shrunk
+    assert set(folder.fetch(key + UNSHRUNK)) == {choices_to_bytes(failing.choices)}
+    monkeypatch.undo()
+    cold = run_check(CHECK, replace(config, case_cache=None))
+    assert _timeless(cold.to_json()) == _timeless(result.to_json())  # as without the cache
+
+
+def _timeless(doc: Any) -> Any:
+    """A report without its times."""
+    if isinstance(doc, dict):
+        return {k: _timeless(v) for k, v in doc.items() if k != "seconds"}
+    if isinstance(doc, list):
+        return [_timeless(v) for v in doc]
+    return doc
 
 
 def test_a_failure_that_does_not_come_back_is_an_error_not_a_pass() -> None:

@@ -761,3 +761,54 @@ def test_a_worker_a_team_leaves_without_checks_of_its_own_draws_afresh() -> None
         started_fresh = twin.random() < FRESH_SHARE
         assert (alone._mutant(alone.arms[0]) is None) == started_fresh
         twin.setstate(alone.random.getstate())
+
+
+def test_a_run_on_a_shared_redis_replays_a_budget_of_what_it_holds_and_reads_its_cache(
+    tmp_path: Path, server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review-6 R6-8 on a real Redis: other workers' clients still fail what a fixed
+    client passes and save it again, so each of its runs meets entries there.  Each run
+    replays a budget of them (max(2, ⌈25 / 10⌉) = 3, the shrunk one first, after the
+    strata) and, from the second on, grades its own cases from the case cache, not
+    generated again.  (Every run
+    replayed all six, and never read the cache while any was held.)"""
+    from test_kit_drawn import (
+        BUDGET,
+        CHECK,
+        _config,
+        _entries,
+        _failed_run_left,
+        _graded,
+        _no_generation,
+        _own_cases,
+        _reader,
+    )
+
+    from stella_conform.conformance.suite import run_check
+
+    key, left = _failed_run_left(tmp_path, "worker")
+    held = left[b""] | left[b".secondary"]
+    assert len(held) > BUDGET
+    shared = RedisSource(server.url).database()
+    database = KitDatabase(SafeDirectoryDatabase(str(tmp_path / "local")), shared)
+
+    def the_others_save_theirs_again() -> None:
+        for sub, values in left.items():
+            for value in values:
+                shared.save(key + sub, value)
+
+    fixed = _config(_reader(), database=database, case_cache=tmp_path / "cases")
+    strata, own = _own_cases(fixed)
+    graded = _graded(monkeypatch)
+    for _ in range(3):
+        the_others_save_theirs_again()
+        graded.clear()
+        result = run_check(CHECK, fixed)
+        assert result.outcome == "pass", result.message
+        assert len(graded) == result.cases == len(strata) + len(own) + BUDGET
+        # the strata, a budget of the entries, the random examples: drawn, then cached
+        assert graded[: len(strata)] == strata and graded[len(strata) + BUDGET :] == own
+        _no_generation(monkeypatch)
+        still = _entries(shared, key)
+        assert len(held - still[b""] - still[b".secondary"]) == BUDGET  # dropped as they passed
+    shared.close()

@@ -1222,9 +1222,11 @@ class HeldEntry:
 
 
 def held_budget(examples: int) -> int:
-    """How many of the entries an example database holds for a check a run replays:
-    ``max(2, ⌈examples / 10⌉)``, the size of Hypothesis's reuse phase in a run that also
-    generates (``desired_size`` in its engine).  A bound, because where a passing entry
+    """How many of the entries an example database holds for a check a run replays, the
+    shrunk ones aside (each of those is replayed, as Hypothesis's reuse phase does: each
+    is a flaw seen, and few): ``max(2, ⌈examples / 10⌉)``, the size of Hypothesis's reuse
+    phase in a run that also generates (``desired_size`` in its engine).  A bound, because
+    where a passing entry
     cannot be dropped (a read-only artifact; a shared Redis, which keeps what other
     machines' clients may still fail) every run meets the same entries again, up to
     :data:`~stella_conform.conformance.database.KEY_ENTRIES_CAP` under each sub-key: a
@@ -1233,10 +1235,10 @@ def held_budget(examples: int) -> int:
 
 
 def held_entries(database: ExampleDatabase, check: Check, config: SuiteConfig) -> list[HeldEntry]:
-    """The entries of ``database`` a run replays for ``check``: at most
-    :func:`held_budget` of them, those most likely to fail first, as Hypothesis's reuse
-    phase chooses them: the primary ones (failures shrunk,
-    each a flaw seen), smallest first; then, if the budget is not spent, a sample of the
+    """The entries of ``database`` a run replays for ``check``, as Hypothesis's reuse
+    phase chooses them: every primary one (failures shrunk, each a flaw seen: a budget
+    here would leave a still-failing flaw unreplayed behind fixed ones), smallest first;
+    then, if :func:`held_budget` is not spent, a sample of the
     others (:data:`UNSHRUNK`: failures not shrunk, what a shrink passed over; the pareto
     front) drawn with the check's seed, smallest first.  Those left out stay where they
     are, for a run with a budget to spare (the held ones that pass are dropped where they
@@ -1258,9 +1260,9 @@ def held_entries(database: ExampleDatabase, check: Check, config: SuiteConfig) -
     Random(check_seed(config.seed, check.id)).shuffle(others)
     entries: list[HeldEntry] = []
     for value in itertools.chain(primary, others):
-        if len(entries) >= budget:
-            break
         subs = found[value]
+        if b"" not in subs and len(entries) >= budget:
+            break
         choices = choices_from_bytes(value) if valid_entry(key + subs[0], value) else None
         if choices is not None:
             entries.append(HeldEntry(value, choices, tuple(subs)))
@@ -1287,9 +1289,8 @@ class _Dropping:
     """Drops the held entries a client passes from every part of the database that is
     written (:func:`_writable`): the user's own directory, a shared Redis, a database the
     kit does not know; not a read-only one.  No more than Hypothesis's reuse phase would
-    drop: the run replays at most :func:`held_budget` entries, the primary ones first, and
-    Hypothesis replays every primary entry and that many in all, and drops each that
-    passes."""
+    drop: the run replays every primary entry and the others up to :func:`held_budget`
+    in all, as Hypothesis does, and drops each that passes."""
 
     def __init__(self, database: ExampleDatabase, key: bytes) -> None:
         self.written = _writable(database)
@@ -1505,10 +1506,10 @@ def _generated(
             last_failure[0] = (g, not_again, obs)
 
     def replay_held() -> bool:
-        """What the database holds for the check (at most :func:`held_budget` entries:
-        :func:`held_entries`), after the strata (drawn, or from the case cache) and
-        before the random examples: each entry replayed through the check's
-        strategy and graded as a case, the primary ones first; each that passes (or is no
+        """What the database holds for the check (every shrunk entry and the others up
+        to :func:`held_budget`: :func:`held_entries`), after the strata (drawn, or from
+        the case cache) and before the random examples: each entry replayed through the
+        check's strategy and graded as a case, the primary ones first; each that passes (or is no
         case of the strategy any more) is dropped from the database where it may be
         (:class:`_Dropping`), the first that fails is handed to Hypothesis and the ones
         after it are kept for later.  True when none failed: the run then grades the

@@ -421,6 +421,37 @@ def test_a_held_failure_fails_a_run_from_the_case_cache(
     assert _timeless(cold.to_json()) == _timeless(result.to_json())  # as without the cache
 
 
+def test_every_held_shrunk_failure_is_replayed_the_budget_aside(tmp_path: Path) -> None:
+    """The budget caps what a run replays of the entries not shrunk; every shrunk one
+    (a flaw seen) is replayed, as Hypothesis's reuse phase does.  A read-only artifact
+    holding more shrunk failures than the budget, of which only the largest still fails,
+    fails the run.  (With the budget over all of them, the fixed ones, smaller, took the
+    budget and the run passed: a flaw the database held, never graded.)"""
+    reader = _reader(most_lines=90)  # passes every case of the seed (86 lines at most)
+    config = _config(reader)
+    strategy = check_strategy(CHECK, config.vocabulary())
+    assert strategy is not None
+    plain = [d for d in drawn(strategy, 3, 400) if not d.case.mutations]
+    failing = max(plain, key=lambda d: d.case.stream.count(b"\n"))
+    assert failing.case.stream.count(b"\n") > 90
+    size = len(choices_to_bytes(failing.choices))
+    smaller = {
+        choices_to_bytes(d.choices)
+        for d in plain
+        if d.case.stream.count(b"\n") <= 90 and len(choices_to_bytes(d.choices)) < size
+    }
+    passing = sorted(smaller, key=lambda v: (len(v), v))[:BUDGET]
+    assert len(passing) == BUDGET  # the budget's worth, each before the failing one
+    folder = DirectoryBasedExampleDatabase(str(tmp_path / "artifact"))
+    key = database_key(CHECK, config)
+    for value in [*passing, choices_to_bytes(failing.choices)]:
+        folder.save(key, value)
+    result = run_check(CHECK, replace(config, database=ReadOnlyDatabase(folder)))
+    assert result.outcome == "fail", result.message
+    (failure,) = result.failures
+    assert failure.stream == failing.case.stream  # a shrunk entry is replayed as it is
+
+
 def _timeless(doc: Any) -> Any:
     """A report without its times."""
     if isinstance(doc, dict):

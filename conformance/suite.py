@@ -1226,9 +1226,9 @@ def held_budget(examples: int) -> int:
     shrunk ones aside (each of those is replayed, as Hypothesis's reuse phase does: each
     is a flaw seen, and few): ``max(2, ⌈examples / 10⌉)``, the size of Hypothesis's reuse
     phase in a run that also generates (``desired_size`` in its engine).  A bound, because
-    where a passing entry
-    cannot be dropped (a read-only artifact; a shared Redis, which keeps what other
-    machines' clients may still fail) every run meets the same entries again, up to
+    where a passing entry cannot be dropped (a read-only artifact; a shared Redis, which
+    keeps what other machines' clients may still fail) every run meets the same entries
+    again, up to
     :data:`~stella_conform.conformance.database.KEY_ENTRIES_CAP` under each sub-key: a
     fleet or a CI restoring an old artifact would grade its whole backlog each run."""
     return max(2, math.ceil(0.1 * max(1, examples)))
@@ -1390,21 +1390,25 @@ def _generated(
         cases replays them: True at once when one fails (handed to Hypothesis)."""
         count = 0
         replays = bool(held) and not config.strata_only  # as the drawing path below
+
+        def held_failed() -> bool:
+            """At the end of the strata, the held entries replayed: whether one failed."""
+            if count != strata or not replays:
+                return False
+            ran["strata"] = count
+            return not replay_held()
+
         for g in shared:
-            if count == strata and replays:
-                ran["strata"] = count
-                if not replay_held():
-                    return True
+            if held_failed():
+                return True
             if pace.out_of_time():
                 raise _StopCheck
             if run_graded(g) is not None:
                 afresh()
                 return False
             count += 1
-        if count == strata and replays:  # no random example (--examples 0)
-            ran["strata"] = count
-            if not replay_held():
-                return True
+        if held_failed():  # no random example (--examples 0)
+            return True
         ran["replayed"] = count  # the random examples and the strata the run kept
         return True
 
@@ -1509,8 +1513,8 @@ def _generated(
         """What the database holds for the check (every shrunk entry and the others up
         to :func:`held_budget`: :func:`held_entries`), after the strata (drawn, or from
         the case cache) and before the random examples: each entry replayed through the
-        check's strategy and graded as a case, the primary ones first; each that passes (or is no
-        case of the strategy any more) is dropped from the database where it may be
+        check's strategy and graded as a case, the primary ones first; each that passes
+        (or is no case of the strategy any more) is dropped from the database where it may be
         (:class:`_Dropping`), the first that fails is handed to Hypothesis and the ones
         after it are kept for later.  True when none failed: the run then grades the
         seed's own random examples, as on an empty database (or has graded them from the

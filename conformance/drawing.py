@@ -18,8 +18,9 @@ failure Hypothesis had drawn itself.
 
 The entries an example database holds for a check (the failures of earlier runs and fuzz
 sessions, the cases a shrink passed over) are replayed the same way, from their choices
-(:func:`redrawn`), before any example is drawn
-(:func:`~stella_conform.conformance.suite.held_entries`).
+(:func:`redrawn`), after the check's strata and before its random examples
+(:func:`~stella_conform.conformance.suite.held_entries`): every shrunk entry, and of the
+others at most :func:`~stella_conform.conformance.suite.held_budget`.
 """
 
 from __future__ import annotations

@@ -29,14 +29,11 @@ from collections.abc import Iterator, Sequence
 from random import Random
 from typing import Any
 
-from hypothesis.control import BuildContext
-from hypothesis.errors import StopTest, UnsatisfiedAssumption
 from hypothesis.internal.conjecture.choice import ChoiceT, choices_key
 from hypothesis.internal.conjecture.data import ConjectureData
-from hypothesis.internal.entropy import deterministic_PRNG
 from hypothesis.strategies import SearchStrategy
 
-from stella_conform.generators.strata import Drawn
+from stella_conform.generators.strata import Drawn, drawn_in
 from stella_conform.generators.strata import drawn as draw_once
 
 #: Draws a check may make per example it wants (rejected or repeated ones included), as
@@ -71,12 +68,7 @@ def redrawn(
     another version of the kit).  ``None`` when the strategy rejects it or it is over the
     size limit (Hypothesis would drop such an entry)."""
     data = ConjectureData(prefix=choices, random=random, max_choices=None)
-    with deterministic_PRNG(), BuildContext(data, is_final=False, wrapped_test=redrawn):
-        try:
-            value = data.draw(strategy)
-        except (StopTest, UnsatisfiedAssumption):
-            return None
-    return Drawn(value, tuple(data.choices))
+    return drawn_in(data, strategy, redrawn)
 
 
 __all__ = ["TRIES_PER_EXAMPLE", "drawn", "redrawn"]

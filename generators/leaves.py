@@ -272,8 +272,7 @@ def agrees(seeds: int = 4) -> bool:
     slower and the same cases (``strata.drawing``)."""
     from random import Random
 
-    from hypothesis.control import BuildContext
-    from hypothesis.internal.entropy import deterministic_PRNG
+    from stella_conform.generators.strata import drawn_in
 
     probe = _probe()
     try:
@@ -283,10 +282,8 @@ def agrees(seeds: int = 4) -> bool:
                 data = data_class(
                     prefix=None, random=Random(seed), max_choices=None, provider=provider
                 )
-                with deterministic_PRNG(), BuildContext(data, is_final=False, wrapped_test=agrees):
-                    value = data.draw(probe)
-                drawn.append((value, tuple(data.choices)))
-            if drawn[0] != drawn[1]:
+                drawn.append(drawn_in(data, probe, agrees))
+            if drawn[0] is None or drawn[0] != drawn[1]:
                 return False
     except Exception:  # any failure of the fast path means: not this one
         return False

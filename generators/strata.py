@@ -172,11 +172,21 @@ def drawn(strategy: st.SearchStrategy[T], random: Random | None = None) -> Drawn
     data = data_class(
         prefix=simplest_choices, random=random or Random(0), max_choices=None, provider=provider
     )
-    with deterministic_PRNG(), BuildContext(data, is_final=False, wrapped_test=simplest):
+    return drawn_in(data, strategy, simplest)
+
+
+def drawn_in(data: ConjectureData, strategy: st.SearchStrategy[T], test: Any) -> Drawn | None:
+    """``strategy``'s example from ``data``'s choices, drawn as Hypothesis's engine draws
+    one for ``test`` (every registered random seeded, in a build context), without the
+    engine; ``None`` when it is rejected (a filter, an assumption) or over the size limit.
+    A run's strata and random examples, the database entries it replays
+    (``conformance/drawing.py``) and the probe that holds the kit's fast drawing to
+    Hypothesis's own (``leaves.agrees``) are all drawn here, so that they draw alike."""
+    with deterministic_PRNG(), BuildContext(data, is_final=False, wrapped_test=test):
         try:
             value = data.draw(strategy)
         except (StopTest, UnsatisfiedAssumption):
-            return None  # rejected (a filter, an assumption) or over the size limit
+            return None
     return Drawn(value, tuple(data.choices))
 
 
@@ -251,6 +261,7 @@ __all__ = [
     "Drawn",
     "Stratum",
     "drawn",
+    "drawn_in",
     "envelope_strata",
     "envelope_stratum_list",
     "journal_strata",

@@ -146,6 +146,115 @@ def test_validate_names_the_reading_a_problem_fits_under(wire_schema: Path, tmp_
     assert lines[3].endswith("; 2 of them fit(s) under another reading (docs/contract-readings.md)")
 
 
+def _validated(out: subprocess.CompletedProcess[str]) -> dict[int, str]:
+    """validate's problem lines, by line number."""
+    return {
+        int(line.split(":")[0].removeprefix("line ")): line
+        for line in out.stdout.splitlines()
+        if line.startswith("line ")
+    }
+
+
+@pytest.mark.parametrize("name", ["utf8_bom", "unicode_whitespace"])
+def test_validate_names_the_json_text_reading_a_line_parses_under(name: str) -> None:
+    """A line that is not JSON by the default reading named no reading (review follow-up):
+    a BOM before line 1 and Unicode whitespace around a line are each read by reading B
+    of their point, as decode says. Every line the fixture's other reading reads and the
+    default does not is named with that reading, as its outcome there is."""
+    from stella_conform.decoder import Kind
+    from stella_conform.readings import read_stream
+
+    path = FIX / f"{name}.jsonl"
+    readings = read_stream(path.read_bytes())
+    (other,) = readings.alternatives
+    assert other.summary.verdict == "accept" and readings.default.summary.verdict == "reject"
+    out = sc("validate", str(path))
+    assert out.returncode == 1, out.stdout + out.stderr
+    said = _validated(out)
+    assert readings.default.summary.rejected_line in said
+    for outcome in other.outcomes:
+        if outcome.line in said:
+            assert said[outcome.line].startswith(f"line {outcome.line}: not JSON")
+            word = "it is blank" if outcome.kind is Kind.BLANK else "it parses"
+            assert said[outcome.line].endswith(f" ({word} under reading {other.reading})")
+    assert out.stdout.splitlines()[-1].endswith(
+        f"{len(said)} problem(s) against stella-default@2026.11; {len(said)} of them fit(s) "
+        "under another reading (docs/contract-readings.md)"
+    )
+
+
+BOM, NBSP, LS = b"\xef\xbb\xbf", b"\xc2\xa0", b"\xe2\x80\xa8"
+_RESULT = b'{"type":"tool_result","call_id":"c1","output":{"ok":{"content":""}},"duration_ms":'
+_STAGE = b'{"type":"stage","name":"x","scope":"turn"}'
+
+
+@pytest.mark.parametrize(
+    ("first", "line"),
+    [
+        (True, BOM + NBSP + _STAGE),  # only both points together
+        (True, BOM + _RESULT + b"4200.0}"),  # parses by one, fits by two
+        (False, NBSP + b'{"type":"text"}' + LS),  # parses, rejected under every reading
+        (False, BOM + _STAGE),  # a BOM on line 2: no reading ignores it
+        (False, NBSP + b"not json"),  # no reading parses it
+        (False, LS + NBSP),  # blank
+        (True, BOM + NBSP),  # blank, both points
+    ],
+    ids=[
+        "bom-nbsp",
+        "bom-float",
+        "nbsp-rejected",
+        "bom-line-2",
+        "nbsp-not-json",
+        "blank",
+        "bom-nbsp-blank",
+    ],
+)
+def test_validate_says_which_readings_parse_a_line_and_which_fit_it(
+    tmp_path: Path, first: bool, line: bytes
+) -> None:
+    """What validate says of a line that is not JSON by the default reading, against the
+    reference decoder reading the whole stream (the line, not the last, then another) under
+    each set of reading B at the JSON-text points and integral-float: the fewest sets where
+    the line is not "corrupt" (it parses), and where it is not rejected (it fits)."""
+    from itertools import combinations
+
+    from stella_conform.decoder import Kind, decode_all
+
+    data = (b"" if first else _STAGE + b"\n") + line + b"\n" + _STAGE + b"\n"
+    number = 1 if first else 2
+    points = ("integral-float", "unicode-whitespace", "utf8-bom")
+    parses: list[frozenset[str]] = []
+    fits: list[frozenset[str]] = []
+    blank, reason = False, None
+    assert decode_all(data).outcomes[number - 1].reason.startswith("corrupt line")
+    for size in (1, 2, 3):
+        for taken in map(frozenset, combinations(points, size)):
+            outcome = decode_all(data, choices=taken).outcomes[number - 1]
+            if (outcome.reason or "").startswith("corrupt line"):
+                continue
+            if not any(p <= taken for p in parses):
+                parses.append(taken)
+                blank = blank or outcome.kind is Kind.BLANK
+            if outcome.kind is Kind.REJECT:
+                reason = reason or outcome.reason
+            elif not any(f <= taken for f in fits):
+                fits.append(taken)
+    stream = tmp_path / "s.jsonl"
+    stream.write_bytes(data)
+    said = _validated(sc("validate", str(stream)))[number]
+    plus = " or ".join("+".join(sorted(p)) for p in parses)
+    fit = " or ".join("+".join(sorted(f)) for f in fits)
+    assert said.startswith(f"line {number}: not JSON: ")
+    if not parses:
+        assert "under reading" not in said
+    elif fits == parses:
+        assert said.endswith(f" (it {'is blank' if blank else 'parses'} under reading {plus})")
+    elif fits:
+        assert said.endswith(f" (it parses under reading {plus}, and fits under reading {fit})")
+    else:
+        assert said.endswith(f" (it parses under reading {plus}, where it is rejected: {reason})")
+
+
 def test_decode_prints_a_lone_surrogate_and_keeps_its_verdict() -> None:
     # the text is valid JSON (reading A of lone-surrogate): printing it must not turn
     # the verdict into a crash

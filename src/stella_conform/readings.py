@@ -365,6 +365,70 @@ def line_readings(number: int, value: Any, vocab: Vocabulary) -> list[str]:
 
 
 @dataclass(frozen=True)
+class TextReadings:
+    """The readings under which a line the default reading does not parse as JSON is read
+    (a BOM before line 1, Unicode whitespace around a line): each a label, fewest points
+    first, none that holds another."""
+
+    #: The readings under which it parses (or is blank).
+    parses: tuple[str, ...] = ()
+    #: Whether it is blank there (only whitespace, read as such, and perhaps a BOM).
+    blank: bool = False
+    #: The readings under which it parses and is not rejected (known, unrecognized, blank).
+    fits: tuple[str, ...] = ()
+    #: Where it parses but fits under no reading: why the first reading that parses it
+    #: rejects it.
+    reason: str | None = None
+
+
+def text_readings(number: int, content: bytes, vocab: Vocabulary | None) -> TextReadings:
+    """The readings under which line ``number`` (``content``, without its newline), which
+    the default reading does not parse as JSON, is JSON or blank: what ``validate`` says
+    beside such a problem. The reference decoder reads the line, alone, under each reading
+    (as the last line, unterminated: a line that does not parse is then torn under every
+    reading, as no ``torn-then-newline`` is reached); line 1 keeps its number, as the
+    ``utf8-bom`` point concerns line 1 only."""
+    from stella_conform.decoder import Kind, decode
+
+    stream = content if number == 1 else b"\n" + content
+
+    def last(taken: frozenset[str], more: set[str]) -> LineOutcome:
+        *_, outcome = decode(stream, vocab, choices=taken, touched=more)
+        return outcome
+
+    touched: set[str] = set()
+    if last(frozenset(), touched).kind is not Kind.TORN or not touched:
+        return TextReadings()
+    parses: list[frozenset[str]] = []
+    fits: list[frozenset[str]] = []
+    blank = False
+    reasons: list[str] = []
+
+    def read(taken: frozenset[str], more: set[str]) -> tuple[object, None]:
+        nonlocal blank
+        outcome = last(taken, more)
+        if outcome.kind is Kind.TORN:
+            return object(), None
+        if not any(p <= taken for p in parses):
+            parses.append(taken)
+            blank = blank or outcome.kind is Kind.BLANK
+        if outcome.kind is Kind.REJECT:
+            reasons.append(str(outcome.reason))
+        elif not any(f <= taken for f in fits):
+            fits.append(taken)
+        return object(), None  # every set is read (a line is cheap): no two collapse
+
+    for _ in _explore(touched, None, read):
+        pass
+    return TextReadings(
+        tuple(label(p) for p in parses),
+        blank,
+        tuple(label(f) for f in fits),
+        None if fits or not reasons else reasons[0],
+    )
+
+
+@dataclass(frozen=True)
 class SummaryReading:
     """Another conforming reading of a stream read without holding it: what ``decode``
     prints for a stream of any length (its line outcomes are not kept)."""

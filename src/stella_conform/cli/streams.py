@@ -189,9 +189,11 @@ def validate(stream: str, wire_schema: Path | None) -> None:
 
     Stricter than decode: it reports every problem, not just the first, and
     flags lines no reader can use. Unrecognized types are reported, not errors.
+    A problem of the default reading that another conforming reading reads names
+    it (docs/contract-readings.md).
     """
     from stella_conform.decoder import Kind, classify, iter_physical_lines, parse_line
-    from stella_conform.readings import line_readings
+    from stella_conform.readings import line_readings, text_readings
 
     vocab = load_vocabulary(wire_schema)
     problems = 0
@@ -205,7 +207,9 @@ def validate(stream: str, wire_schema: Path | None) -> None:
             value, error = parse_line(content)
             if error is not None:
                 problems += 1
-                click.echo(f"line {number}: {error}")
+                text = text_readings(number, content, vocab)
+                fitting += bool(text.fits)
+                click.echo(f"line {number}: {error}{_text_also(text)}")
                 continue
             outcome = classify(number, value, vocab)
             if outcome.kind is Kind.REJECT:
@@ -224,3 +228,21 @@ def validate(stream: str, wire_schema: Path | None) -> None:
     )
     click.echo(f"{lines} line(s), {problems} problem(s) against {vocab.ident}{also}")
     sys.exit(1 if problems else 0)
+
+
+def _text_also(text: Any) -> str:
+    """What ``validate`` adds to a line that is not JSON by the default reading: the
+    readings under which it parses (:func:`stella_conform.readings.text_readings`), and
+    whether it fits there."""
+    if not text.parses:
+        return ""
+    parses = " or ".join(text.parses)
+    if text.blank and set(text.fits) == set(text.parses):
+        return f" (it is blank under reading {parses})"
+    if set(text.fits) == set(text.parses):
+        return f" (it parses under reading {parses})"
+    if text.fits:
+        return (
+            f" (it parses under reading {parses}, and fits under reading {' or '.join(text.fits)})"
+        )
+    return f" (it parses under reading {parses}, where it is rejected: {text.reason})"

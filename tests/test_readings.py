@@ -14,7 +14,7 @@ from stella_conform.conformance.grader import Context, GradedCase, judge
 from stella_conform.conformance.runner import Observation
 from stella_conform.generators.events import EventStrategies
 from stella_conform.readings import BY_ID as POINTS
-from stella_conform.readings import IDS, read_stream
+from stella_conform.readings import IDS, label, read_stream
 from stella_conform.readings import POINTS as REGISTER
 from stella_conform.schemas.prose import violation
 from stella_conform.schemas.vocabulary import Vocabulary
@@ -326,3 +326,47 @@ def test_what_ends_a_line_is_a_decision_the_register_records() -> None:
     assert "`R1.lines-end-only-at-newline`" in section and "`cr-in-line`" in section
     assert "cr-in-line" in BY_ID["R1.lines-end-only-at-newline"].mutations
     assert (repo / "adapters" / "broken" / "readline_ends_lines_at_cr.js").exists()
+
+
+_REPEATED = b'{"type":"text","text":"a","text":"b"}'
+
+
+@pytest.mark.parametrize(
+    ("wrapped", "point"),
+    [
+        (b"\xef\xbb\xbf" + _REPEATED, "utf8-bom"),  # a BOM before line 1
+        (b"\xc2\xa0" + _REPEATED + b"\xe2\x80\xa8", "unicode-whitespace"),
+        (b"\x0c" + _REPEATED, "unicode-whitespace"),
+    ],
+    ids=["bom", "nbsp-and-ls", "form-feed"],
+)
+def test_a_key_written_twice_is_noted_on_a_line_another_reading_parses(
+    wrapped: bytes, point: str
+) -> None:
+    """A line that parses only taking B at a JSON-text point (a BOM, Unicode whitespace)
+    was searched for a repeated key as written, BOM and all, where the search found no
+    JSON: duplicate-keys was never touched, and the reading that takes B at both (a
+    serde-derive client that strips the BOM or trims the line) never computed. Under it the
+    line reads as the bare line reads taking B at duplicate-keys."""
+    from stella_conform.decoder import decode_all
+
+    bare = decode_all(_REPEATED + b"\n" + RC, choices=frozenset({"duplicate-keys"}))
+    assert bare.summary.verdict == "reject"
+    readings = read_stream(wrapped + b"\n" + RC)
+    assert "duplicate-keys" in readings.touched
+    both = {a.reading: a.summary.to_json() for a in readings.alternatives}
+    assert both[label({point, "duplicate-keys"})] == bare.summary.to_json()
+
+
+def test_a_key_written_twice_is_noted_beside_an_integer_of_any_length() -> None:
+    """The search for a repeated key parsed integers with int(), which refuses more than
+    4300 digits: beside such an integer a repeated key went unnoted (beside 400 digits it
+    was). The repeat is noted whatever the integer's length, as the reference decoder reads
+    the line alike (both are beyond f64)."""
+    from stella_conform.decoder import decode_all
+
+    for digits in (400, 5000):
+        line = b'{"type":"text","text":"a","text":"b","n":' + b"1" * digits + b"}\n"
+        touched: set[str] = set()
+        decode_all(line + RC, touched=touched)
+        assert touched == {"duplicate-keys", "number-beyond-f64"}, digits

@@ -696,6 +696,19 @@ def _unique_pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
 
 _PAIRS = json.JSONDecoder(object_pairs_hook=_unique_pairs, parse_constant=_reject_constant)
 _PAIRS_SCAN: Any = _PAIRS.scan_once  # type: ignore[attr-defined]
+#: The same, for a line holding an integer too long for int() (as ``_BIG_INTS``).
+_PAIRS_BIG: Any = json.JSONDecoder(
+    object_pairs_hook=_unique_pairs, parse_constant=_reject_constant, parse_int=_parse_int
+).scan_once  # type: ignore[attr-defined]
+
+
+def _as_parsed(text: str, number: int, choices: frozenset[str]) -> str:
+    """A line that parsed, as :func:`_careful_parse` parsed it: without the BOM before line 1
+    that reading B of ``utf8-bom`` ignores, trimmed of the whitespace reading B of
+    ``unicode-whitespace`` trims (searched as written, neither is JSON)."""
+    if number == 1 and "utf8-bom" in choices:
+        text = text.removeprefix("\ufeff")
+    return text.strip(UNICODE_WS) if "unicode-whitespace" in choices else text
 
 
 def _has_duplicate_keys(text: str) -> bool:
@@ -706,11 +719,23 @@ def _has_duplicate_keys(text: str) -> bool:
     top-level keys (a repeated or a nested key would need one more).
     """
     try:
-        _scan_with(_PAIRS_SCAN, text)
-    except _Duplicate:
-        return True
+        return _repeats(_PAIRS_SCAN, text)
+    except ValueError as exc:
+        if "digits" not in str(exc):
+            return False
+    except (RecursionError, StopIteration):
+        return False
+    try:  # an integer longer than int() accepts (a repeat beside it went unnoted)
+        return _repeats(_PAIRS_BIG, text)
     except (ValueError, RecursionError, StopIteration):
         return False
+
+
+def _repeats(scan: Any, text: str) -> bool:
+    try:
+        _scan_with(scan, text)
+    except _Duplicate:
+        return True
     return False
 
 
@@ -806,7 +831,7 @@ def _decode_careful(
         if (
             outcome.kind is Kind.KNOWN
             and body.count(b":") != len(value)
-            and _has_duplicate_keys(body.decode("utf-8", "replace"))
+            and _has_duplicate_keys(_as_parsed(body.decode("utf-8", "replace"), number, choices))
         ):
             points.add("duplicate-keys")
             if "duplicate-keys" in choices:

@@ -370,3 +370,81 @@ def test_a_key_written_twice_is_noted_beside_an_integer_of_any_length() -> None:
         touched: set[str] = set()
         decode_all(line + RC, touched=touched)
         assert touched == {"duplicate-keys", "number-beyond-f64"}, digits
+
+
+_PROBE = """\
+use std::io::BufRead;
+fn main() {
+    for line in std::io::stdin().lock().lines() {
+        match serde_json::from_str::<serde_json::Value>(&line.unwrap()) {
+            Ok(_) => println!("ok"),
+            Err(e) => println!("{}", e),
+        }
+    }
+}
+"""
+
+
+def _near_f64_max() -> list[str]:
+    """Number literals about the largest float, written as integers, with a fraction and an
+    exponent, signed or not (a fixed draw)."""
+    import random
+
+    draw = random.Random(2026)
+    edge = 2**1024 - 2**970  # halfway from the largest float to 2**1024
+    found = [str(edge - 1), str(edge), str(-edge), "1.7976931348623157e308"]
+    found += ["1.7976931348623158e308", "17976931348623157e292", "0.17976931348623158e309"]
+    found += ["1e308", "1e309", "0e999999999999", "1e-400", "9" * 308]
+    found += [str(edge + draw.randint(-(2**975), 2**975)) for _ in range(300)]
+    for _ in range(300):
+        digits = "17976931348623" + "".join(draw.choice("0123456789") for _ in range(12))
+        cut = draw.randint(1, len(digits) - 1)
+        sign = draw.choice(["", "-"])
+        found.append(f"{sign}{digits[:cut]}.{digits[cut:]}e{draw.choice(['', '+'])}{309 - cut}")
+    return found
+
+
+def test_a_number_serde_json_or_a_correct_parse_finds_beyond_f64_is_the_point(
+    tmp_path: Path,
+) -> None:
+    """serde_json (1.0.87, Debian's) keeps the digits that fit a u64 and multiplies by a
+    power of ten: it refuses, "number out of range", numbers a correctly rounded parse reads
+    as the largest float (1.7976931348623158e308, 2**1024 - 2**970 - 1); and a correct parse
+    makes an integer infinite from 2**1024 - 2**970, a tie rounded to even, not from 2**1024.
+    The point was only touched from 2**1024 and for literals Python reads as infinite, so a
+    serde client refusing such a line (reading B, stella's) was failed. Each literal here,
+    in an unrecognized event, touches the point exactly when serde_json, built here and
+    asked, refuses it, or Python's float() overflows on it."""
+    import subprocess
+
+    from toolchains import cargo_build
+
+    from stella_conform.decoder import decode_all
+
+    project = tmp_path / "probe"
+    (project / "src").mkdir(parents=True)
+    (project / "Cargo.toml").write_text(
+        '[package]\nname = "serde-number-probe"\nversion = "0.1.0"\nedition = "2021"\n'
+        '[dependencies]\nserde_json = "1"\n'
+    )
+    (project / "src" / "main.rs").write_text(_PROBE)
+    probe = cargo_build(project, "serde-number-probe")
+    literals = _near_f64_max()
+    said = subprocess.run(
+        [str(probe)], input="\n".join(literals) + "\n", capture_output=True, text=True, timeout=60
+    ).stdout.splitlines()
+    assert len(said) == len(literals)
+    refused = 0
+    for literal, serde in zip(literals, said, strict=True):
+        assert serde == "ok" or serde.startswith("number out of range"), (literal, serde)
+        try:
+            number = float(literal) if "e" in literal or "." in literal else float(int(literal))
+            overflows = abs(number) == float("inf")
+        except OverflowError:
+            overflows = True
+        beyond = serde != "ok" or overflows
+        refused += serde != "ok" and not overflows
+        touched: set[str] = set()
+        decode_all(b'{"type":"x","n":' + literal.encode() + b"}\n" + RC, touched=touched)
+        assert ("number-beyond-f64" in touched) is beyond, (literal, serde)
+    assert refused  # some that only serde refuses

@@ -547,8 +547,68 @@ UNICODE_WS = (
 )
 _BOM = b"\xef\xbb\xbf"
 _INFINITIES = (float("inf"), float("-inf"))
-_F64_LIMIT = 2**1024
-#: An integer literal that long may be beyond f64 (2**1024 has 309 digits); only a line
+#: The least integer a correctly rounded parse makes infinite: halfway from the largest
+#: float, 2**1024 - 2**971, to 2**1024, a tie that rounds to the even 2**1024 (Go's
+#: strconv.ParseFloat refuses it with ErrRange).
+_F64_LIMIT = 2**1024 - 2**970
+#: A number below this is within f64 for serde_json too (its error is a few ulps).
+_NEAR_F64_MAX = 1.79e308
+_U64_DIGITS = 2**64 - 1
+#: serde_json's table of powers of ten (``POW10``: the literals ``1e0`` to ``1e308``).
+_POW10 = tuple(float(f"1e{k}") for k in range(309))
+
+
+def serde_refuses_range(literal: str) -> bool:
+    """Whether serde_json 1.0.87 (Debian's, without ``float_roundtrip``) refuses the JSON
+    number ``literal`` as "number out of range": its ``parse_integer``, ``parse_decimal``,
+    ``parse_exponent`` and ``f64_from_parts`` (``src/de.rs``), step for step. It keeps the
+    digits that fit a u64 (the rest of the integer part counts in the exponent, the rest of
+    the fraction is dropped), converts them to f64 and multiplies by ``POW10[exponent]``,
+    so it refuses some numbers a correctly rounded parse reads as the largest float
+    (``1.7976931348623158e308``, ``2**1024 - 2**970 - 1``: both measured "number out of
+    range", tests/test_readings.py builds the probe)."""
+    text = literal.lstrip("-")
+    mantissa, _, exp_text = text.replace("E", "e").partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    significand = exponent = 0
+    full = False
+    for digit in whole:
+        if full or significand * 10 + int(digit) > _U64_DIGITS:
+            full = True
+            exponent += 1
+        else:
+            significand = significand * 10 + int(digit)
+    for digit in fraction:
+        if significand * 10 + int(digit) > _U64_DIGITS:
+            break  # parse_decimal_overflow: the digits after are dropped
+        significand = significand * 10 + int(digit)
+        exponent -= 1
+    if exp_text:
+        negative = exp_text.startswith("-")
+        power = int(exp_text.lstrip("+-"))
+        if power > 2**31 - 1:  # parse_exponent_overflow
+            return significand != 0 and not negative
+        exponent = max(-(2**31), min(2**31 - 1, exponent - power if negative else exponent + power))
+    f = float(significand)
+    while True:
+        if abs(exponent) < len(_POW10):
+            return exponent >= 0 and f * _POW10[exponent] in _INFINITIES
+        if f == 0.0:
+            return False
+        if exponent >= 0:
+            return True
+        f /= 1e308
+        exponent += 308
+
+
+def _int_beyond_f64(value: int) -> bool:
+    """Whether an integer is out of the range of a 64-bit float to a correctly rounded parse
+    or to serde_json, which reads an integer beyond u64 as a float."""
+    size = abs(value)
+    return size >= _F64_LIMIT or (size >= _NEAR_F64_MAX and serde_refuses_range(str(size)))
+
+
+#: An integer literal that long may be beyond f64 (1.79e308 has 309 digits); only a line
 #: holding such a run of digits is walked for one.  The line's digits are all made ``0``
 #: and the run searched for as a substring: two passes in C, where the regular expression
 #: ``[0-9]{309}`` stepped through a megabyte text at about 9 ms (more than parsing it).
@@ -614,7 +674,7 @@ def _depth(value: Any) -> int:
 
 def _note_float(text: str) -> float:
     value = float(text)
-    if value in _INFINITIES:
+    if value in _INFINITIES or (abs(value) >= _NEAR_F64_MAX and serde_refuses_range(text)):
         _BEYOND_F64[0] = True
     return value
 
@@ -648,13 +708,13 @@ def _careful_line(content: bytes) -> tuple[Any, str | None, bool]:
             len(content) >= 309
             and any(digit in content for digit in _DIGITS)  # memchr: no pass without one
             and _LONG_DIGITS in content.translate(_DIGITS_AS_ZERO)
-            and any(type(v) is int and abs(v) >= _F64_LIMIT for v in _walk(value))
+            and any(type(v) is int and _int_beyond_f64(v) for v in _walk(value))
         )
         return value, None, big
     except Exception:
         value, error = parse_line(content)
         big = error is None and any(
-            (type(v) is float and v in _INFINITIES) or (type(v) is int and abs(v) >= _F64_LIMIT)
+            (type(v) is float and v in _INFINITIES) or (type(v) is int and _int_beyond_f64(v))
             for v in _walk(value)
         )
         return value, error, big

@@ -12,6 +12,7 @@ the rest is shortened around them.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
@@ -156,6 +157,39 @@ def _render(number: int, line: bytes, width: int, decisive: bool) -> str:
             text = text[:width] + f"… ({len(body)} bytes)"
     end = "⏎" if line.endswith(b"\n") else "∅ (no final newline)"
     return f"{number:>5} {'▶' if decisive else '|'} {text}{end}"
+
+
+# ---------------------------------------------------------------- digests
+
+#: A string longer than this is excerpted in a later failure of a check (the first, the
+#: smallest, keeps its values whole).
+DIGEST_WIDTH = 4096
+
+
+def digested(text: str, limit: int = DIGEST_WIDTH) -> str:
+    """``text`` as it is when it has at most ``limit`` characters; else its start and end
+    with its length and sha256 (of its UTF-8) between them, so a reader can tell two long
+    values apart and check one against a file that holds it whole.
+
+    >>> digested("ab" * 3000)[:12]
+    'abababababab'
+    """
+    if len(text) <= limit:
+        return text
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    half = limit // 2
+    return f"{text[:half]} … ({len(text)} characters, sha256 {digest}) … {text[-half:]}"
+
+
+def digested_values(value: Any, limit: int = DIGEST_WIDTH) -> Any:
+    """``value`` (JSON: a reading, an expectation) with every string in it :func:`digested`."""
+    if isinstance(value, str):
+        return digested(value, limit)
+    if isinstance(value, dict):
+        return {k: digested_values(v, limit) for k, v in value.items()}
+    if isinstance(value, list):
+        return [digested_values(v, limit) for v in value]
+    return value
 
 
 # ---------------------------------------------------------------- field by field

@@ -162,3 +162,23 @@ def test_a_generated_case_shows_the_lines_its_mutation_touched(tmp_path: Path) -
     )
     shown = "\n".join(_failure_lines(failure))
     assert "▶" in shown and ("9223372036854775808" in shown or "18446744073709551615" in shown)
+
+
+def test_a_long_value_is_digested_by_its_ends_length_and_sha256() -> None:
+    """A later failure's expected text of a megabyte is shown by its ends, and can be told
+    apart from another and checked against a file that holds it whole."""
+    import hashlib
+
+    from stella_conform.conformance.excerpt import DIGEST_WIDTH, digested, digested_values
+
+    short = "x" * DIGEST_WIDTH
+    assert digested(short) == short
+    text = "head" + "\u00e9" * 1_000_000 + "tail\ud800"
+    shown = digested(text)
+    assert len(shown) < DIGEST_WIDTH + 200
+    assert shown.startswith("head\u00e9") and shown.endswith("tail\ud800")
+    sha = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    assert f" … ({len(text)} characters, sha256 {sha}) … " in shown
+    doc = {"verdict": "accept", "texts": [text, "ok"], "n": 3, "final_text": None}
+    assert digested_values(doc) == {"verdict": "accept", "texts": [shown, "ok"], "n": 3,
+                                    "final_text": None}  # fmt: skip

@@ -417,6 +417,8 @@ def failure_line(failure: Any) -> str:
         f", mutations: {', '.join(failure.mutations)}" if failure.mutations else ""
     )
     where = failure.saved if failure.source != "fixture" and failure.saved else failure.case
+    if getattr(failure, "not_saved", None):  # too large to keep beside the smallest
+        where = f"a case of {failure.size} bytes, sha256 {failure.sha256[:16]}, not saved"
     said = f"client protocol-error: {failure.cause}" if failure.cause else failure.message
     return f"{where} ({how}): {clip(terminal_line(said), 300)}{alike(failure)}"
 

@@ -60,7 +60,7 @@ from stella_conform.conformance.checks import Check
 from stella_conform.conformance.claims import Claims
 from stella_conform.conformance.database import ENTRY_CAP, KEY_ENTRIES_CAP, valid_entry
 from stella_conform.conformance.drawing import drawn, redrawn
-from stella_conform.conformance.excerpt import decisive_lines
+from stella_conform.conformance.excerpt import decisive_lines, digested_values
 from stella_conform.conformance.grader import (
     Context,
     GradedCase,
@@ -86,6 +86,7 @@ from stella_conform.conformance.travel import (
 )
 from stella_conform.conformance.wrapper import staged
 from stella_conform.corpus import (
+    EXPECT_SUFFIX,
     SCENARIO_SUFFIX,
     TraceFixture,
     bundled_fixtures_dir,
@@ -108,6 +109,7 @@ from stella_conform.generators.runs import Run
 from stella_conform.generators.scenarios import ScenarioCase, scenario_cases
 from stella_conform.generators.strata import Stratum
 from stella_conform.readings import also_conforming, careful_default
+from stella_conform.safe_files import remove_written
 from stella_conform.safe_text import clip, json_safe, no_surrogates
 from stella_conform.schemas.vocabulary import Vocabulary
 
@@ -117,6 +119,12 @@ MESSAGE_CAP = 2000
 #: A failing case's stream is kept for its excerpt up to this size (the excerpt itself is
 #: short; the saved case file always has the whole stream).
 STREAM_KEPT = 1024 * 1024
+
+#: A failing case other than a check's smallest is saved whole up to this size; a larger
+#: one is listed by its size and sha256 (the smallest, the one replayed, is always saved
+#: whole): a client that fails on every long line must not fill the failures folder and
+#: the report with megabytes per case.
+SAVED_WHOLE = 256 * 1024
 
 #: Client runs a shrink may spend after the first failure of a check.
 SHRINK_BUDGET = 150
@@ -155,11 +163,25 @@ class CaseFailure:
     #: More strata that failed with this message and these mutations (the one flaw
     #: again): counted here, not listed one by one.
     alike: int = 0
+    #: The sha256 of the case's stream (hex): names a case that is not saved.
+    sha256: str = ""
+    #: Why the case is not in the failures folder (too large, and not the smallest); its
+    #: ``replay`` is then the smallest's.  ``None``: saved (or a fixture).
+    not_saved: str | None = None
+    #: The files this run wrote for the case (removed again if it is not kept whole).
+    written: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items() if k not in ("stream", "decisive")}
+    def to_json(self, whole: bool = True) -> dict[str, Any]:
+        """The failure as a report lists it; ``whole=False`` (any but a check's first, its
+        smallest): every expected string over 4096 characters is excerpted and digested."""
+        skipped = ("stream", "decisive", "written", "not_saved")
+        out = {k: v for k, v in self.__dict__.items() if k not in skipped}
         out["mutations"] = list(self.mutations)
         out["decisive_lines"] = list(self.decisive)
+        if not whole:
+            out["expected"] = digested_values(self.expected)
+        if self.not_saved is not None:
+            out["not_saved"] = self.not_saved
         return out
 
 
@@ -198,7 +220,7 @@ class CheckResult:
             "seconds": round(self.seconds, 3),
             "readings": dict(sorted(self.readings.items())),
             "failed_cases": self.failed_cases,
-            "failures": [f.to_json() for f in self.failures],
+            "failures": [f.to_json(whole=i == 0) for i, f in enumerate(self.failures)],
         }
 
 
@@ -627,6 +649,22 @@ def _save(config: SuiteConfig, check: Check, case: GradedCase) -> tuple[str | No
     """Save a failing case in the fixture format: (its path, the replay command), or
     (None, None) when it cannot be written (the failure is still reported, with a warning:
     a full disk, or a client that swapped the failures folder for a link)."""
+    path, replay, _ = _saved(config, check, case)
+    return path, replay
+
+
+def _save_failure(
+    config: SuiteConfig, check: Check, case: GradedCase, failure: CaseFailure
+) -> CaseFailure:
+    """:func:`_save` into ``failure`` (its path, replay command, and the files written for
+    it, which :func:`keep_bounded` may remove again)."""
+    failure.saved, failure.replay, failure.written = _saved(config, check, case)
+    return failure
+
+
+def _saved(
+    config: SuiteConfig, check: Check, case: GradedCase
+) -> tuple[str | None, str | None, tuple[str, ...]]:
     try:
         return _write_case(config, check, case)
     except OSError as exc:
@@ -635,14 +673,24 @@ def _save(config: SuiteConfig, check: Check, case: GradedCase) -> tuple[str | No
         said = str(exc) if getattr(exc, "why", None) else (exc.strerror or str(exc))
         print(f"stella-conform: warning: a failing case of {check.id} was not saved: {said}",
               file=sys.stderr)  # fmt: skip
-        return None, None
+        return None, None, ()
 
 
-def _write_case(config: SuiteConfig, check: Check, case: GradedCase) -> tuple[str, str | None]:
+def _write_case(
+    config: SuiteConfig, check: Check, case: GradedCase
+) -> tuple[str, str | None, tuple[str, ...]]:
+    """Write the case: (its path, the replay command, the files this wrote that were not
+    there before)."""
     digest = hashlib.sha256(case.stream + case.command.encode() + repr(case.scenario).encode())
     name = f"{check.id}-{digest.hexdigest()[:10]}"
     directory = config.failures_dir
     description = f"counterexample for {check.id} ({check.name})"
+    if case.kind == "scenario":
+        files = [directory / f"{name}{SCENARIO_SUFFIX}"]
+    else:
+        suffix = ".json" if case.kind == "envelope" else ".jsonl"
+        files = [directory / f"{name}{suffix}", directory / f"{name}{EXPECT_SUFFIX}"]
+    fresh = tuple(str(f) for f in files if not os.path.lexists(f))
     if case.kind == "envelope":
         reading = case.envelope.to_json()
         expect = {"description": description, "command": case.command, **reading}
@@ -664,7 +712,31 @@ def _write_case(config: SuiteConfig, check: Check, case: GradedCase) -> tuple[st
         write_fixture(directory, name, case.stream, expect)
         path = str(directory / f"{name}.jsonl")
     path = portable_path(path)  # relative to the working folder when inside it
-    return path, replay_command(path, config.client, check, config)
+    return path, replay_command(path, config.client, check, config), fresh
+
+
+def keep_bounded(failures: list[CaseFailure]) -> None:
+    """A check's failures (smallest first) as saved: the first, the smallest, whole (it is
+    the one replayed); any other that this run wrote and that is larger than
+    :data:`SAVED_WHOLE` removed from the failures folder again, and listed as not saved,
+    by its size and sha256, its replay line the smallest's.  What a failing client did
+    then costs the folder one whole case and a bounded part of the rest."""
+    if not failures:
+        return
+    first = failures[0]
+    for failure in failures[1:]:
+        if failure.size <= SAVED_WHOLE or not failure.written or failure.saved == first.saved:
+            continue
+        for path in failure.written:
+            with contextlib.suppress(OSError):
+                remove_written(Path(path))
+        failure.written = ()
+        failure.not_saved = (
+            f"{failure.size} bytes, over {SAVED_WHOLE // 1024} KiB: only the check's smallest "
+            f"failing case is saved whole; the replay line replays that one ({first.saved})"
+        )
+        failure.saved = None
+        failure.replay = first.replay
 
 
 def _failure(case: GradedCase, j: Judgment, obs: Observation) -> CaseFailure:
@@ -682,6 +754,7 @@ def _failure(case: GradedCase, j: Judgment, obs: Observation) -> CaseFailure:
         verdict=j.verdict,
         size=len(case.stream),
         cause=clip(no_surrogates(obs.cause), MESSAGE_CAP) if obs.cause else None,
+        sha256=hashlib.sha256(case.stream).hexdigest(),
     )
 
 
@@ -916,6 +989,7 @@ def _run_check(check: Check, config: SuiteConfig) -> CheckResult:
     kept = len(result.failures)
     result.failures = smallest_first(result.failures, result.outcome)
     result.failed_cases -= kept - len(result.failures)  # the same case twice is one
+    keep_bounded(result.failures)
     if result.outcome in ("crash", "error") and pace.reason is not None:
         result.message = clip(no_surrogates(pace.reason), MESSAGE_CAP)
     elif result.outcome in ("fail", "warn", "crash", "error") and result.failures:
@@ -1450,8 +1524,7 @@ def _generated(
             return
         result.failed_cases += 1
         if len(result.failures) < FAILURES_KEPT:
-            shown = _failure(g, j, obs)
-            shown.saved, shown.replay = _save(config, check, g)
+            shown = _save_failure(config, check, g, _failure(g, j, obs))
             result.failures.append(shown)
             flaws[j.message, g.mutations] = shown
 
@@ -1589,16 +1662,14 @@ def _generated(
     except _StopCheck:
         if stopped:
             case, j, obs = stopped[0]
-            failure = _failure(case, j, obs)
-            failure.saved, failure.replay = _save(config, check, case)
+            failure = _save_failure(config, check, case, _failure(case, j, obs))
             result.failures.insert(0, failure)
             result.failed_cases += 1
             result.cases += ran["cases"]
             return [*judgments, j]
         if last_failure:  # out of time while shrinking: report the smallest failure so far
             case, j, obs = min(last_failure, key=lambda f: (len(f[0].stream), f[0].stream))
-            failure = _failure(case, j, obs)
-            failure.saved, failure.replay = _save(config, check, case)
+            failure = _save_failure(config, check, case, _failure(case, j, obs))
             result.failures.insert(0, failure)
             result.failed_cases += 1
             judgments.append(j)
@@ -1618,8 +1689,7 @@ def _generated(
     if last_failure:
         case, j, obs = last_failure[-1]  # the last failure seen is the shrunk one
         judgments.append(j)
-        failure = _failure(case, j, obs)
-        failure.saved, failure.replay = _save(config, check, case)
+        failure = _save_failure(config, check, case, _failure(case, j, obs))
         drawn = flaws.get((j.message, case.mutations))
         if drawn is None:
             result.failed_cases += 1

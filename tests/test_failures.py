@@ -8,6 +8,7 @@ bug is all a run can find.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -23,13 +24,16 @@ import pytest
 from conftest import ADAPTERS, kit
 
 from stella_conform.conformance.checks import BY_ID
+from stella_conform.conformance.compare import load_report
 from stella_conform.conformance.report import LISTED, Report
 from stella_conform.conformance.runner import Client, Observation
 from stella_conform.conformance.suite import (
     IN_PROCESS_SKIP,
+    SAVED_WHOLE,
     CaseFailure,
     CheckResult,
     SuiteConfig,
+    keep_bounded,
     run_check,
     smallest_first,
 )
@@ -233,6 +237,101 @@ def test_a_matrix_s_replay_lines_reproduce_from_a_copied_artifact_folder(tmp_pat
         )
         assert done.returncode == 1, (line, done.stdout, done.stderr)  # the failure, again
         assert "client:" in done.stdout and "expected" in done.stdout, done.stdout
+
+
+# ---------------------------------------------------------------- what a report costs
+
+#: What a run against a client that fails on every line over 64 KiB may leave, whatever it
+#: fails on: report.json (1.1 MB before the cap) and the failures folder (4.3 MB before:
+#: every failing case of R1.long-lines whole, 1 MiB each, with 2 MB of expected text).
+REPORT_CAP = 64 * 1024
+FAILURES_CAP = SAVED_WHOLE
+LINE_LIMIT = (PY, str(ADAPTERS / "broken" / "line_limit_64k.py"))
+
+
+def _long_lines_run(folder: Path, examples: int = 25) -> dict[str, Any]:
+    """R1.long-lines graded on the 64 KiB line-limit client in ``folder``: its one check."""
+    folder.mkdir(parents=True)
+    out = kit(
+        "run", "--mode", "exit", "--only", "R1.long-lines", "--examples", str(examples),
+        "--no-database", "--no-case-cache", "-j", "1", "--json", "report.json",
+        "--failures-dir", "failures", "--", *LINE_LIMIT, cwd=folder,
+    )  # fmt: skip
+    assert out.returncode == 1, out.stdout + out.stderr
+    (check,) = load_report(folder / "report.json")["checks"]  # the report schema's shape
+    return check
+
+
+def _folder_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("examples", [25, 60])
+def test_a_run_s_report_and_failures_stay_bounded_however_big_its_failing_cases(
+    tmp_path: Path, examples: int
+) -> None:
+    """The smallest failing case saved whole (it is the one replayed); the others over
+    256 KiB listed by size and sha256, not saved; later expected strings digested."""
+    check = _long_lines_run(tmp_path / "run", examples)
+    assert (tmp_path / "run" / "report.json").stat().st_size <= REPORT_CAP
+    assert _folder_bytes(tmp_path / "run" / "failures") <= FAILURES_CAP
+    failures = check["failures"]
+    first, rest = failures[0], failures[1:]
+    saved = tmp_path / "run" / first["saved"]
+    assert hashlib.sha256(saved.read_bytes()).hexdigest() == first["sha256"]  # whole
+    assert saved.stat().st_size == first["size"]
+    big = [f for f in rest if f["source"] == "generated" and f["size"] > SAVED_WHOLE]
+    assert big, [(f["source"], f["size"]) for f in rest]  # what the caps are about
+    for f in big:
+        assert f["saved"] is None
+        assert f["not_saved"].startswith(f"{f['size']} bytes, over 256 KiB")
+        assert re.fullmatch("[0-9a-f]{64}", f["sha256"]) and f["replay"] == first["replay"]
+    assert all(len(f["sha256"]) == 64 and f["size"] > 0 for f in failures)
+    long_texts = [v for f in rest for v in f["expected"].values() if isinstance(v, str)]
+    assert all(len(v) < 4096 + 200 for v in long_texts)
+    assert any("characters, sha256 " in v for v in long_texts)  # a megabyte text, digested
+
+
+def test_only_a_check_s_smallest_big_case_stays_in_the_failures_folder(tmp_path: Path) -> None:
+    """However many large cases fail, the folder keeps the smallest of them whole and any
+    other this run wrote within 256 KiB; a file that was there before the run stays."""
+    failures = []
+    for n, size in enumerate([SAVED_WHOLE + 1, *range(SAVED_WHOLE, SAVED_WHOLE + 40, 2)]):
+        path = tmp_path / f"case{n}.jsonl"
+        path.write_bytes(b"x")
+        failures.append(_failure(f"case{n}", size))
+        failures[-1].saved, failures[-1].replay = str(path), f"replay {path}"
+        failures[-1].written = (str(path),)
+    failures[5].written = ()  # not written by this run
+    keep_bounded(failures)
+    kept = sorted(p.name for p in tmp_path.iterdir())
+    assert kept == ["case0.jsonl", "case1.jsonl", "case5.jsonl"], kept
+    assert failures[1].not_saved is None and failures[5].not_saved is None
+    for f in failures[2:5] + failures[6:]:
+        assert f.saved is None and f.replay == failures[0].replay
+        assert f.not_saved is not None and str(tmp_path / "case0.jsonl") in f.not_saved
+
+
+@pytest.mark.slow
+def test_a_run_s_replay_line_reproduces_from_a_copied_artifact(tmp_path: Path) -> None:
+    """CI uploads report.json and failures/; a developer copies them elsewhere and runs the
+    replay line the report gives, for the smallest case and for each case not saved."""
+    check = _long_lines_run(tmp_path / "ci")
+    elsewhere = tmp_path / "laptop"
+    shutil.copytree(tmp_path / "ci", elsewhere)
+    shutil.rmtree(tmp_path / "ci")
+    first = check["failures"][0]
+    assert hashlib.sha256((elsewhere / first["saved"]).read_bytes()).hexdigest() == first["sha256"]
+    lines = {f["replay"] for f in check["failures"] if f.get("not_saved")}
+    assert lines == {first["replay"]}  # each big case points to the smallest, which travels
+    for line in lines:
+        done = subprocess.run(
+            line, shell=True, cwd=elsewhere, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 1, (line, done.stdout, done.stderr)  # the failure, again
+        assert "expected: accept\nclient:   reject\n" in done.stdout, done.stdout
+        assert f"stream ({first['size']} bytes):" in done.stdout
 
 
 # ---------------------------------------------------------------- words that misled

@@ -233,6 +233,18 @@ def write_atomic(path: Path, data: bytes | str, *, mode: int | None = None) -> N
             raise
 
 
+def remove_written(path: Path) -> None:
+    """Remove a file the kit wrote with :func:`write_atomic`, by the same way there: below a
+    pinned folder through the folders' descriptors (a folder swapped for a link on the way
+    is refused, never followed); a link at ``path`` itself is removed, not what it names."""
+    directory = path.parent if str(path.parent) else Path(".")
+    with stopping.signals_held(), _folder(directory) as dir_fd:
+        if dir_fd is None:
+            os.unlink(path)
+        else:
+            os.unlink(path.name, dir_fd=dir_fd)
+
+
 def make_dirs(directory: Path) -> None:
     """``mkdir -p``; below a pinned folder, without following a link on the way."""
     if _pinned(directory) is None:

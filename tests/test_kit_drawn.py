@@ -66,6 +66,22 @@ def _reader(most_lines: int | None = None) -> Any:
     return read
 
 
+def _a_seed_drawing(strategy: Any, count: int, wanted: Any) -> list[Any]:
+    """``count`` examples of the first seed from 3 on whose draws hold what ``wanted``
+    asks (a case long enough to fail a buffer, one short enough to pass it): a premise
+    found, not tuned to one seed.  What a seed draws moves with the generators, and with
+    the constants of the local modules the process has loaded, which Hypothesis mixes
+    into a share of its draws (a user's code is meant to be a source,
+    ``generators/seeded.py``): in a test worker, whatever earlier tests imported.  With
+    seed 3 alone, the largest of 400 cases was 89 lines in one order of the suite and
+    over 90 in another."""
+    for seed in range(3, 60):
+        found = list(drawn(strategy, seed, count))
+        if wanted(found):
+            return found
+    pytest.fail("no seed of 3..59 draws the cases this test needs")
+
+
 def _config(read: Any, **kw: Any) -> SuiteConfig:
     client = Client(argv=(), mode="exit", function=Parser(read, (ValueError,)))
     return SuiteConfig(client, **{"database_dir": None, "fixtures_per_check": 0, **kw})
@@ -258,7 +274,15 @@ def test_a_failure_fuzz_did_not_shrink_is_replayed_then_shrunk(
     config = _config(_reader(most_lines=8), database=database)
     strategy = check_strategy(CHECK, config.vocabulary())
     assert strategy is not None
-    drawn_ = sorted(drawn(strategy, 3, 40), key=lambda d: len(choices_to_bytes(d.choices)))
+    drawn_ = _a_seed_drawing(
+        strategy,
+        40,
+        lambda found: (
+            any(d.case.stream.count(b"\n") <= 8 for d in found)
+            and any(d.case.stream.count(b"\n") > 12 for d in found)
+        ),
+    )
+    drawn_.sort(key=lambda d: len(choices_to_bytes(d.choices)))
     passing = next(d for d in drawn_ if d.case.stream.count(b"\n") <= 8)
     failing = next(d for d in reversed(drawn_) if d.case.stream.count(b"\n") > 12)
     key = database_key(CHECK, config)
@@ -397,7 +421,17 @@ def test_a_held_failure_fails_a_run_from_the_case_cache(
     strategy = check_strategy(CHECK, warm.vocabulary())
     assert strategy is not None
     # (no mutation: a reading may let a client reject a ts of null)
-    plain = [d for d in drawn(strategy, 3, 400) if not d.case.mutations]
+    plain = [
+        d
+        for d in _a_seed_drawing(
+            strategy,
+            400,
+            lambda found: any(
+                not d.case.mutations and d.case.stream.count(b"\n") > 90 for d in found
+            ),
+        )
+        if not d.case.mutations
+    ]
     by_size = sorted(plain, key=lambda d: d.case.stream.count(b"\n"))
     failing, passing = by_size[-1], by_size[0]
     assert failing.case.stream.count(b"\n") > 90
@@ -431,7 +465,17 @@ def test_every_held_shrunk_failure_is_replayed_the_budget_aside(tmp_path: Path) 
     config = _config(reader)
     strategy = check_strategy(CHECK, config.vocabulary())
     assert strategy is not None
-    plain = [d for d in drawn(strategy, 3, 400) if not d.case.mutations]
+    plain = [
+        d
+        for d in _a_seed_drawing(
+            strategy,
+            400,
+            lambda found: any(
+                not d.case.mutations and d.case.stream.count(b"\n") > 90 for d in found
+            ),
+        )
+        if not d.case.mutations
+    ]
     failing = max(plain, key=lambda d: d.case.stream.count(b"\n"))
     assert failing.case.stream.count(b"\n") > 90
     size = len(choices_to_bytes(failing.choices))

@@ -13,7 +13,8 @@ drawing from the same per-check generators, but:
 * it spends time on the checks whose recent cases keep finding new behaviour
   (an upper-confidence-bound choice over checks, so no check starves);
 * every distinct failure (by check and by the client's reaction) is saved to the
-  fixture format with a replay command, and into the Hypothesis example database
+  fixture format with a replay command (bounded as ``run``'s: ``suite.keep_bounded``),
+  and into the Hypothesis example database
   under the very key ``run`` uses for that check, so the next ``run`` replays it
   first; the corpus goes to the same database under a sub-key, so the next
   ``fuzz`` resumes from it.
@@ -81,11 +82,12 @@ from stella_conform.conformance.suite import (
     _claimed,
     _failure,
     _fixture_case,
-    _save,
+    _save_failure,
     check_strategy,
     database_key,
     example_database,
     graded_case,
+    keep_bounded,
     run_check,
     shared_sessions,
 )
@@ -250,6 +252,7 @@ class Found:
             "cases_before": self.cases,
             "saved": self.failure.saved,
             "replay": self.failure.replay,
+            **({"not_saved": self.failure.not_saved} if self.failure.not_saved else {}),
             "recording": self.recording,
             "from_shared_input": self.from_shared,
             "from_shared_failure": self.replayed,
@@ -1251,7 +1254,7 @@ class Fuzzer:
             return
         failure = _failure(g, j, obs)
         failure.source = "fuzzed"
-        failure.saved, failure.replay = _save(self.suite, arm.check, g)
+        _save_failure(self.suite, arm.check, g, failure)  # bounded in _merge (keep_bounded)
         found = Found(
             arm.check.id,
             signature,
@@ -1323,6 +1326,7 @@ class Fuzzer:
                 f"failed while fuzzing (not replayed: the kit was stopped): {found[0].message}",
                 cases=arm.cases, failures=[f.failure for f in found], failed_cases=len(found),
             )  # fmt: skip
+            keep_bounded(result.failures)
             results.append(result)
         order = {c.id: i for i, c in enumerate(self.checks)}
         return sorted(results, key=lambda r: order.get(r.id, len(order)))
@@ -1489,6 +1493,10 @@ def _merge(
         if f.failure.saved not in shown and len(result.failures) < FAILURES_PER_CHECK + 1:
             result.failures.append(f.failure)
             result.failed_cases += 1
+    # every case fuzzing saved (the fuzz section lists those the check's failures leave
+    # out): the smallest generated whole, any other over 256 KiB listed by size and sha256
+    listed = {id(f) for f in result.failures}
+    keep_bounded([*result.failures, *(f.failure for f in found if id(f.failure) not in listed)])
 
 
 def _fuzz_target() -> None:

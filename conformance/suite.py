@@ -715,28 +715,39 @@ def _write_case(
     return path, replay_command(path, config.client, check, config), fresh
 
 
-def keep_bounded(failures: list[CaseFailure]) -> None:
-    """A check's failures (smallest first) as saved: the first, the smallest, whole (it is
-    the one replayed); any other that this run wrote and that is larger than
-    :data:`SAVED_WHOLE` removed from the failures folder again, and listed as not saved,
-    by its size and sha256, its replay line the smallest's.  What a failing client did
-    then costs the folder one whole case and a bounded part of the rest."""
+def keep_bounded(failures: Sequence[CaseFailure]) -> None:
+    """A check's failures (smallest first) as saved: the first, and the smallest generated
+    one (the one shrunk and replayed; the first itself unless that is a fixture), whole;
+    any other that this run wrote and that is larger than :data:`SAVED_WHOLE` removed from
+    the failures folder again, and listed as not saved, by its size and sha256, its replay
+    line the smallest generated one's.  What a failing client did then costs the folder
+    one whole case and a bounded part of the rest, by ``run``, ``fuzz``, the matrix and the
+    pytest plugin alike."""
     if not failures:
         return
     first = failures[0]
-    for failure in failures[1:]:
-        if failure.size <= SAVED_WHOLE or not failure.written or failure.saved == first.saved:
+    generated = [f for f in failures if f.source != "fixture"]
+    smallest = first
+    if first.source == "fixture" and generated:
+        smallest = min(generated, key=lambda f: f.size)
+    replayed = smallest if smallest.saved is not None else first
+    whole = {first.saved, smallest.saved} - {None}
+    for failure in failures:
+        if failure is first or failure is smallest or failure.saved in whole:
             continue
-        for path in failure.written:
-            with contextlib.suppress(OSError):
-                remove_written(Path(path))
-        failure.written = ()
+        if failure.not_saved is None:  # (one bounded before, by fuzz's final pass: re-pointed)
+            if failure.size <= SAVED_WHOLE or not failure.written:
+                continue
+            for path in failure.written:
+                with contextlib.suppress(OSError):
+                    remove_written(Path(path))
+            failure.written = ()
+            failure.saved = None
         failure.not_saved = (
             f"{failure.size} bytes, over {SAVED_WHOLE // 1024} KiB: only the check's smallest "
-            f"failing case is saved whole; the replay line replays that one ({first.saved})"
+            f"generated failing case is saved whole; the replay line replays it ({replayed.saved})"
         )
-        failure.saved = None
-        failure.replay = first.replay
+        failure.replay = replayed.replay
 
 
 def _failure(case: GradedCase, j: Judgment, obs: Observation) -> CaseFailure:

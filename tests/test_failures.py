@@ -293,24 +293,36 @@ def test_a_run_s_report_and_failures_stay_bounded_however_big_its_failing_cases(
     assert any("characters, sha256 " in v for v in long_texts)  # a megabyte text, digested
 
 
-def test_only_a_check_s_smallest_big_case_stays_in_the_failures_folder(tmp_path: Path) -> None:
-    """However many large cases fail, the folder keeps the smallest of them whole and any
-    other this run wrote within 256 KiB; a file that was there before the run stays."""
-    failures = []
-    for n, size in enumerate([SAVED_WHOLE + 1, *range(SAVED_WHOLE, SAVED_WHOLE + 40, 2)]):
+@pytest.mark.parametrize(
+    ("first", "whole", "replayed"),
+    [("generated", ["case0", "case1", "case5"], "case0"), ("fixture", ["case1", "case5"], "case1")],
+)
+def test_only_a_check_s_smallest_big_case_stays_in_the_failures_folder(
+    tmp_path: Path, first: str, whole: list[str], replayed: str
+) -> None:
+    """However many large cases fail, the folder keeps the first whole (or, after a failing
+    fixture, the smallest generated case) and any other this run wrote within 256 KiB; a
+    file that was there before the run stays.  The rest: not saved, replayed by that one."""
+    failures = [_failure("line_over_64kib", 100)] if first == "fixture" else []
+    sizes = [SAVED_WHOLE + 1, SAVED_WHOLE, *range(SAVED_WHOLE + 2, SAVED_WHOLE + 40, 2)]
+    for n, size in enumerate(sizes):
         path = tmp_path / f"case{n}.jsonl"
         path.write_bytes(b"x")
-        failures.append(_failure(f"case{n}", size))
-        failures[-1].saved, failures[-1].replay = str(path), f"replay {path}"
-        failures[-1].written = (str(path),)
-    failures[5].written = ()  # not written by this run
+        # case1, smaller than case0, crashed: listed after the check's own outcome, a fail
+        failure = _failure(f"case{n}", size, verdict="crash" if n == 1 else "fail")
+        failure.source, failure.saved, failure.replay = "generated", str(path), f"replay {path}"
+        failure.written = (str(path),)
+        failures.append(failure)
+    cases = {f.case: f for f in failures if f.source == "generated"}
+    cases["case5"].written = ()  # there before the run
     keep_bounded(failures)
-    kept = sorted(p.name for p in tmp_path.iterdir())
-    assert kept == ["case0.jsonl", "case1.jsonl", "case5.jsonl"], kept
-    assert failures[1].not_saved is None and failures[5].not_saved is None
-    for f in failures[2:5] + failures[6:]:
-        assert f.saved is None and f.replay == failures[0].replay
-        assert f.not_saved is not None and str(tmp_path / "case0.jsonl") in f.not_saved
+    assert sorted(p.stem for p in tmp_path.iterdir()) == whole
+    for name, f in cases.items():
+        if name in whole:
+            assert f.not_saved is None and f.saved == str(tmp_path / f"{name}.jsonl")
+        else:
+            assert f.saved is None and f.replay == f"replay {tmp_path / replayed}.jsonl"
+            assert f.not_saved and f"({tmp_path / replayed}.jsonl)" in f.not_saved
 
 
 @pytest.mark.slow
@@ -332,6 +344,54 @@ def test_a_run_s_replay_line_reproduces_from_a_copied_artifact(tmp_path: Path) -
         assert done.returncode == 1, (line, done.stdout, done.stderr)  # the failure, again
         assert "expected: accept\nclient:   reject\n" in done.stdout, done.stdout
         assert f"stream ({first['size']} bytes):" in done.stdout
+
+
+#: A client that crashes on any line over 64 KiB, in words that name the event's type: each
+#: type is a distinct bug to fuzz (one saved case each, before the bound).
+CRASHES_ON_LONG_LINES = """\
+import json, sys
+
+for line in sys.stdin.buffer.read().split(b"\\n"):
+    if len(line) > 64 * 1024:
+        raise BufferError(f"line too long in a {json.loads(line).get('type')} event")
+"""
+
+
+@pytest.mark.slow
+def test_fuzz_keeps_its_failures_folder_bounded_however_big_the_cases_it_finds(
+    tmp_path: Path,
+) -> None:
+    """Each distinct failure fuzz finds was saved whole (two bugs on 1 MiB and 2 MiB lines:
+    5.2 MB): now, as ``run``, the check's smallest generated failing case whole, any other
+    over 256 KiB listed by size and sha256, its replay line the smallest's, in the check's
+    failures and in the fuzz section alike."""
+    (tmp_path / "client.py").write_text(CRASHES_ON_LONG_LINES)
+    out = kit(
+        "fuzz", "--max-cases", "12", "--only", "R1.long-lines", "--no-database",
+        "--mode", "exit", "--json", "report.json", "--failures-dir", "failures",
+        "--", PY, "client.py", cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 1, out.stdout + out.stderr
+    doc = load_report(tmp_path / "report.json")
+    (check,) = doc["checks"]
+    generated = [f for f in check["failures"] if f["source"] != "fixture"]
+    smallest = min(generated, key=lambda f: f["size"])
+    rest = [f for f in generated if f is not smallest]
+    assert any(f["source"] == "fuzzed" and f["size"] > SAVED_WHOLE for f in rest), generated
+    case = tmp_path / smallest["saved"]
+    expect = case.with_name(case.name.removesuffix(".jsonl") + ".expect.json")
+    kept = sorted(p for p in (tmp_path / "failures").rglob("*") if p.is_file())
+    assert kept == sorted([case, expect]), kept  # no other case: every other is over 256 KiB
+    assert hashlib.sha256(case.read_bytes()).hexdigest() == smallest["sha256"]
+    for f in rest:
+        assert f["saved"] is None and f["not_saved"].startswith(f"{f['size']} bytes, over")
+        assert f["replay"] == smallest["replay"] and len(f["sha256"]) == 64
+    for found in doc["fuzz"]["failures"]:
+        assert found["saved"] in (smallest["saved"], None), found
+        assert found["replay"] == smallest["replay"] and ("not_saved" in found) == (
+            found["saved"] is None
+        )
+    assert _folder_bytes(tmp_path / "failures") <= 3 * smallest["size"]
 
 
 # ---------------------------------------------------------------- words that misled

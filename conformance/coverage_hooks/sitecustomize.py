@@ -24,6 +24,7 @@ import sys
 import sysconfig
 import threading
 import zlib
+from collections.abc import Callable, Sequence
 from types import CodeType, FrameType
 from typing import Any
 
@@ -36,6 +37,71 @@ def _library_prefixes() -> tuple[str, ...]:
     paths = sysconfig.get_paths()
     found = {paths.get("stdlib"), paths.get("platstdlib"), _HERE}
     return tuple(os.path.join(p, "") for p in found if p)
+
+
+def _within(path: str, folders: Sequence[str]) -> str | None:
+    """``path`` relative to the longest of ``folders`` that holds it; None if none does."""
+    best = ""
+    for folder in folders:
+        if len(folder) > len(best) and path.startswith(os.path.join(folder, "")):
+            best = folder
+    return path[len(os.path.join(best, "")) :] if best else None
+
+
+def portable_name(filename: str, folders: Sequence[str], script: str, start: str) -> str:
+    """A code file's name that is the same wherever the client's checkout and venv lie.
+
+    The file relative to the longest folder of ``folders`` (``sys.path``) that holds it:
+    the client's own files (its script's folder is ``sys.path[0]``, and a folder it puts
+    on ``sys.path`` itself is there too) and its site-packages then get one name in any
+    checkout, venv and working folder.  Relative paths (a relative ``sys.path`` entry)
+    are taken from ``start``, the folder the client started in; a file under a folder
+    only once links are resolved (a script run through a link: ``sys.path[0]`` is its
+    target's folder) is matched resolved.
+
+    A file under no ``sys.path`` folder (code the client loads by its path, a script
+    run with ``-P``) is named relative to ``script``, the client script's folder: where
+    such code lies from the script is part of the client's own tree (a helper beside
+    it, a sibling folder of its checkout), the same in any checkout and from any working
+    folder.  The working folder is not (one checkout run from its root and from a
+    subfolder gave each file two names, and two sessions of one seed keyed different
+    coverage), nor is the full path (it names the checkout).  Only a file at a fixed
+    place outside the client's tree changes name with the checkout's depth
+    (``../../opt/x.py``)."""
+    path = os.path.normpath(os.path.join(start, filename))
+    plain = [os.path.normpath(os.path.join(start, f)) for f in folders]
+    name = _within(path, plain)
+    if name is None:
+        real = os.path.realpath(path)
+        name = _within(real, [os.path.realpath(f) for f in plain])
+        if name is None:
+            name = os.path.relpath(real, os.path.realpath(os.path.join(start, script)))
+    return name
+
+
+def _namer() -> Callable[[str], str]:
+    """:func:`portable_name` of each file the client runs, found once and kept (one file,
+    one name, however ``sys.path`` changes later), from the ``sys.path`` of the file's
+    first run and the folder the client started in."""
+    try:
+        start = os.getcwd()
+    except OSError:  # started in a folder since removed: names from the root
+        start = os.sep
+    names: dict[str, str] = {}
+
+    def script() -> str:
+        """The folder of the client's script (its ``__main__``), else the working one."""
+        main = getattr(sys.modules.get("__main__"), "__file__", None)
+        return os.path.dirname(main) if isinstance(main, str) and main else start
+
+    def name(filename: str) -> str:
+        known = names.get(filename)
+        if known is None:
+            folders = [p for p in sys.path if isinstance(p, str)]
+            known = names[filename] = portable_name(filename, folders, script(), start)
+        return known
+
+    return name
 
 
 def _install(path: str) -> None:
@@ -51,12 +117,7 @@ def _install(path: str) -> None:
         os.close(fd)
     mask = len(shared) - 1
     skip = _library_prefixes()
-    # the client's files named from the folder it starts in: the same code gives the same
-    # edges in any checkout, so a seeded session is the same wherever it runs
-    try:
-        start = os.path.join(os.getcwd(), "")
-    except OSError:  # started in a folder since removed: names as they are
-        start = "\0"
+    portable = _namer()
     tracers: dict[CodeType, Any] = {}
     previous = [0]
 
@@ -81,8 +142,7 @@ def _install(path: str) -> None:
             if name.startswith(skip) or name.startswith("<"):
                 tracer = False
             else:
-                name = name[len(start) :] if name.startswith(start) else name
-                ident = f"{name}:{code.co_name}:{code.co_firstlineno}".encode()
+                ident = f"{portable(name)}:{code.co_name}:{code.co_firstlineno}".encode()
                 tracer = tracer_for(zlib.crc32(ident))
             tracers[code] = tracer
         return tracer or None

@@ -1,0 +1,113 @@
+"""Coverage features name a client's code by where it lies in the client, not on the disk.
+
+The same client in two checkouts, run from two working folders, reaches the same
+features: a seeded fuzz session keys the same coverage on CI as on a laptop, and the
+corpus and database it keeps with them are the same.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+from conftest import ADAPTERS
+
+from stella_conform.conformance.checks import BY_ID
+from stella_conform.conformance.feedback import PythonCoverage
+from stella_conform.conformance.fuzz import FuzzConfig, Fuzzer
+from stella_conform.conformance.runner import Client, run_once
+from stella_conform.conformance.suite import SuiteConfig
+
+MINIMAL = (ADAPTERS.parent / "fixtures" / "minimal_run.jsonl").read_bytes()
+CASE = MINIMAL + b'{"type":"x_new"}\n'
+
+#: A client whose code lies in the three places a name can come from: beside it (its
+#: folder is sys.path[0]), in a folder of the checkout it puts on sys.path itself, and
+#: in a file it loads by its path (under no sys.path folder).
+CLIENT = """
+import importlib.util, os, sys
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, "..", "lib"))
+spec = importlib.util.spec_from_file_location("plugin", os.path.join(here, "..", "plugin.py"))
+plugin = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(plugin)
+import beside, helper
+data = sys.stdin.buffer.read()
+sys.exit(beside.check(data) + helper.check(data) + plugin.check(data))
+"""
+CHECK = """
+def check(data):
+    for line in data.splitlines():
+        if b"x_new" in line:
+            return 0
+    return 0
+"""
+
+
+def _checkout(root: Path) -> Path:
+    """A copy of the client's tree at ``root``; its script's path."""
+    (root / "bin").mkdir(parents=True)
+    (root / "lib").mkdir()
+    (root / "bin" / "client.py").write_text(CLIENT)
+    for module in ("bin/beside.py", "lib/helper.py", "plugin.py"):
+        (root / module).write_text(CHECK)
+    return root / "bin" / "client.py"
+
+
+def _python_features(argv: tuple[str, ...], cwd: Path) -> frozenset[int]:
+    feedback = PythonCoverage()
+    try:
+        client = Client(argv=argv, mode="exit", env=feedback.environment(), cwd=str(cwd))
+        feedback.start_case()
+        assert run_once(client, CASE).verdict == "accept"
+        return feedback.end_case()
+    finally:
+        feedback.close()
+
+
+def test_a_client_s_coverage_is_the_same_from_any_checkout_and_working_folder(
+    tmp_path: Path,
+) -> None:
+    """Two checkouts at other depths, run from the checkout, from the script's folder and
+    from a folder outside both: one set of features.  Named from the working folder, each
+    file had a relative name in one run and its full path in another."""
+    one = _checkout(tmp_path / "one")
+    other = _checkout(tmp_path / "a" / "b" / "other")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    runs = [
+        _python_features((sys.executable, "bin/client.py"), tmp_path / "one"),
+        _python_features((sys.executable, "client.py"), one.parent),
+        _python_features((sys.executable, str(other)), elsewhere),
+    ]
+    assert runs[0] and runs[0] == runs[1] == runs[2]
+    # the client's own code is in them: a change of one line of one module shows
+    (tmp_path / "a" / "b" / "other" / "plugin.py").write_text("\n" + CHECK)
+    assert _python_features((sys.executable, str(other)), elsewhere) != runs[0]
+
+
+def test_a_seeded_session_keys_the_same_coverage_from_any_checkout(tmp_path: Path) -> None:
+    """A fuzz session of one seed on the reference client copied into two checkouts,
+    started from two other working folders: the same coverage seen, the same corpus kept."""
+    sessions = []
+    for where, cwd in (("one", "one"), ("a/b/other", "elsewhere")):
+        python = tmp_path / where / "adapters" / "python"
+        shutil.copytree(ADAPTERS / "python", python)
+        (tmp_path / cwd).mkdir(parents=True, exist_ok=True)
+        argv = (sys.executable, str(python / "reference_client.py"))
+        client = Client(argv=argv, mode="persistent", cwd=str(tmp_path / cwd))
+        suite = SuiteConfig(
+            client, examples=1, seed=5, database_dir=None, failures_dir=tmp_path / where / "f"
+        )
+        config = FuzzConfig(suite, 600.0, max_cases=40)
+        feedback = PythonCoverage()
+        try:
+            fuzzer = Fuzzer([BY_ID["R1.valid-runs-accepted"]], config, feedback)
+            outcome = fuzzer.run()
+        finally:
+            feedback.close()
+        assert feedback.arrived and outcome.cases == 40
+        corpus = [[entry.choices for entry in arm.corpus] for arm in fuzzer.arms]
+        sessions.append((frozenset(fuzzer.seen), corpus))
+    assert sessions[0][0] and sessions[0] == sessions[1]

@@ -14,7 +14,10 @@ starts the client, so it can ask the client's runtime to measure itself:
 Anything else (a compiled client, a shell script) gets :class:`Blind`: the fuzzer
 still runs, and says it had no coverage.  A *feature* is one hashed piece of
 coverage (an edge or a block, with its hit count bucketed the way AFL does), so
-"new behaviour" is "a feature no earlier case produced".
+"new behaviour" is "a feature no earlier case produced".  A feature names its code by
+where it lies in the client (a Python file from its ``sys.path`` folder, a Node.js
+script from the client's folder), never by its full path: the same client in another
+checkout, or run from another working folder, reaches the same features.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import contextlib
 import json
 import mmap
 import os
+import posixpath
 import re
 import shutil
 import time
@@ -30,6 +34,7 @@ import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import unquote, urlsplit
 
 from stella_conform import stopping
 from stella_conform.conformance.automode import waiting_for_input
@@ -180,18 +185,46 @@ def _settle(client: ClientProcess) -> bool | None:
         pause = min(2 * pause, 0.002)
 
 
-def _v8_features(doc: Any, hook_url: str) -> set[int]:
-    """The covered blocks of one V8 coverage file (``NODE_V8_COVERAGE``), as features."""
+#: The file the coverage hook writes the client's folder to, in the coverage folder.
+CLIENT_FOLDER = "client-folder.txt"
+
+
+def script_name(url: str, folder: str | None) -> str:
+    """A covered script's name that is the same wherever the client's checkout lies.
+
+    A ``file:`` script relative to ``folder``, the client's folder (that of the script
+    node runs, written by the hook): ``reference_client.js``, ``../node/x.js``; one
+    under a ``node_modules`` folder from the first ``node_modules/`` on, as a package
+    manager lays it out wherever the project is (``node_modules/pkg/index.js``).  An
+    internal script (``node:…``, which :func:`_v8_features` does not count), or any
+    script when the client's folder is not known, as it is.  The full
+    path named the checkout: one client fuzzed from two checkouts keyed different
+    features, and a seeded session's corpus and database with them."""
+    if not url.startswith("file:"):
+        return url
+    path = unquote(urlsplit(url).path)
+    at = path.find("/node_modules/")
+    if at >= 0:
+        return path[at + 1 :]
+    if folder is None:
+        return url
+    return posixpath.relpath(path, folder)
+
+
+def _v8_features(doc: Any, hook_url: str, folder: str | None = None) -> set[int]:
+    """The covered blocks of one V8 coverage file (``NODE_V8_COVERAGE``), as features,
+    each script named by :func:`script_name` from the client's ``folder``."""
     features: set[int] = set()
     for script in doc.get("result", ()):
         url = script.get("url", "")
         if not url.startswith("file:") or url == hook_url:
             continue
+        name = script_name(url, folder)
         for function in script.get("functions", ()):
             for block in function.get("ranges", ()):
                 count = block.get("count", 0)
                 if count > 0:
-                    ident = f"{url}:{block['startOffset']}:{block['endOffset']}"
+                    ident = f"{name}:{block['startOffset']}:{block['endOffset']}"
                     key = zlib.crc32(ident.encode())
                     features.add(key * 8 + _bucket(min(count, 255)))
     return features
@@ -206,6 +239,8 @@ class NodeCoverage(Blind):
         self.directory = stopping.temp_dir("stella-conform-v8-")
         self.hook = HOOKS / "v8_take_coverage.js"
         self.arrived = False
+        #: The client's folder as its hook wrote it (None until it has).
+        self.folder: str | None = None
 
     def environment(self) -> dict[str, str]:
         options = os.environ.get("NODE_OPTIONS", "")
@@ -230,6 +265,8 @@ class NodeCoverage(Blind):
     def end_case(self, client: ClientProcess | None = None) -> frozenset[int]:
         features: set[int] = set()
         hook_url = self.hook.as_uri()
+        if self.folder is None:
+            self.folder = self._client_folder()
         for path in self._files():
             try:
                 # the client's runtime wrote it, so the client could have put a FIFO or a
@@ -242,9 +279,18 @@ class NodeCoverage(Blind):
                     os.unlink(path)
                 continue
             with contextlib.suppress(AttributeError, TypeError, KeyError):  # not V8's shape
-                features |= _v8_features(doc, hook_url)
+                features |= _v8_features(doc, hook_url, self.folder)
         self.arrived = self.arrived or bool(features)
         return frozenset(features)
+
+    def _client_folder(self) -> str | None:
+        """The client's folder, from the hook's file (an absolute path), else None."""
+        try:
+            data = read_regular(os.path.join(self.directory, CLIENT_FOLDER), 4096, follow=False)
+        except OSError:
+            return None
+        folder = data.decode("utf-8", "replace")
+        return folder if posixpath.isabs(folder) else None
 
     def close(self) -> None:
         stopping.remove_dir(self.directory)

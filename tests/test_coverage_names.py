@@ -14,7 +14,7 @@ from pathlib import Path
 from conftest import ADAPTERS
 
 from stella_conform.conformance.checks import BY_ID
-from stella_conform.conformance.feedback import PythonCoverage
+from stella_conform.conformance.feedback import NodeCoverage, PythonCoverage, script_name
 from stella_conform.conformance.fuzz import FuzzConfig, Fuzzer
 from stella_conform.conformance.runner import Client, run_once
 from stella_conform.conformance.suite import SuiteConfig
@@ -111,3 +111,53 @@ def test_a_seeded_session_keys_the_same_coverage_from_any_checkout(tmp_path: Pat
         corpus = [[entry.choices for entry in arm.corpus] for arm in fuzzer.arms]
         sessions.append((frozenset(fuzzer.seen), corpus))
     assert sessions[0][0] and sessions[0] == sessions[1]
+
+
+NODE_CLIENT = """
+const dep = require("dep");
+const { main } = require("../adapters/node/reference_client.js");
+dep.ready();
+main();
+"""
+
+
+def _node_features(script: Path, cwd: Path) -> frozenset[int]:
+    feedback = NodeCoverage()
+    try:
+        argv = ("node", str(script))
+        client = Client(argv=argv, mode="exit", env=feedback.environment(), cwd=str(cwd))
+        feedback.start_case()
+        assert run_once(client, CASE).verdict == "accept"
+        features = feedback.end_case()
+        assert feedback.folder == str(script.parent)  # as the hook wrote it
+        return features
+    finally:
+        feedback.close()
+
+
+def test_a_node_script_is_named_from_the_client_s_folder(tmp_path: Path) -> None:
+    """A script relative to the folder of the script node runs, a package from
+    ``node_modules/`` on, an internal script as it is; a client in two checkouts, one
+    run from a folder outside it, gives one set of features."""
+    folder = "/home/me/project/bin"
+    assert script_name(f"file://{folder}/cli.js", folder) == "cli.js"
+    assert script_name("file:///home/me/project/lib/a%20b.js", folder) == "../lib/a b.js"
+    dep = "file:///home/me/project/node_modules/dep/node_modules/x/i.js"
+    assert script_name(dep, folder) == "node_modules/dep/node_modules/x/i.js"
+    assert script_name("node:internal/main", folder) == "node:internal/main"
+
+    scripts = []
+    for where in ("one", "a/b/other"):
+        root = tmp_path / where
+        shutil.copytree(ADAPTERS / "node", root / "adapters" / "node")
+        (root / "node_modules" / "dep").mkdir(parents=True)
+        (root / "node_modules" / "dep" / "index.js").write_text(
+            "exports.ready = function ready() { return 1; };\n"
+        )
+        (root / "bin").mkdir()
+        (root / "bin" / "client.js").write_text(NODE_CLIENT)
+        scripts.append(root / "bin" / "client.js")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    first = _node_features(scripts[0], tmp_path / "one")
+    assert first and first == _node_features(scripts[1], elsewhere)

@@ -5,9 +5,30 @@
 // gathered so far (and resets its counters) just before the client writes a summary,
 // so the kit finds one coverage file per case.  The client's code is untouched; its
 // output passes through unchanged.
+//
+// It also writes the client's folder (the folder of the script node runs, links resolved
+// as node resolves them) to CLIENT_FOLDER in the coverage folder, once, the first node
+// process of the client: the kit names each covered script from there (feedback.py,
+// script_name), so a script's blocks are the same features in any checkout.
 "use strict";
 
+const fs = require("fs");
+const path = require("path");
 const v8 = require("v8");
+
+const CLIENT_FOLDER = "client-folder.txt";
+
+try {
+  const main = process.argv[1];
+  let folder = process.cwd();
+  if (typeof main === "string" && main !== "" && process._eval == null) {
+    const real = fs.realpathSync(main);
+    folder = fs.statSync(real).isDirectory() ? real : path.dirname(real);
+  }
+  fs.writeFileSync(path.join(process.env.NODE_V8_COVERAGE, CLIENT_FOLDER), folder, { flag: "wx" });
+} catch (error) {
+  // no name, or a name already written (a node process the client started): the first stays
+}
 
 const SUMMARY = /"kind"\s*:\s*"summary"/;
 const write = process.stdout.write.bind(process.stdout);

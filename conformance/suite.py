@@ -645,19 +645,14 @@ def _claimed(case: GradedCase, claims: Claims) -> bool:
     return claims.reads_parts(envelope_parts(case.stream, case.command))
 
 
-def _save(config: SuiteConfig, check: Check, case: GradedCase) -> tuple[str | None, str | None]:
-    """Save a failing case in the fixture format: (its path, the replay command), or
-    (None, None) when it cannot be written (the failure is still reported, with a warning:
-    a full disk, or a client that swapped the failures folder for a link)."""
-    path, replay, _ = _saved(config, check, case)
-    return path, replay
-
-
 def _save_failure(
     config: SuiteConfig, check: Check, case: GradedCase, failure: CaseFailure
 ) -> CaseFailure:
-    """:func:`_save` into ``failure`` (its path, replay command, and the files written for
-    it, which :func:`keep_bounded` may remove again)."""
+    """Save a failing case in the fixture format into ``failure``: its path, the replay
+    command, and the files written for it (which :func:`keep_bounded` may remove again,
+    the only way a case is saved: every caller's failures are bounded alike); no path and
+    no replay when it cannot be written (the failure is still reported, with a warning: a
+    full disk, or a client that swapped the failures folder for a link)."""
     failure.saved, failure.replay, failure.written = _saved(config, check, case)
     return failure
 

@@ -394,6 +394,51 @@ def test_fuzz_keeps_its_failures_folder_bounded_however_big_the_cases_it_finds(
     assert _folder_bytes(tmp_path / "failures") <= 3 * smallest["size"]
 
 
+@pytest.mark.slow
+def test_a_matrix_keeps_its_failures_and_reports_bounded_however_big_its_failing_cases(
+    tmp_path: Path,
+) -> None:
+    """The matrix grades through run_check too: its failures/CLIENT/VOCABULARY/ and the
+    reports it writes (matrix.json holds every cell's whole report) stay under the caps
+    a run's do, with the line-limit client failing on 64 KiB to 1 MiB lines."""
+    (tmp_path / "matrix.toml").write_text(
+        "[matrix]\nexamples = 25\njobs = 2\n\n"
+        f'[[client]]\nname = "line-limit"\ncommand = {json.dumps(list(LINE_LIMIT))}\n'
+        'mode = "exit"\n'
+    )
+    graded = kit("matrix", "matrix.toml", "--out", "out", cwd=tmp_path)
+    assert graded.returncode == 1, graded.stdout + graded.stderr
+    out = tmp_path / "out"
+    for name in ("matrix.json", "matrix.md", "matrix.html"):
+        assert (out / name).stat().st_size <= REPORT_CAP, name
+    assert _folder_bytes(out / "failures") <= FAILURES_CAP
+    (cell,) = json.loads((out / "matrix.json").read_text())["cells"]
+    (check,) = [c for c in cell["report"]["checks"] if c["id"] == "R1.long-lines"]
+    first = check["failures"][0]
+    assert hashlib.sha256((tmp_path / first["saved"]).read_bytes()).hexdigest() == first["sha256"]
+    big = [f for f in check["failures"][1:] if f["source"] == "generated"]
+    assert big and all(f["not_saved"] and f["replay"] == first["replay"] for f in big), big
+
+
+def test_the_pytest_plugin_keeps_its_failures_folder_bounded(pytester: pytest.Pytester) -> None:
+    """The plugin's check items grade through run_check, saving under the rootdir's
+    .stella-conform/failures: the smallest generated failing case whole, no other case of
+    the line-limit client's (each over 256 KiB) beside it, the failure's text bounded."""
+    result = pytester.runpytest_inprocess(
+        "--stella-client", shlex.join(LINE_LIMIT), "--stella-mode", "exit",
+        "--stella-examples", "25", "-k", "R1.long-lines", "-p", "no:cacheprovider",
+        "-p", "no:randomly",
+    )  # fmt: skip
+    result.assert_outcomes(failed=1)
+    folder = pytester.path / ".stella-conform" / "failures"
+    assert _folder_bytes(folder) <= FAILURES_CAP
+    (case,) = folder.glob("R1.long-lines-*.jsonl")  # the smallest, whole
+    text = result.stdout.str()
+    assert f"saved:    {case.relative_to(pytester.path)}" in text, text[-3000:]
+    assert ", not saved (generated, mutations: " in text
+    assert len(text.encode()) <= REPORT_CAP
+
+
 # ---------------------------------------------------------------- words that misled
 
 

@@ -1233,14 +1233,21 @@ def database_key(check: Check, config: SuiteConfig) -> bytes:
 
 
 class HandedOver(ExampleDatabase):
-    """The example database of a shrink (:func:`shrink_drawn`): it holds one case drawn
-    outside Hypothesis's engine, as the check's *secondary* entry, in front of the run's
-    own database (``kept``), which reads and keeps everything else.
+    """The example database of a shrink (:func:`shrink_drawn`): Hypothesis reads from it
+    one case drawn outside its engine, as the check's *secondary* entry, and nothing
+    else; what it writes (the shrunk case, the ones it passed over) goes to the run's own
+    database (``kept``).
 
     Secondary, not primary: Hypothesis replays its primary entries as cases it shrank
-    before, and does not shrink one that replays exactly.  With no ``kept`` database
-    nothing is kept (a stratum's choices replay only under its own strategy, not the
-    check's, so the check's key must not hold them).
+    before, and does not shrink one that replays exactly.  Nothing else read: the run
+    has replayed what ``kept`` holds for the check (:func:`held_entries`: every primary
+    entry) before it hands a case over, and those still held passed (a read-only
+    database keeps them).  Read through, Hypothesis's reuse phase graded each primary
+    one again before the handed-over case, and with as many as the run's examples
+    (its reuse phase's size when it does not generate) never reached it: the failure
+    was reported as "not deterministic".  With no ``kept`` database nothing is kept (a
+    stratum's choices replay only under its own strategy, not the check's, so the
+    check's key must not hold them).
     """
 
     def __init__(self, key: bytes, choices: Sequence[Any], kept: ExampleDatabase | None) -> None:
@@ -1250,9 +1257,7 @@ class HandedOver(ExampleDatabase):
         self.kept = kept
 
     def fetch(self, key: bytes) -> Iterable[bytes]:
-        if key == self.secondary:
-            return [self.entry]
-        return self.kept.fetch(key) if self.kept is not None else []
+        return [self.entry] if key == self.secondary else []
 
     def save(self, key: bytes, value: bytes) -> None:
         if self.kept is not None:

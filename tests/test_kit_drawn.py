@@ -314,6 +314,78 @@ def test_a_failure_fuzz_did_not_shrink_is_replayed_then_shrunk(
     assert primary != choices_to_bytes(failing.choices)
 
 
+def _verdicts(monkeypatch: pytest.MonkeyPatch) -> list[tuple[bytes, str]]:
+    """Every stream the check grades, in order, with the verdict it was given."""
+    judged: list[tuple[bytes, str]] = []
+    real = suite.judge
+
+    def judge(check: Any, g: Any, obs: Any, ctx: Any) -> Any:
+        j = real(check, g, obs, ctx)
+        judged.append((g.stream, j.verdict))
+        return j
+
+    monkeypatch.setattr(suite, "judge", judge)
+    return judged
+
+
+def _passing_entries(strategy: Any, count: int) -> list[bytes]:
+    """``count`` entries of CHECK's strategy the buffer of eight passes (eight lines at
+    most: the buffered reader reads them as the reference one), of seeds no test runs."""
+    short = {
+        choices_to_bytes(d.choices): d
+        for seed in (97, 98, 99)
+        for d in drawn(strategy, seed, 400)
+        if d.case.stream.count(b"\n") <= 8
+    }
+    assert len(short) >= count
+    return list(short)[:count]
+
+
+@pytest.mark.parametrize("seed", range(3, 11))
+def test_the_case_handed_over_is_the_first_hypothesis_grades(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """Whatever its size (each seed's first failure is another), the failing case the kit
+    drew is the first one Hypothesis grades after it, even where a read-only database
+    holds shrunk entries that pass, as many as the run's examples: the run has graded
+    them already.  (Hypothesis read them through the hand-over and graded each again
+    first; with as many as its reuse phase takes, max(2, examples) when it does not
+    generate, it never reached the handed-over case: 'not deterministic', not a fail.)"""
+    examples = 5
+    config = _config(_reader(most_lines=8), seed=seed, examples=examples, shrink_budget=1)
+    strategy = check_strategy(CHECK, config.vocabulary())
+    assert strategy is not None
+    folder = DirectoryBasedExampleDatabase(str(tmp_path / "artifact"))
+    key = database_key(CHECK, config)
+    held = _passing_entries(strategy, examples)
+    for value in held:
+        folder.save(key, value)
+    judged = _verdicts(monkeypatch)
+    result = run_check(CHECK, replace(config, database=ReadOnlyDatabase(folder)))
+    assert result.outcome == "fail", result.message
+    verdicts = [verdict for _, verdict in judged]
+    assert verdicts[:examples] == ["pass"] * examples  # the held entries, by the kit
+    first = verdicts.index("fail")  # the kit's own draw, handed over
+    assert judged[first + 1] == judged[first]  # Hypothesis's first: that very case
+    assert set(folder.fetch(key)) == set(held)  # read-only: kept as they were
+
+
+def test_a_failure_handed_over_past_passing_shrunk_entries_is_shrunk(tmp_path: Path) -> None:
+    """The run after such a hand-over: shrunk to the smallest stream over the buffer, as
+    without the held entries (not reported 'not deterministic')."""
+    config = _config(_reader(most_lines=8), examples=5)
+    strategy = check_strategy(CHECK, config.vocabulary())
+    assert strategy is not None
+    folder = DirectoryBasedExampleDatabase(str(tmp_path / "artifact"))
+    key = database_key(CHECK, config)
+    for value in _passing_entries(strategy, 5):
+        folder.save(key, value)
+    result = run_check(CHECK, replace(config, database=ReadOnlyDatabase(folder)))
+    assert result.outcome == "fail", result.message
+    (failure,) = result.failures
+    assert failure.stream is not None and failure.stream.count(b"\n") == 9
+
+
 def test_a_failure_not_shrunk_is_kept_where_fuzz_keeps_one_and_shrunk_next_run(
     tmp_path: Path,
 ) -> None:

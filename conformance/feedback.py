@@ -9,7 +9,9 @@ starts the client, so it can ask the client's runtime to measure itself:
   own lines into a shared map file (``coverage_hooks/sitecustomize.py``).
 * **Node.js**: ``NODE_V8_COVERAGE`` makes V8 write block coverage; a ``--require``
   hook in ``NODE_OPTIONS`` asks for it before each summary, so a persistent client
-  yields one coverage file per case (``coverage_hooks/v8_take_coverage.js``).
+  yields one coverage file per case (``coverage_hooks/v8_take_coverage.js``), and
+  turns V8's optimizing compilers off, whose code counts fewer blocks from a moment
+  its background thread decides (a seeded session was not the same twice).
 
 Anything else (a compiled client, a shell script) gets :class:`Blind`: the fuzzer
 still runs, and says it had no coverage.  A *feature* is one hashed piece of

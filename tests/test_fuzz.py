@@ -17,7 +17,7 @@ from conftest import ADAPTERS, KIT, PY_REFERENCE, kit
 from hypothesis import HealthCheck, settings
 from test_database import as_downloaded_artifact
 
-from stella_conform.conformance.checks import BY_ID
+from stella_conform.conformance.checks import BY_ID, CATALOGUE
 from stella_conform.conformance.feedback import (
     Blind,
     NodeCoverage,
@@ -25,9 +25,11 @@ from stella_conform.conformance.feedback import (
     client_language,
     feedback_for,
 )
-from stella_conform.conformance.fuzz import parse_duration, reaction
+from stella_conform.conformance.fuzz import FuzzConfig, Fuzzer, parse_duration, reaction
 from stella_conform.conformance.grader import Judgment
-from stella_conform.conformance.runner import Client, Observation, run_once
+from stella_conform.conformance.process import ClientProcess
+from stella_conform.conformance.runner import Client, Observation, PersistentSession, run_once
+from stella_conform.conformance.suite import SuiteConfig
 
 pytest_plugins = ["pytester"]
 BROKEN_TORN = (sys.executable, str(ADAPTERS / "broken" / "fails_on_torn_final_line.py"))
@@ -315,6 +317,94 @@ def test_node_client_reports_v8_coverage_per_case() -> None:
         feedback.close()
     assert obs.verdict == "accept"
     assert features and feedback.arrived
+
+
+#: A client whose reader calls a small function fifty times a line: once V8's optimizing
+#: compiler has its caller, it inlines the function and its blocks stop being counted.
+HOT_NODE_CLIENT = """
+"use strict";
+const { Reader, main } = require(%s);
+const small = (v) => typeof v === "number" && v >= 0;
+class Counting extends Reader {
+  push(line, buf) {
+    let n = 0;
+    for (let i = 0; i < 50; i++) if (small(i)) n += 1;
+    return n >= 0 ? super.push(line, buf) : [];
+  }
+}
+main(Counting);
+"""
+
+
+def test_a_node_client_s_case_reaches_the_same_blocks_however_often_it_runs(
+    tmp_path: Path,
+) -> None:
+    """One case sent again and again to one persistent Node.js client reaches the same
+    features every time: the hook keeps V8's optimizing compilers off.  With TurboFan on,
+    the client's hot reader was optimized after about thirty cases, the small function it
+    inlined was no longer counted, and the same case had other features from then on (at
+    a case that depended on when V8's background compiler finished)."""
+    script = tmp_path / "hot_client.js"
+    script.write_text(HOT_NODE_CLIENT % json.dumps(str(ADAPTERS / "node" / "reference_client.js")))
+    feedback = NodeCoverage()
+    reached = []
+    try:
+        client = Client(argv=("node", str(script)), mode="persistent", env=feedback.environment())
+        with PersistentSession(client) as session:
+            for _ in range(80):
+                feedback.start_case()
+                assert session.run(MINIMAL).verdict == "accept"
+                reached.append(feedback.end_case(session.proc))
+    finally:
+        feedback.close()
+    # the first case has the client's start in it, the second the rest of the first's loop
+    assert reached[2] and all(features == reached[2] for features in reached[2:])
+
+
+class _EachCase(NodeCoverage):
+    """Node.js coverage that keeps what each case reached, in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reached: list[frozenset[int]] = []
+
+    def end_case(self, client: ClientProcess | None = None) -> frozenset[int]:
+        features = super().end_case(client)
+        self.reached.append(features)
+        return features
+
+
+def test_a_seeded_session_on_a_node_client_is_the_same_every_time(tmp_path: Path) -> None:
+    """Two fuzz sessions of one seed on the Node.js deep client reach the same features
+    case by case, keep the same corpus and see the same answers.  With V8's optimizing
+    compiler on, two such sessions first reached other features after about a hundred
+    cases (the reference client's ts check: counted until case 93 in one session, 270 in
+    another), as its background thread happened to finish."""
+    sessions = []
+    for name in ("one", "two"):
+        argv = ("node", str(ADAPTERS / "deep" / "legacy_text_after_failed_tool.js"))
+        client = Client(argv=argv, mode="persistent", cwd=str(tmp_path))
+        suite = SuiteConfig(
+            client,
+            examples=1,
+            seed=3,
+            database_dir=None,
+            failures_dir=tmp_path / name,
+            shrink_budget=0,
+        )
+        config = FuzzConfig(suite, 600.0, max_cases=250)
+        feedback = _EachCase()
+        try:
+            checks = [c for c in CATALOGUE if c.id.startswith("R4.")]
+            fuzzer = Fuzzer(checks, config, feedback)
+            outcome = fuzzer.run()
+        finally:
+            feedback.close()
+        assert feedback.arrived and outcome.cases == 250
+        corpus = [[entry.choices for entry in arm.corpus] for arm in fuzzer.arms]
+        answers = [(arm.check.id, arm.cases, arm.novel) for arm in fuzzer.arms]
+        sessions.append((feedback.reached, corpus, answers, sorted(fuzzer.seen)))
+    assert sessions[0][0][0] and sessions[0] == sessions[1]
 
 
 @pytest.mark.slow

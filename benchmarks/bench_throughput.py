@@ -70,11 +70,13 @@ def kit_run(
     *,
     share: bool = False,
     cache: Path | None = None,
+    seed: int = 0,
 ) -> int:
     """A default persistent run of the reader profile, recording every stream it sends.
 
     ``share``: keep the generated cases for the next client (as a matrix does); ``cache``:
-    the case cache folder (``stella-conform run``'s default is one; ``None``: no cache)."""
+    the case cache folder (``stella-conform run``'s default is one; ``None``: no cache);
+    ``seed``: the run's ``--seed``."""
     real_run = PersistentSession.run
 
     def recording(self: PersistentSession, stream: bytes, feed: Feed = LINES) -> object:
@@ -89,6 +91,7 @@ def kit_run(
             database_dir=None,
             share_generation=share,
             case_cache=cache,
+            seed=seed,
         )
         PersistentSession.run = recording  # type: ignore[method-assign]
         try:

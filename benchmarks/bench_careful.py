@@ -1,0 +1,181 @@
+"""The careful decode of a run's generated streams: its instructions, and its answers.
+
+A cold run decodes every stream it generates carefully once (``build_case`` in
+``generators/cases.py``: the default reading and the registered points it touches).
+``count`` runs one cold run of the reader profile (the Python reference client, the
+default 25 examples per check, a new case cache folder) under callgrind, records the
+streams it decoded carefully, then decodes them all again carefully and plainly, and
+prints the instructions of each part (callgrind counts instructions, which the load of
+a shared machine does not move).  ``digest`` runs cold runs for some seeds (no
+valgrind) and prints, per seed, a digest of every stream handed to the client, of every
+careful decode's answers (the points it touched, its outcomes and summary) and of the
+case cache's files (their cases and index, less the key, which digests the code): two
+versions of the kit that print the same digests generated the same cases.
+
+    python benchmarks/bench_careful.py count [--seed N]
+    python benchmarks/bench_careful.py digest [--seeds 0,1,2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import hashlib
+import importlib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import bench_throughput
+
+from stella_conform.decoder import decode_all
+from stella_conform.readings import careful_default
+
+#: The module that builds a case (the package's ``cases`` is its strategy function).
+generated = importlib.import_module("stella_conform.generators.cases")
+
+#: Callgrind's client requests, from a C file built on demand: in a process not under
+#: valgrind they do nothing.
+HELPER = r"""
+#include <valgrind/callgrind.h>
+void part_done(const char *name) { CALLGRIND_DUMP_STATS_AT(name); }
+"""
+
+
+def recorded_run(seed: int, cache: Path) -> tuple[list[bytes], list[tuple[bytes, Any]]]:
+    """A cold run: the streams handed to the client, and each careful decode's input."""
+    real = generated.careful_default
+    inputs: list[tuple[bytes, Any]] = []
+
+    def recording(data: bytes, vocab: Any = None) -> Any:
+        inputs.append((data, vocab))
+        return real(data, vocab)
+
+    streams: list[bytes] = []
+    generated.careful_default = recording  # type: ignore[assignment]
+    try:
+        bench_throughput.kit_run(
+            bench_throughput.CLIENTS["python"], 25, streams, cache=cache, seed=seed
+        )
+    finally:
+        generated.careful_default = real  # type: ignore[assignment]
+    return streams, inputs
+
+
+def answers_digest(inputs: list[tuple[bytes, Any]]) -> str:
+    digest = hashlib.sha256()
+    for data, vocab in inputs:
+        decoded, touched = careful_default(data, vocab)
+        doc = [
+            hashlib.sha256(data).hexdigest(),
+            sorted(touched),
+            [o.to_json() for o in decoded.outcomes],
+            decoded.summary.to_json(),
+        ]
+        digest.update(json.dumps(doc, sort_keys=True, default=str).encode() + b"\n")
+    return digest.hexdigest()
+
+
+def cache_digest(folder: Path) -> str:
+    """The case cache's files, each as its cases' bytes and its index less the key."""
+    files = []
+    for path in sorted(folder.rglob("*")):
+        if not path.is_file():
+            continue
+        raw = path.read_bytes()
+        found = re.search(rb'\{"format": ?\d+, ?"key": ?"[0-9a-f]+"', raw)
+        if found is None:  # not a cache file (a lock, a stamp)
+            continue
+        keyless = re.sub(rb'"key": ?"[0-9a-f]+"', b"", raw)  # a key is as long as any other
+        files.append(hashlib.sha256(keyless).hexdigest())
+    return hashlib.sha256("\n".join(sorted(files)).encode()).hexdigest()
+
+
+def digest(seeds: list[int]) -> None:
+    for seed in seeds:
+        with tempfile.TemporaryDirectory() as folder:
+            streams, inputs = recorded_run(seed, Path(folder))
+            cached = cache_digest(Path(folder))
+        sent = hashlib.sha256(b"".join(hashlib.sha256(s).digest() for s in streams)).hexdigest()
+        print(
+            f"seed {seed}: {len(streams)} streams to the client {sent[:16]}, "
+            f"{len(inputs)} careful decodes {answers_digest(inputs)[:16]}, "
+            f"case cache {cached[:16]}"
+        )
+
+
+def inner(seed: int, helper: str) -> None:
+    """Under callgrind: each part's instructions dumped apart."""
+    part_done: Callable[[bytes], None] = ctypes.CDLL(helper).part_done
+    part_done(b"start-up")
+    with tempfile.TemporaryDirectory() as folder:
+        _, inputs = recorded_run(seed, Path(folder))
+    part_done(b"cold run")
+    for data, vocab in inputs:
+        careful_default(data, vocab)
+    part_done(b"careful decode")
+    for data, vocab in inputs:
+        decode_all(data, vocab)
+    part_done(b"plain decode")
+    print(f"{len(inputs)} streams, {sum(len(d) for d, _ in inputs) / 1e6:.2f} MB", file=sys.stderr)
+
+
+def count(seed: int) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(scratch)
+        (out / "helper.c").write_text(HELPER)
+        helper = out / "helper.so"
+        subprocess.run(
+            ["cc", "-shared", "-fPIC", "-O1", "-o", helper, out / "helper.c"], check=True
+        )
+        subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                f"--callgrind-out-file={out}/cg.out",
+                sys.executable,
+                __file__,
+                "_inner",
+                "--seed",
+                str(seed),
+                "--helper",
+                str(helper),
+            ],
+            check=True,
+            stderr=subprocess.DEVNULL if not os.environ.get("VERBOSE") else None,
+        )
+        for dump in sorted(
+            out.glob("cg.out*"),
+            key=lambda p: int(p.name.split(".")[-1] if p.name[-1].isdigit() else 0),
+        ):
+            text = dump.read_text(errors="replace")
+            trigger = re.search(r"^desc: Trigger: (.*)$", text, re.M)
+            totals = re.search(r"^(?:totals|summary): (\d+)", text, re.M)
+            name = trigger.group(1) if trigger else dump.name
+            print(f"{name}: {int(totals.group(1)) / 1e6:,.0f} M instructions" if totals else name)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("what", choices=("count", "digest", "_inner"))
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seeds", default="0,1,2")
+    parser.add_argument("--helper")
+    args = parser.parse_args()
+    if args.what == "digest":
+        digest([int(s) for s in args.seeds.split(",")])
+    elif args.what == "count":
+        count(args.seed)
+    else:
+        inner(args.seed, args.helper)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -13,7 +13,13 @@ case cache's files (their cases and index, less the key, which digests the code)
 versions of the kit that print the same digests generated the same cases.
 
     python benchmarks/bench_careful.py count [--seed N]
+    python benchmarks/bench_careful.py save --out FILE [--seed N]
+    python benchmarks/bench_careful.py count --streams FILE
     python benchmarks/bench_careful.py digest [--seeds 0,1,2]
+
+``save`` writes the streams a cold run decodes carefully, and ``count --streams`` decodes
+only those under callgrind (no run: minutes instead of most of an hour on a loaded
+machine).
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ import bench_throughput
 
 from stella_conform.decoder import decode_all
 from stella_conform.readings import careful_default
+from stella_conform.schemas.vocabulary import Vocabulary
 
 #: The module that builds a case (the package's ``cases`` is its strategy function).
 generated = importlib.import_module("stella_conform.generators.cases")
@@ -110,13 +117,39 @@ def digest(seeds: list[int]) -> None:
         )
 
 
-def inner(seed: int, helper: str) -> None:
-    """Under callgrind: each part's instructions dumped apart."""
-    part_done: Callable[[bytes], None] = ctypes.CDLL(helper).part_done
-    part_done(b"start-up")
+def save(seed: int, out: Path) -> None:
+    """The streams a cold run decodes carefully, each after its length (8 bytes)."""
     with tempfile.TemporaryDirectory() as folder:
         _, inputs = recorded_run(seed, Path(folder))
-    part_done(b"cold run")
+    if any(vocab is not Vocabulary.default() for _, vocab in inputs):
+        raise SystemExit("a stream of another vocabulary: not saved")
+    out.write_bytes(b"".join(len(data).to_bytes(8, "big") + data for data, _ in inputs))
+    print(f"{len(inputs)} streams to {out}", file=sys.stderr)
+
+
+def load(path: Path) -> list[tuple[bytes, Any]]:
+    raw, inputs, at = path.read_bytes(), [], 0
+    while at < len(raw):
+        size = int.from_bytes(raw[at : at + 8], "big")
+        inputs.append((raw[at + 8 : at + 8 + size], Vocabulary.default()))
+        at += 8 + size
+    return inputs
+
+
+def inner(seed: int, helper: str, streams: str | None) -> None:
+    """Under callgrind: each part's instructions dumped apart."""
+    part_done: Callable[[bytes], None] = ctypes.CDLL(helper).part_done
+    Vocabulary.default().compile_all()
+    part_done(b"start-up")
+    if streams is None:
+        with tempfile.TemporaryDirectory() as folder:
+            _, inputs = recorded_run(seed, Path(folder))
+        part_done(b"cold run")
+    else:
+        inputs = load(Path(streams))
+        for data, vocab in inputs[:20]:  # what the first streams build once (caches)
+            careful_default(data, vocab)
+        part_done(b"streams read")
     for data, vocab in inputs:
         careful_default(data, vocab)
     part_done(b"careful decode")
@@ -126,7 +159,7 @@ def inner(seed: int, helper: str) -> None:
     print(f"{len(inputs)} streams, {sum(len(d) for d, _ in inputs) / 1e6:.2f} MB", file=sys.stderr)
 
 
-def count(seed: int) -> None:
+def count(seed: int, streams: str | None) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch)
         (out / "helper.c").write_text(HELPER)
@@ -134,26 +167,19 @@ def count(seed: int) -> None:
         subprocess.run(
             ["cc", "-shared", "-fPIC", "-O1", "-o", helper, out / "helper.c"], check=True
         )
+        command = [sys.executable, __file__, "_inner", "--seed", str(seed), "--helper", str(helper)]
         subprocess.run(
             [
                 "valgrind",
                 "--tool=callgrind",
                 f"--callgrind-out-file={out}/cg.out",
-                sys.executable,
-                __file__,
-                "_inner",
-                "--seed",
-                str(seed),
-                "--helper",
-                str(helper),
+                *command,
+                *(["--streams", streams] if streams else []),
             ],
             check=True,
-            stderr=subprocess.DEVNULL if not os.environ.get("VERBOSE") else None,
+            stderr=None if os.environ.get("VERBOSE") else subprocess.DEVNULL,
         )
-        for dump in sorted(
-            out.glob("cg.out*"),
-            key=lambda p: int(p.name.split(".")[-1] if p.name[-1].isdigit() else 0),
-        ):
+        for dump in sorted(out.glob("cg.out*"), key=lambda p: int(p.suffix[1:] or 0)):
             text = dump.read_text(errors="replace")
             trigger = re.search(r"^desc: Trigger: (.*)$", text, re.M)
             totals = re.search(r"^(?:totals|summary): (\d+)", text, re.M)
@@ -163,17 +189,21 @@ def count(seed: int) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("what", choices=("count", "digest", "_inner"))
+    parser.add_argument("what", choices=("count", "digest", "save", "_inner"))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--seeds", default="0,1,2")
+    parser.add_argument("--streams", help="count: decode the streams `save` wrote, no run")
+    parser.add_argument("--out", type=Path, help="save: the file to write")
     parser.add_argument("--helper")
     args = parser.parse_args()
     if args.what == "digest":
         digest([int(s) for s in args.seeds.split(",")])
     elif args.what == "count":
-        count(args.seed)
+        count(args.seed, args.streams)
+    elif args.what == "save":
+        save(args.seed, args.out)
     else:
-        inner(args.seed, args.helper)
+        inner(args.seed, args.helper, args.streams)
     return 0
 
 

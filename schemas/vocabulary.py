@@ -249,6 +249,23 @@ class Vocabulary:
 
         return constrained_tags(self)
 
+    @cached_property
+    def pointless(self) -> frozenset[str]:
+        """Known types a body that fits can touch no registered point with: no shape that
+        today's vocabulary reads as archived, no legacy alias, no constraint stated in
+        prose, no tagged union inside. The careful decode asks nothing more of them (the
+        points :func:`stella_conform.decoder._known_points` looks for are those four)."""
+        from stella_conform.schemas.tagged_unions import wrappers
+
+        return frozenset(
+            tag
+            for tag in self.dispatch
+            if tag not in self.archived_today
+            and tag not in self.prose_constrained
+            and self.home(tag).aliases.get(tag) is None
+            and not wrappers(self.home(tag), tag)
+        )
+
     def fits(self, tag: str, normalized: Mapping[str, Any]) -> bool:
         """The fast yes/no form of :meth:`misfit` (the decoder's hot path)."""
         if tag in self.foreign:

@@ -253,7 +253,9 @@ def classify(
     if plain and (missing is None or missing in value) and fast(value):
         # the hot path: no legacy spelling, no archived shape, and the body fits
         outcome = LineOutcome(line, Kind.KNOWN, tag, value, value, None, terminated)
-        if touched is None and not choices and tag not in vocab.prose_constrained:
+        if (touched is None and not choices and tag not in vocab.prose_constrained) or (
+            _PREFILTERS and tag in vocab.pointless
+        ):
             return outcome
         return _known_points(outcome, vocab, choices, touched)
     archived = vocab.archived_shape(tag, value)
@@ -339,7 +341,9 @@ def classify(
     outcome = LineOutcome(
         line, Kind.KNOWN, tag=tag, event=normalized, raw=value, terminated=terminated
     )
-    if touched is None and not choices and tag not in vocab.prose_constrained:
+    if (touched is None and not choices and tag not in vocab.prose_constrained) or (
+        _PREFILTERS and tag in vocab.pointless
+    ):
         return outcome
     return _known_points(outcome, vocab, choices, touched)
 
@@ -613,7 +617,6 @@ def _int_beyond_f64(value: int) -> bool:
 #: and the run searched for as a substring: two passes in C, where the regular expression
 #: ``[0-9]{309}`` stepped through a megabyte text at about 9 ms (more than parsing it).
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
-_DIGITS = tuple(b"0123456789")
 _LONG_DIGITS = b"0" * 309
 _SURROGATE = re.compile("[\ud800-\udfff]")
 #: Nesting at which serde_json gives up: it refuses 128 levels ("recursion limit
@@ -626,6 +629,18 @@ def _neg_zero_int(text: str) -> Any:
 
 
 _NEG_ZERO = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_neg_zero_int)
+
+#: The careful decode's prefilters: each a cheap test that says "no" only where the test
+#: it guards would find nothing (the same points, the same outcomes, only sooner).  Tests
+#: set it false to make every one of them say "maybe", and compare
+#: (``tests/test_careful_prefilters.py``).
+_PREFILTERS = True
+#: A run of 309 digits, bytes i to i+308, holds one byte at a multiple of 309 (309
+#: consecutive offsets hold one of each remainder), wherever it starts or ends; so a line
+#: with no digit among its bytes 0, 309, 618... holds no integer beyond f64, and is not
+#: translated (a copy of the whole line) to look for one.
+_DIGIT_STRIDE = len(_LONG_DIGITS)
+_DIGIT_BYTES = b"0123456789"
 
 
 def _walk(value: Any) -> Iterator[Any]:
@@ -698,6 +713,13 @@ def _scan_with(scan_once: Any, text: str) -> Any:
     return value
 
 
+def _sampled_digit(content: bytes) -> bool:
+    """Whether one of every :data:`_DIGIT_STRIDE`-th byte of ``content`` is a digit: a
+    slice of a few bytes a kilobyte, where ``translate`` copies the whole line."""
+    sample = content[::_DIGIT_STRIDE]
+    return len(sample.translate(None, _DIGIT_BYTES)) != len(sample)
+
+
 def _careful_line(content: bytes) -> tuple[Any, str | None, bool]:
     """``(value, error, beyond_f64)``: :func:`parse_line`, noting numbers beyond f64."""
     _BEYOND_F64[0] = False
@@ -705,9 +727,14 @@ def _careful_line(content: bytes) -> tuple[Any, str | None, bool]:
         value = _scan_with(_CAREFUL_SCAN, content.decode("utf-8"))
         # serde_json reads an integer beyond u64 as a float, so 309 digits can overflow it
         big = _BEYOND_F64[0] or (
-            len(content) >= 309
-            and any(digit in content for digit in _DIGITS)  # memchr: no pass without one
-            and _LONG_DIGITS in content.translate(_DIGITS_AS_ZERO)
+            (
+                not _PREFILTERS
+                or (
+                    len(content) >= _DIGIT_STRIDE
+                    and _sampled_digit(content)
+                    and _LONG_DIGITS in content.translate(_DIGITS_AS_ZERO)
+                )
+            )
             and any(type(v) is int and _int_beyond_f64(v) for v in _walk(value))
         )
         return value, None, big
@@ -727,18 +754,18 @@ def _json_edges(content: bytes, value: Any, beyond_f64: bool) -> dict[str, str]:
         found["number-beyond-f64"] = "not JSON: a number out of the range of a 64-bit float"
     # A one-byte search is a memchr; ``b"\\u" in`` stepped through a megabyte text at about
     # 2 ms, so it runs only where a backslash is (the same answer).
-    if (
-        b"\\" in content
-        and b"\\u" in content
-        and any(isinstance(v, str) and _SURROGATE.search(v) for v in _walk(value))
+    if (not _PREFILTERS or (b"\\" in content and b"\\u" in content)) and any(
+        isinstance(v, str) and _SURROGATE.search(v) for v in _walk(value)
     ):
         found["lone-surrogate"] = "not JSON: a lone surrogate escape in a string"
     if (
-        len(content) >= 2 * MAX_DEPTH
-        and (len(content) < _LONG_LINE or _containers(value, MAX_DEPTH) >= MAX_DEPTH)
-        and content.count(b"[") + content.count(b"{") >= MAX_DEPTH
-        and _depth(value) >= MAX_DEPTH
-    ):
+        not _PREFILTERS
+        or (
+            len(content) >= 2 * MAX_DEPTH
+            and (len(content) < _LONG_LINE or _containers(value, MAX_DEPTH) >= MAX_DEPTH)
+            and content.count(b"[") + content.count(b"{") >= MAX_DEPTH
+        )
+    ) and _depth(value) >= MAX_DEPTH:
         found["deep-nesting"] = f"not JSON: nested {MAX_DEPTH} levels or deeper"
     return found
 
@@ -774,9 +801,9 @@ def _as_parsed(text: str, number: int, choices: frozenset[str]) -> str:
 def _has_duplicate_keys(text: str) -> bool:
     """Whether ``text`` parses with a key repeated in some object.
 
-    The caller skips it when the line has no more colons than its object has keys: every
-    pair of the text has a colon of its own, so all of them are the object's distinct
-    top-level keys (a repeated or a nested key would need one more).
+    The caller skips it when the line has no more colons than its objects have keys
+    (:func:`_more_pairs`): every pair of the text has a colon of its own, so all of them
+    are distinct keys of the objects parsed (a repeated key would need one more).
     """
     try:
         return _repeats(_PAIRS_SCAN, text)
@@ -797,6 +824,27 @@ def _repeats(scan: Any, text: str) -> bool:
     except _Duplicate:
         return True
     return False
+
+
+def _more_pairs(colons: int, value: dict[str, Any]) -> bool:
+    """Whether a line of ``colons`` colons may hold more key-value pairs than ``value``
+    has keys, counting every object inside it (no further than the colons): each pair
+    has a colon of its own, so when the keys are as many, every object's keys are
+    distinct, and no object was lost to a duplicate (its parent would have one).  Asked
+    only where the object has fewer keys of its own than the line has colons: a nested
+    object, a colon in a string, or a duplicate."""
+    keys = len(value)
+    stack: list[Any] = [v for v in value.values() if type(v) is dict or type(v) is list]
+    while stack:
+        item = stack.pop()
+        if type(item) is dict:
+            keys += len(item)
+            if colons <= keys:
+                return False
+            stack.extend(v for v in item.values() if type(v) is dict or type(v) is list)
+        else:
+            stack.extend(v for v in item if type(v) is dict or type(v) is list)
+    return True
 
 
 def _careful_parse(
@@ -827,7 +875,8 @@ def _careful_parse(
         value, error, beyond_f64 = _careful_line(content)
         if error is not None:
             return None, error, False
-    if b"-" in content and b"-0" in content:  # memchr first, as for b"\\u" below
+    # memchr first, as for b"\\u" below
+    if not _PREFILTERS or (b"-" in content and b"-0" in content):
         try:
             other = _NEG_ZERO.decode(content.decode("utf-8"))
         except (ValueError, RecursionError):
@@ -836,10 +885,15 @@ def _careful_parse(
             touched.add("negative-zero")
             if "negative-zero" in choices:
                 value = other
-    for point, why in _json_edges(content, value, beyond_f64).items():
-        touched.add(point)
-        if point in choices:
-            return None, why, False
+    if (
+        # what _json_edges can find: a number beyond f64 (found already), a lone surrogate
+        # (an escape: a backslash), 128 levels (two brackets a level at the least)
+        beyond_f64 or not _PREFILTERS or len(content) >= 2 * MAX_DEPTH or b"\\" in content
+    ):
+        for point, why in _json_edges(content, value, beyond_f64).items():
+            touched.add(point)
+            if point in choices:
+                return None, why, False
     return value, None, False
 
 
@@ -890,7 +944,10 @@ def _decode_careful(
         outcome = classify(number, value, vocab, terminated, choices, points)
         if (
             outcome.kind is Kind.KNOWN
-            and body.count(b":") != len(value)
+            and (
+                not _PREFILTERS
+                or ((colons := body.count(b":")) > len(value) and _more_pairs(colons, value))
+            )
             and _has_duplicate_keys(_as_parsed(body.decode("utf-8", "replace"), number, choices))
         ):
             points.add("duplicate-keys")

@@ -179,7 +179,9 @@ def count(seed: int, streams: str | None) -> None:
             check=True,
             stderr=None if os.environ.get("VERBOSE") else subprocess.DEVNULL,
         )
-        for dump in sorted(out.glob("cg.out*"), key=lambda p: int(p.suffix[1:] or 0)):
+        for dump in sorted(
+            out.glob("cg.out*"), key=lambda p: int("0" + p.name[len("cg.out") :].lstrip("."))
+        ):
             text = dump.read_text(errors="replace")
             trigger = re.search(r"^desc: Trigger: (.*)$", text, re.M)
             totals = re.search(r"^(?:totals|summary): (\d+)", text, re.M)

@@ -67,6 +67,9 @@ LINES: dict[str, bytes] = {
     "duplicate-beside-long-integer": b'{"type":"text","text":"a","text":"b","n":'
     + b"1" * 5000
     + b"}\n",
+    "duplicate-long-one-colon-more": b'{"type":"text","text":"' + b"a" * 8000 + b'","text":"b"}\n',
+    "duplicate-unterminated": b'{"type":"text","text":"a","text":"b"}',
+    "no-duplicate-long-nested": tool_start(b'{"a":{"b":1},"s":"' + b"x" * 8000 + b'"}'),
     "duplicate-spaced": b'{"type":"text","text" : "a", "text" :"b"}\n',
     "duplicate-escaped-key": b'{"type":"text","te\\u0078t":"a","text":"b"}\n',
     "no-duplicate-nested": tool_start(b'{"a":{"a":1},"b":[{"a":1},{"a":2}]}'),
@@ -193,6 +196,8 @@ def test_the_streams_touch_every_point_a_decode_finds(monkeypatch: pytest.Monkey
         ("duplicate-deeper", "duplicate-keys"),
         ("duplicate-lost-object", "duplicate-keys"),
         ("duplicate-beside-long-integer", "duplicate-keys"),
+        ("duplicate-long-one-colon-more", "duplicate-keys"),
+        ("duplicate-unterminated", "duplicate-keys"),
         ("nesting-128-long", "deep-nesting"),
         ("lone-low-surrogate", "lone-surrogate"),
     ):
@@ -206,7 +211,14 @@ def test_the_streams_touch_every_point_a_decode_finds(monkeypatch: pytest.Monkey
     for pad in (0, 1, 307, 308, 309, 618):
         line = b'{"type":"x","p":"' + b"a" * pad + b'","n":' + BEYOND + b"}\n"
         assert careful(line, None, frozenset())[1] == {"number-beyond-f64"}, pad
-    for name in ("integer-308", "integer-309-within", "digits-in-string", "nesting-127"):
+    for name in (
+        "integer-308",
+        "integer-309-within",
+        "digits-in-string",
+        "nesting-127",
+        "no-duplicate-long-nested",
+        "no-duplicate-long",
+    ):
         assert not careful(LINES[name], None, frozenset())[1], name
 
 

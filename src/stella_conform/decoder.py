@@ -641,6 +641,8 @@ _PREFILTERS = True
 #: translated (a copy of the whole line) to look for one.
 _DIGIT_STRIDE = len(_LONG_DIGITS)
 _DIGIT_BYTES = b"0123456789"
+#: A line this long has its colons found one by one (:func:`_more_pairs`).
+_FIND_COLONS = 4096
 
 
 def _walk(value: Any) -> Iterator[Any]:
@@ -754,7 +756,7 @@ def _json_edges(content: bytes, value: Any, beyond_f64: bool) -> dict[str, str]:
         found["number-beyond-f64"] = "not JSON: a number out of the range of a 64-bit float"
     # A one-byte search is a memchr; ``b"\\u" in`` stepped through a megabyte text at about
     # 2 ms, so it runs only where a backslash is (the same answer).
-    if (not _PREFILTERS or (b"\\" in content and b"\\u" in content)) and any(
+    if (not _PREFILTERS or (content.find(b"\\") >= 0 and content.find(b"\\u") >= 0)) and any(
         isinstance(v, str) and _SURROGATE.search(v) for v in _walk(value)
     ):
         found["lone-surrogate"] = "not JSON: a lone surrogate escape in a string"
@@ -826,14 +828,27 @@ def _repeats(scan: Any, text: str) -> bool:
     return False
 
 
-def _more_pairs(colons: int, value: dict[str, Any]) -> bool:
-    """Whether a line of ``colons`` colons may hold more key-value pairs than ``value``
-    has keys, counting every object inside it (no further than the colons): each pair
-    has a colon of its own, so when the keys are as many, every object's keys are
-    distinct, and no object was lost to a duplicate (its parent would have one).  Asked
-    only where the object has fewer keys of its own than the line has colons: a nested
-    object, a colon in a string, or a duplicate."""
+def _more_pairs(content: bytes, value: dict[str, Any]) -> bool:
+    """Whether a line may hold more key-value pairs than the objects parsed from it have
+    keys: each pair has a colon of its own, so when the line has no more colons than its
+    objects have keys, every object's keys are distinct, and no object was lost to a
+    duplicate (its parent would have one).  The objects inside are counted only where the
+    line has more colons than ``value`` has keys (a nested object, a colon in a string,
+    or a duplicate), and no further than the colons.  A long line's colons are found one
+    by one, no further than one more than its keys (``find`` is a ``memchr``; ``count``
+    steps through every byte: a tenth of the careful decode of a run's megabyte texts)."""
     keys = len(value)
+    if len(content) < _FIND_COLONS:
+        colons = content.count(b":")
+        if colons <= keys:
+            return False
+    else:
+        at = -1
+        for _ in range(keys + 1):
+            at = content.find(b":", at + 1)
+            if at < 0:
+                return False
+        colons = content.count(b":")
     stack: list[Any] = [v for v in value.values() if type(v) is dict or type(v) is list]
     while stack:
         item = stack.pop()
@@ -875,8 +890,10 @@ def _careful_parse(
         value, error, beyond_f64 = _careful_line(content)
         if error is not None:
             return None, error, False
-    # memchr first, as for b"\\u" below
-    if not _PREFILTERS or (b"-" in content and b"-0" in content):
+    # a memchr first, as for b"\\u" below; ``find``, not ``in``: ``needle in content``
+    # tries the needle as a byte value first and formats the TypeError it gets (about
+    # 1,600 instructions a test, where the memchr of a short line is a few dozen)
+    if not _PREFILTERS or (content.find(b"-") >= 0 and content.find(b"-0") >= 0):
         try:
             other = _NEG_ZERO.decode(content.decode("utf-8"))
         except (ValueError, RecursionError):
@@ -888,7 +905,7 @@ def _careful_parse(
     if (
         # what _json_edges can find: a number beyond f64 (found already), a lone surrogate
         # (an escape: a backslash), 128 levels (two brackets a level at the least)
-        beyond_f64 or not _PREFILTERS or len(content) >= 2 * MAX_DEPTH or b"\\" in content
+        beyond_f64 or not _PREFILTERS or len(content) >= 2 * MAX_DEPTH or content.find(b"\\") >= 0
     ):
         for point, why in _json_edges(content, value, beyond_f64).items():
             touched.add(point)
@@ -915,7 +932,6 @@ def _decode_careful(
             continue
         number += 1
         terminated = content.endswith(b"\n")
-        body = content[:-1] if terminated else content
         blank = bool(_BLANK.fullmatch(content))
         value: Any = None
         error: str | None = None
@@ -944,11 +960,9 @@ def _decode_careful(
         outcome = classify(number, value, vocab, terminated, choices, points)
         if (
             outcome.kind is Kind.KNOWN
-            and (
-                not _PREFILTERS
-                or ((colons := body.count(b":")) > len(value) and _more_pairs(colons, value))
-            )
-            and _has_duplicate_keys(_as_parsed(body.decode("utf-8", "replace"), number, choices))
+            and (not _PREFILTERS or _more_pairs(content, value))
+            # searched with its newline, as it was parsed (JSON whitespace after the value)
+            and _has_duplicate_keys(_as_parsed(content.decode("utf-8", "replace"), number, choices))
         ):
             points.add("duplicate-keys")
             if "duplicate-keys" in choices:

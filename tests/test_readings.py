@@ -395,6 +395,9 @@ def _near_f64_max() -> list[str]:
     found = [str(edge - 1), str(edge), str(-edge), "1.7976931348623157e308"]
     found += ["1.7976931348623158e308", "17976931348623157e292", "0.17976931348623158e309"]
     found += ["1e308", "1e309", "0e999999999999", "1e-400", "9" * 308]
+    # an exponent written with more digits than int() reads (leading zeros are JSON)
+    found += [f"1.7976931348623158e{'0' * 5000}308", f"1e-{'0' * 5000}1", f"0e{'0' * 5000}"]
+    found += [f"{edge - 1}.0e+{'0' * 5000}", f"{edge - 1}e0"]
     found += [str(edge + draw.randint(-(2**975), 2**975)) for _ in range(300)]
     for _ in range(300):
         digits = "17976931348623" + "".join(draw.choice("0123456789") for _ in range(12))

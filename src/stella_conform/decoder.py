@@ -589,7 +589,9 @@ def serde_refuses_range(literal: str) -> bool:
         exponent -= 1
     if exp_text:
         negative = exp_text.startswith("-")
-        power = int(exp_text.lstrip("+-"))
+        # leading zeros are JSON: int() of the whole text refuses more than 4300 digits
+        digits = exp_text.lstrip("+-").lstrip("0")
+        power = int(digits or "0") if len(digits) <= 10 else 2**31
         if power > 2**31 - 1:  # parse_exponent_overflow
             return significand != 0 and not negative
         exponent = max(-(2**31), min(2**31 - 1, exponent - power if negative else exponent + power))

@@ -27,7 +27,7 @@ CASE = MINIMAL + b'{"type":"x_new"}\n'
 #: in a file it loads by its path (under no sys.path folder).
 CLIENT = """
 import importlib.util, os, sys
-here = os.path.dirname(os.path.abspath(__file__))
+here = os.path.dirname(os.path.realpath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "lib"))
 spec = importlib.util.spec_from_file_location("plugin", os.path.join(here, "..", "plugin.py"))
 plugin = importlib.util.module_from_spec(spec)
@@ -76,12 +76,18 @@ def test_a_client_s_coverage_is_the_same_from_any_checkout_and_working_folder(
     other = _checkout(tmp_path / "a" / "b" / "other")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
+    (tmp_path / "links").mkdir()
+    link = tmp_path / "links" / "client"
+    link.symlink_to(one)
     runs = [
         _python_features((sys.executable, "bin/client.py"), tmp_path / "one"),
         _python_features((sys.executable, "client.py"), one.parent),
         _python_features((sys.executable, str(other)), elsewhere),
+        # started through a link (an installed ~/bin/client): a file it loads by its path
+        # was named from the link's folder ('../one/plugin.py', not '../plugin.py')
+        _python_features((sys.executable, str(link)), elsewhere),
     ]
-    assert runs[0] and runs[0] == runs[1] == runs[2]
+    assert runs[0] and runs[0] == runs[1] == runs[2] == runs[3]
     # the client's own code is in them: a change of one line of one module shows
     (tmp_path / "a" / "b" / "other" / "plugin.py").write_text("\n" + CHECK)
     assert _python_features((sys.executable, str(other)), elsewhere) != runs[0]

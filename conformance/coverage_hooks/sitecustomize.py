@@ -90,9 +90,13 @@ def _namer() -> Callable[[str], str]:
     names: dict[str, str] = {}
 
     def script() -> str:
-        """The folder of the client's script (its ``__main__``), else the working one."""
+        """The folder of the client's script (its ``__main__``), links resolved as Python
+        resolves ``sys.path[0]`` (a script started through a link: its target's folder),
+        else the working one."""
         main = getattr(sys.modules.get("__main__"), "__file__", None)
-        return os.path.dirname(main) if isinstance(main, str) and main else start
+        if not isinstance(main, str) or not main:
+            return start
+        return os.path.dirname(os.path.realpath(os.path.join(start, main)))
 
     def name(filename: str) -> str:
         known = names.get(filename)

@@ -25,6 +25,7 @@ checkout, or run from another working folder, reaches the same features.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import mmap
 import os
@@ -44,6 +45,7 @@ from stella_conform.safe_files import DOCUMENT_CAP, open_regular, read_regular
 
 if TYPE_CHECKING:
     from stella_conform.conformance.process import ClientProcess
+    from stella_conform.conformance.runner import Client
 
 Language = Literal["python", "node"]
 HOOKS = Path(__file__).resolve().parent / "coverage_hooks"
@@ -97,6 +99,10 @@ class Blind:
 
     kind = "none"
     arrived = False
+    #: How many times slower the client runs with this coverage on, as fuzz scales its
+    #: timeouts (:func:`traced_client`), and why (said in each timeout's message).
+    slowdown = 1
+    slowdown_why = ""
 
     def environment(self) -> dict[str, str]:
         return {}
@@ -236,6 +242,16 @@ class NodeCoverage(Blind):
     """V8 block coverage of a Node.js client, one file per case."""
 
     kind = "node"
+    #: The hook turns V8's optimizing compilers off, so the client's own hot code runs
+    #: in the interpreter (and Sparkplug).  Measured on Node.js 20, plain -> with the
+    #: hook (docs/fuzzing.md, "The cost"): a 50 MB stream through the reference client
+    #: 2.3-3.1 s -> 6.3-6.6 s; review-7's start-up loop 3.42 s -> 11.61 s (3.4x); a
+    #: byte-by-byte tokenizer loop 0.16-0.18 s -> 0.94-1.01 s (5.6-5.9x); an integer
+    #: loop 0.25-0.31 s -> 1.49-2.29 s (up to 7.4x).  10x leaves a margin over the
+    #: worst, so a client that passes run is not timed out by the kit's own
+    #: instrumentation (review-7 R7-9); a hung case waits ten times as long.
+    slowdown = 10
+    slowdown_why = "Node.js coverage runs without V8's optimizer"
 
     def __init__(self) -> None:
         self.directory = stopping.temp_dir("stella-conform-v8-")
@@ -316,6 +332,34 @@ def feedback_for(argv: Sequence[str], wanted: bool) -> Blind:
     if language == "node":
         return NodeCoverage()
     return Blind()
+
+
+def traced_client(client: Client, feedback: Blind, seed: int | None = None) -> Client:
+    """The client as fuzz runs it to gather coverage: with the feedback's environment
+    (:func:`with_environment`), and its per-case and per-line timeouts (the default's
+    and a user's ``--timeout`` alike) multiplied by the coverage's slowdown, which every
+    timeout's message then names (``100 s: 10 s × 10, Node.js coverage runs without V8's
+    optimizer``): a case the client answers in time without the coverage is not timed
+    out because of it."""
+    env = with_environment(client.env, feedback, seed)
+    factor = feedback.slowdown
+    if factor == 1:
+        return dataclasses.replace(client, env=env)
+    return dataclasses.replace(
+        client,
+        env=env,
+        timeout=client.timeout * factor,
+        line_timeout=client.line_timeout * factor,
+        timeout_why=f"{client.timeout:g} s × {factor:g}, {feedback.slowdown_why}",
+    )
+
+
+def timeout_note(client: Client, feedback: Blind) -> str:
+    """What fuzz says of its case timeout: empty when the coverage does not scale it."""
+    if feedback.slowdown == 1:
+        return ""
+    scaled = traced_client(client, feedback)
+    return f"case timeout {scaled.timeout_text}"
 
 
 def hash_seed(env: Mapping[str, str], feedback: Blind, seed: int | None) -> dict[str, str]:

@@ -63,7 +63,7 @@ from stella_conform.conformance.database import (
     register_fixed_length,
     register_record,
 )
-from stella_conform.conformance.feedback import Blind, hash_seed, with_environment
+from stella_conform.conformance.feedback import Blind, hash_seed, timeout_note, traced_client
 from stella_conform.conformance.grader import Context, GradedCase, Judgment, judge
 from stella_conform.conformance.recordings import (
     RECORDED_ONE_IN,
@@ -485,9 +485,9 @@ class Fuzzer:
         hashed = dataclasses.replace(client, env=hash_seed(client.env, feedback, config.suite.seed))
         self.suite = dataclasses.replace(config.suite, client=hashed)
         self.feedback = feedback
-        env = with_environment(client.env, feedback, self.suite.seed)
-        traced = dataclasses.replace(client, env=env)
-        #: The arms' client: the same command, started so that it reports its coverage.
+        #: The arms' client: the same command, started so that it reports its coverage
+        #: (its timeouts scaled by what the coverage costs it, feedback.traced_client).
+        traced = traced_client(client, feedback, self.suite.seed)
         self.traced = dataclasses.replace(self.suite, client=traced)
         self.asked: Callable[[], bool] = lambda: False  # a first Ctrl-C (stopping.py)
         self.progress = progress
@@ -850,7 +850,11 @@ class Fuzzer:
             cases=self.cases,
             features=self._features(),
             stopped=self.stopped,
-            feedback=self.feedback.describe(),
+            feedback="; ".join(
+                filter(
+                    None, [self.feedback.describe(), timeout_note(self.suite.client, self.feedback)]
+                )
+            ),
             failures=sorted(self.found, key=lambda f: f.seconds),
             arms=self.arms,
             sharing=self.sharing,

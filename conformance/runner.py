@@ -76,6 +76,9 @@ class Client:
     line_timeout: float = 5.0
     env: Mapping[str, str] = field(default_factory=dict)
     cwd: str | None = None
+    #: Why the timeouts are not the ones asked for (fuzz scales them for a client its
+    #: coverage slows down, feedback.traced_client): said in every timeout's message.
+    timeout_why: str = ""
     #: Exit mode: the exit statuses that mean "rejected" (0 always means "accepted").
     reject_exit_codes: frozenset[int] = frozenset({1})
     #: Grade a runtime's crash report on stderr (an uncaught exception, a panic) as a
@@ -86,6 +89,12 @@ class Client:
     #: The client reports only a summary, no line observations (a whole-text reader, a
     #: file poller): its stream is written whole, without lockstep.
     summary_only: bool = False
+
+    @property
+    def timeout_text(self) -> str:
+        """The per-case timeout as a message gives it: ``10 s``, or with why it is
+        scaled: ``40 s: 10 s × 4, Node.js coverage runs without V8's optimizer``."""
+        return f"{self.timeout:g} s" + (f": {self.timeout_why}" if self.timeout_why else "")
 
     @property
     def uses_placeholder(self) -> bool:
@@ -347,7 +356,7 @@ def run_exit(client: Client, stream: bytes, feed: Feed = LINES) -> Observation:
                 proc.close_stdin()
             ended = proc.wait(time.monotonic() + client.timeout)
             obs.verdict = _exit_status(
-                obs, ended, f"no exit within the timeout ({client.timeout:g} s)", client, proc
+                obs, ended, f"no exit within the timeout ({client.timeout_text})", client, proc
             )
         finally:
             proc.kill()
@@ -651,7 +660,7 @@ def _settle_report(obs: Observation, ended: Exit, client: Client, proc: ClientPr
     exit_verdict = _exit_status(
         obs,
         ended,
-        f"no summary and exit within the timeout ({client.timeout:g} s)",
+        f"no summary and exit within the timeout ({client.timeout_text})",
         client,
         proc,
         detect=obs.summary is None,
@@ -740,7 +749,7 @@ class PersistentSession:
                 else:
                     obs.status, obs.detail = (
                         "timeout",
-                        (f"no summary within the timeout ({self.client.timeout:g} s)"),
+                        (f"no summary within the timeout ({self.client.timeout_text})"),
                     )
                 self._discard()
         except ProtocolError as exc:

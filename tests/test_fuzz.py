@@ -24,6 +24,7 @@ from stella_conform.conformance.feedback import (
     PythonCoverage,
     client_language,
     feedback_for,
+    traced_client,
 )
 from stella_conform.conformance.fuzz import FuzzConfig, Fuzzer, parse_duration, reaction
 from stella_conform.conformance.grader import Judgment
@@ -405,6 +406,81 @@ def test_a_seeded_session_on_a_node_client_is_the_same_every_time(tmp_path: Path
         answers = [(arm.check.id, arm.cases, arm.novel) for arm in fuzzer.arms]
         sessions.append((feedback.reached, corpus, answers, sorted(fuzzer.seen)))
     assert sessions[0][0][0] and sessions[0] == sessions[1]
+
+
+def test_fuzz_scales_a_node_client_s_timeouts_and_says_why() -> None:
+    """The default timeout and a user's alike, per case and per line; every timeout's
+    message names the reason (review-7 R7-9)."""
+    for asked in (10.0, 2.5):
+        client = Client(argv=("node", "x.js"), timeout=asked, line_timeout=asked / 2)
+        traced = traced_client(client, NodeCoverage())
+        factor = NodeCoverage.slowdown
+        assert factor > 1
+        assert (traced.timeout, traced.line_timeout) == (asked * factor, asked / 2 * factor)
+        assert traced.timeout_text == (
+            f"{asked * factor:g} s: {asked:g} s × {factor:g}, "
+            "Node.js coverage runs without V8's optimizer"
+        )
+        assert traced_client(client, Blind()).timeout == asked  # a blind client's are kept
+        assert traced_client(client, Blind()).timeout_text == f"{asked:g} s"
+
+
+#: A client doing a fixed amount of its own JS work for each case (a byte-by-byte scan,
+#: the kind of hot loop a hand-written reader runs), then accepting its stream.
+BUSY_NODE_CLIENT = """
+"use strict";
+const line = JSON.stringify({ kind: "event", text: "hello world ".repeat(20), n: [1, 2] });
+let depth = 0;
+for (let k = 0; k < %d; k++) {
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    if (c === 123 || c === 91) depth++;
+    else if (c === 125 || c === 93) depth--;
+  }
+}
+process.stdin.resume();
+process.stdin.on("data", () => {});
+process.stdin.on("end", () => process.exit(depth === 0 ? 0 : 3));
+"""
+
+
+def _seconds_of(argv: list[str], env: dict[str, str]) -> float:
+    best = float("inf")
+    for _ in range(2):
+        began = time.monotonic()
+        subprocess.run(argv, input=b"{}\n", env=env, capture_output=True, timeout=300, check=True)
+        best = min(best, time.monotonic() - began)
+    return best
+
+
+def test_fuzz_does_not_time_out_a_node_client_its_coverage_slows_down(tmp_path: Path) -> None:
+    """A Node.js client whose case takes a fixed amount of JS work, with a ``--timeout``
+    between its time without the coverage hook and its time with it (calibrated here
+    against the same client run both ways, no constant), passes fuzz.  Before the hook's
+    slowdown scaled fuzz's timeouts, each case timed out (review-7 R7-9: ERROR, exit 1)."""
+    script = tmp_path / "busy_client.js"
+    script.write_text(BUSY_NODE_CLIENT % 30000)
+    plain = _seconds_of(["node", str(script)], dict(os.environ))
+    feedback = NodeCoverage()
+    try:
+        hooked = _seconds_of(["node", str(script)], {**os.environ, **feedback.environment()})
+    finally:
+        feedback.close()
+    if hooked < 2.5 * plain:
+        pytest.skip(f"the hook does not slow this node down enough ({plain:.2f} -> {hooked:.2f} s)")
+    timeout = round((plain * hooked) ** 0.5, 2)  # as far from the one as from the other
+    report = tmp_path / "r.json"
+    out = kit(
+        "fuzz", "--mode", "exit", "--only", "R1.valid-runs-accepted", "--max-cases", "3",
+        "--no-database", "--timeout", f"{timeout:g}", "--json", str(report),
+        "--", "node", str(script), cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 0, (plain, hooked, out.stdout, out.stderr)
+    factor = NodeCoverage.slowdown
+    assert f"case timeout {timeout * factor:g} s: {timeout:g} s × {factor:g}," in out.stderr
+    doc = json.loads(report.read_text())
+    assert "without V8's optimizer" in doc["fuzz"]["feedback"], doc["fuzz"]
+    assert doc["fuzz"]["cases"] >= 1
 
 
 @pytest.mark.slow

@@ -136,7 +136,7 @@ def fuzz(
     from stella_conform import stopping
     from stella_conform.conformance.automode import settle_mode
     from stella_conform.conformance.database import warm
-    from stella_conform.conformance.feedback import feedback_for
+    from stella_conform.conformance.feedback import feedback_for, timeout_note
     from stella_conform.conformance.fuzz import FuzzConfig, Fuzzer, Progress, parse_duration
     from stella_conform.conformance.suite import SuiteConfig, preflight
     from stella_conform.safe_files import pin_dir
@@ -212,7 +212,8 @@ def fuzz(
     how = f" (auto: {mode_reason})" if mode_reason else ""
     click.echo(
         f"fuzzing {len(checks)} check(s) in {mode} mode{how} {until}; "
-        f"feedback: {feedback.kind if feedback.kind != 'none' else 'none (blind)'}",
+        f"feedback: {feedback.kind if feedback.kind != 'none' else 'none (blind)'}"
+        + (f"; {note}" if (note := timeout_note(client, feedback)) else ""),
         err=True,
     )
     out_color = use_color(color, sys.stdout)

@@ -558,35 +558,46 @@ _F64_LIMIT = 2**1024 - 2**970
 #: A number below this is within f64 for serde_json too (its error is a few ulps).
 _NEAR_F64_MAX = 1.79e308
 _U64_DIGITS = 2**64 - 1
+#: The integer part serde_json's parse_decimal may refuse a fraction after (with one more
+#: digit, 6 to 9: :func:`serde_refuses_number`).
+_U64_DECIMAL = "1844674407370955161"
 #: serde_json's table of powers of ten (``POW10``: the literals ``1e0`` to ``1e308``).
 _POW10 = tuple(float(f"1e{k}") for k in range(309))
 
 
-def serde_refuses_range(literal: str) -> bool:
+def serde_refuses_number(literal: str) -> bool:
     """Whether serde_json 1.0.87 (Debian's, without ``float_roundtrip``) refuses the JSON
-    number ``literal`` as "number out of range": its ``parse_integer``, ``parse_decimal``,
-    ``parse_exponent`` and ``f64_from_parts`` (``src/de.rs``), step for step. It keeps the
-    digits that fit a u64 (the rest of the integer part counts in the exponent, the rest of
-    the fraction is dropped), converts them to f64 and multiplies by ``POW10[exponent]``,
-    so it refuses some numbers a correctly rounded parse reads as the largest float
-    (``1.7976931348623158e308``, ``2**1024 - 2**970 - 1``: both measured "number out of
-    range", tests/test_readings.py builds the probe)."""
+    number ``literal``: its ``parse_integer``, ``parse_long_integer``, ``parse_decimal``,
+    ``parse_decimal_overflow``, ``parse_exponent`` and ``f64_from_parts`` (``src/de.rs``),
+    as far as they decide that. It keeps the digits that fit a u64 (the rest of the integer
+    part counts in the exponent, the rest of the fraction is dropped), converts them to f64
+    and multiplies by ``POW10[exponent]``, so it refuses, "number out of range", some
+    numbers a correctly rounded parse reads as the largest float
+    (``1.7976931348623158e308``, ``2**1024 - 2**970 - 1``). And ``parse_decimal`` tells
+    "no digit after the point" by that exponent being 0, which it also is after a 20-digit
+    integer part ``1844674407370955161[6-9]`` (one digit counted in the exponent) and one
+    fraction digit ``[0-5]`` (the one that still fits, counted back out): serde refuses the
+    valid ``18446744073709551616.0`` as "invalid number" (or "EOF while parsing a value"
+    at the end of its input). All measured, tests/test_readings.py builds the probe."""
     text = literal.lstrip("-")
     mantissa, _, exp_text = text.replace("E", "e").partition("e")
-    whole, _, fraction = mantissa.partition(".")
+    whole, point, fraction = mantissa.partition(".")
     significand = exponent = 0
     full = False
     for digit in whole:
         if full or significand * 10 + int(digit) > _U64_DIGITS:
-            full = True
+            full = True  # parse_long_integer: the digits after count in the exponent
             exponent += 1
         else:
             significand = significand * 10 + int(digit)
     for digit in fraction:
         if significand * 10 + int(digit) > _U64_DIGITS:
-            break  # parse_decimal_overflow: the digits after are dropped
+            break  # parse_decimal_overflow: the digits after are dropped, and not checked
         significand = significand * 10 + int(digit)
         exponent -= 1
+    else:
+        if point and exponent == 0:  # parse_decimal's "at least one digit after the point"
+            return True
     if exp_text:
         negative = exp_text.startswith("-")
         # leading zeros are JSON: int() of the whole text refuses more than 4300 digits
@@ -607,11 +618,33 @@ def serde_refuses_range(literal: str) -> bool:
         exponent += 308
 
 
+def _float_beyond_f64(text: str, value: float) -> bool:
+    """Whether the float literal ``text`` (read as ``value``) is the point number-beyond-f64:
+    infinite to a correct parse, or refused by serde_json (which refuses nothing below
+    1.79e308 but the literals that begin with :data:`_U64_DECIMAL`, see
+    :func:`serde_refuses_number`)."""
+    if value in _INFINITIES:
+        return True
+    if abs(value) >= _NEAR_F64_MAX:
+        return serde_refuses_number(text)
+    return text.startswith(_U64_DECIMAL, text[:1] == "-") and serde_refuses_number(text)
+
+
+def beyond_f64(literal: str) -> bool:
+    """Whether the JSON number ``literal`` touches number-beyond-f64, as the careful decode
+    tells it (the grammar statistics ask this too)."""
+    if "." in literal or "e" in literal or "E" in literal:
+        return _float_beyond_f64(literal, float(literal))
+    if len(literal.lstrip("-")) >= len(_LONG_DIGITS):
+        return len(literal) >= 4000 or _int_beyond_f64(int(literal))
+    return False
+
+
 def _int_beyond_f64(value: int) -> bool:
     """Whether an integer is out of the range of a 64-bit float to a correctly rounded parse
     or to serde_json, which reads an integer beyond u64 as a float."""
     size = abs(value)
-    return size >= _F64_LIMIT or (size >= _NEAR_F64_MAX and serde_refuses_range(str(size)))
+    return size >= _F64_LIMIT or (size >= _NEAR_F64_MAX and serde_refuses_number(str(size)))
 
 
 #: An integer literal that long may be beyond f64 (1.79e308 has 309 digits); only a line
@@ -693,7 +726,7 @@ def _depth(value: Any) -> int:
 
 def _note_float(text: str) -> float:
     value = float(text)
-    if value in _INFINITIES or (abs(value) >= _NEAR_F64_MAX and serde_refuses_range(text)):
+    if _float_beyond_f64(text, value):
         _BEYOND_F64[0] = True
     return value
 

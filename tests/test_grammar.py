@@ -116,6 +116,30 @@ def test_what_a_string_holds_is_not_whitespace_or_structure() -> None:
     assert "str.escape-u-ascii" not in found  # an escaped backslash, then u0041 as text
 
 
+@pytest.mark.parametrize(
+    "literal",
+    [
+        "1e400",
+        str(2**1024 - 2**970),  # infinite to a correct parse, below 2**1024
+        str(2**1024 - 2**970 - 1),  # serde_json refuses it ("number out of range")
+        "1.7976931348623158e308",  # serde_json refuses it too
+        "1.7976931348623157e308",
+        "18446744073709551616.0",  # serde_json refuses it ("invalid number")
+        "18446744073709551616.05",
+        str(2**64),
+    ],
+)
+def test_a_number_is_beyond_f64_where_the_decoder_touches_the_point(literal: str) -> None:
+    """num.beyond-f64 is where the reference decoder touches number-beyond-f64 (the
+    grammar had its own boundary, infinity or 2**1024, and missed literals in between)."""
+    from stella_conform.decoder import decode_all
+
+    line = b'{"type":"x","n":' + literal.encode() + b"}\n"
+    touched: set[str] = set()
+    decode_all(line + RC, touched=touched)
+    assert ("num.beyond-f64" in scan(line)) is ("number-beyond-f64" in touched), literal
+
+
 def test_duplicate_keys_are_the_oracle_s_to_see() -> None:
     assert "obj.duplicate-key" in scan(RC, touched={"duplicate-keys"})
 

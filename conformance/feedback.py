@@ -194,7 +194,10 @@ def _settle(client: ClientProcess) -> bool | None:
 
 
 #: The file the coverage hook writes the client's folder to, in the coverage folder.
-CLIENT_FOLDER = "client-folder.txt"
+#: The hook's file of each node process's folder: ``client-folder-PID.txt``, beside the
+#: ``coverage-PID-TIME-N.json`` files V8 writes for the same process.
+CLIENT_FOLDER = re.compile(r"client-folder-([0-9]+)\.txt")
+_COVERAGE_PID = re.compile(r"coverage-([0-9]+)-")
 
 
 def script_name(url: str, folder: str | None) -> str:
@@ -217,6 +220,12 @@ def script_name(url: str, folder: str | None) -> str:
     if folder is None:
         return url
     return posixpath.relpath(path, folder)
+
+
+def _launcher(folder: str) -> bool:
+    """Whether a node process's folder is in a ``node_modules/`` folder (npm's, npx's,
+    yarn's, an installed tool's)."""
+    return "/node_modules/" in folder + "/"
 
 
 def _v8_features(doc: Any, hook_url: str, folder: str | None = None) -> set[int]:
@@ -257,8 +266,14 @@ class NodeCoverage(Blind):
         self.directory = stopping.temp_dir("stella-conform-v8-")
         self.hook = HOOKS / "v8_take_coverage.js"
         self.arrived = False
-        #: The client's folder as its hook wrote it (None until it has).
-        self.folder: str | None = None
+        #: Each node process's folder as its hook wrote it, by pid: a client started by
+        #: ``npm run`` (npx, yarn) is npm's process first, then the client's own.
+        self.folders: dict[int, str] = {}
+        #: Whether a node process whose script lies outside any ``node_modules/`` folder
+        #: has been seen: from then on, a process whose script lies in one is the
+        #: client's launcher (npm, npx, yarn), whose coverage is not the client's and
+        #: moved with the checkout's depth (npm looks for its config up the folders).
+        self.own_seen = False
 
     def environment(self) -> dict[str, str]:
         options = os.environ.get("NODE_OPTIONS", "")
@@ -283,9 +298,14 @@ class NodeCoverage(Blind):
     def end_case(self, client: ClientProcess | None = None) -> frozenset[int]:
         features: set[int] = set()
         hook_url = self.hook.as_uri()
-        if self.folder is None:
-            self.folder = self._client_folder()
+        self._read_folders()
         for path in self._files():
+            pid = _COVERAGE_PID.match(os.path.basename(path))
+            folder = self.folders.get(int(pid.group(1))) if pid else None
+            if folder is not None and self.own_seen and _launcher(folder):
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+                continue
             try:
                 # the client's runtime wrote it, so the client could have put a FIFO or a
                 # link there: a regular file of at most a document's size, or nothing
@@ -297,18 +317,36 @@ class NodeCoverage(Blind):
                     os.unlink(path)
                 continue
             with contextlib.suppress(AttributeError, TypeError, KeyError):  # not V8's shape
-                features |= _v8_features(doc, hook_url, self.folder)
+                features |= _v8_features(doc, hook_url, folder)
         self.arrived = self.arrived or bool(features)
         return frozenset(features)
 
-    def _client_folder(self) -> str | None:
-        """The client's folder, from the hook's file (an absolute path), else None."""
+    def _read_folders(self) -> None:
+        """Take the hook's folder files into :attr:`folders` (a file read is removed: an
+        exit-mode client leaves one a case); a folder that is not an absolute path is
+        none.  A process's file comes before its coverage: the hook writes it first."""
         try:
-            data = read_regular(os.path.join(self.directory, CLIENT_FOLDER), 4096, follow=False)
+            names = os.listdir(self.directory)
         except OSError:
-            return None
-        folder = data.decode("utf-8", "replace")
-        return folder if posixpath.isabs(folder) else None
+            return
+        for name in names:
+            match = CLIENT_FOLDER.fullmatch(name)
+            if match is None:
+                continue
+            path = os.path.join(self.directory, name)
+            try:
+                data = read_regular(path, 4096, follow=False)
+            except OSError:
+                data = b""
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            folder = data.decode("utf-8", "replace")
+            pid = int(match.group(1))
+            if posixpath.isabs(folder):
+                self.folders[pid] = folder
+                self.own_seen = self.own_seen or not _launcher(folder)
+            else:
+                self.folders.pop(pid, None)
 
     def close(self) -> None:
         stopping.remove_dir(self.directory)

@@ -7,10 +7,12 @@ corpus and database it keeps with them are the same.
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import ADAPTERS
 
 from stella_conform.conformance.checks import BY_ID
@@ -127,6 +129,18 @@ main();
 """
 
 
+def _node_checkout(root: Path) -> Path:
+    """A checkout of a Node.js client with a package in node_modules/; its script."""
+    shutil.copytree(ADAPTERS / "node", root / "adapters" / "node")
+    (root / "node_modules" / "dep").mkdir(parents=True)
+    (root / "node_modules" / "dep" / "index.js").write_text(
+        "exports.ready = function ready() { return 1; };\n"
+    )
+    (root / "bin").mkdir()
+    (root / "bin" / "client.js").write_text(NODE_CLIENT)
+    return root / "bin" / "client.js"
+
+
 def _node_features(script: Path, cwd: Path) -> frozenset[int]:
     feedback = NodeCoverage()
     try:
@@ -135,7 +149,7 @@ def _node_features(script: Path, cwd: Path) -> frozenset[int]:
         feedback.start_case()
         assert run_once(client, CASE).verdict == "accept"
         features = feedback.end_case()
-        assert feedback.folder == str(script.parent)  # as the hook wrote it
+        assert list(feedback.folders.values()) == [str(script.parent)]  # as the hook wrote it
         return features
     finally:
         feedback.close()
@@ -154,16 +168,40 @@ def test_a_node_script_is_named_from_the_client_s_folder(tmp_path: Path) -> None
 
     scripts = []
     for where in ("one", "a/b/other"):
-        root = tmp_path / where
-        shutil.copytree(ADAPTERS / "node", root / "adapters" / "node")
-        (root / "node_modules" / "dep").mkdir(parents=True)
-        (root / "node_modules" / "dep" / "index.js").write_text(
-            "exports.ready = function ready() { return 1; };\n"
-        )
-        (root / "bin").mkdir()
-        (root / "bin" / "client.js").write_text(NODE_CLIENT)
-        scripts.append(root / "bin" / "client.js")
+        scripts.append(_node_checkout(tmp_path / where))
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     first = _node_features(scripts[0], tmp_path / "one")
     assert first and first == _node_features(scripts[1], elsewhere)
+
+
+def test_a_node_client_started_by_npm_run_is_named_from_its_own_folder(tmp_path: Path) -> None:
+    """``npm run`` (a package.json script) from two checkouts gives one set of features:
+    each node process's coverage file is named from its own folder.  The hook wrote one
+    folder, the first node process's, which was npm's (review-7 R7-7): the client's
+    scripts were named from npm's folder, ``../../../../tmp/…/one/bin/client.js``."""
+    if shutil.which("npm") is None:
+        pytest.skip("no npm")
+    found = []
+    for where in ("one", "a/b/other"):
+        root = tmp_path / where
+        _node_checkout(root)
+        scripts = {"c": "node bin/client.js"}
+        (root / "package.json").write_text(
+            json.dumps({"name": "c", "version": "1.0.0", "scripts": scripts})
+        )
+        feedback = NodeCoverage()
+        try:
+            env = {**feedback.environment(), "npm_config_update_notifier": "false"}
+            client = Client(
+                argv=("npm", "run", "--silent", "c"), mode="exit", env=env, cwd=str(root)
+            )
+            feedback.start_case()
+            assert run_once(client, CASE).verdict == "accept"
+            features = feedback.end_case()
+        finally:
+            feedback.close()
+        assert str(root / "bin") in feedback.folders.values()  # the client's own process
+        assert any("/node_modules/" in f for f in feedback.folders.values())  # and npm's
+        found.append(features)
+    assert found[0] and found[0] == found[1]

@@ -6,17 +6,17 @@
 // so the kit finds one coverage file per case.  The client's code is untouched; its
 // output passes through unchanged.
 //
-// It also writes the client's folder (the folder of the script node runs, links resolved
-// as node resolves them) to CLIENT_FOLDER in the coverage folder, once, the first node
-// process of the client: the kit names each covered script from there (feedback.py,
-// script_name), so a script's blocks are the same features in any checkout.
+// It also writes its process's folder (the folder of the script node runs, links resolved
+// as node resolves them) to client-folder-PID.txt in the coverage folder, each node
+// process its own: the kit names the scripts of each coverage-PID-*.json file V8 writes
+// from that process's folder (feedback.py, script_name), so a script's blocks are the same
+// features in any checkout, also when npm (npx, yarn) is the first node process.
 "use strict";
 
 const fs = require("fs");
 const path = require("path");
 const v8 = require("v8");
 
-const CLIENT_FOLDER = "client-folder.txt";
 
 // No optimizing compiler.  Code TurboFan optimized counts fewer blocks than the
 // interpreter's (a small function inlined into its caller stops counting), and V8
@@ -44,9 +44,10 @@ try {
     const real = fs.realpathSync(main);
     folder = fs.statSync(real).isDirectory() ? real : path.dirname(real);
   }
-  fs.writeFileSync(path.join(process.env.NODE_V8_COVERAGE, CLIENT_FOLDER), folder, { flag: "wx" });
+  const file = path.join(process.env.NODE_V8_COVERAGE, `client-folder-${process.pid}.txt`);
+  fs.writeFileSync(file, folder);
 } catch (error) {
-  // no name, or a name already written (a node process the client started): the first stays
+  // no name: the kit names this process's scripts by their full paths
 }
 
 const SUMMARY = /"kind"\s*:\s*"summary"/;

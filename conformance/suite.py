@@ -20,6 +20,7 @@ import hashlib
 import itertools
 import math
 import os
+import re
 import shlex
 import time
 import warnings
@@ -710,39 +711,53 @@ def _write_case(
     return path, replay_command(path, config.client, check, config), fresh
 
 
+_NUMBERS = re.compile(r"\d+")
+_QUOTES = re.compile(r"'[^']*'|\"[^\"]*\"")
+
+
+def distinct_failure(failure: CaseFailure) -> tuple[str, str]:
+    """What tells a check's failures apart: the client's reaction (the verdict and the
+    judge's words, their numbers and quoted values aside, as fuzz tells its finds apart).
+    Two failures alike are one bug shown twice; two unlike are two, each replayed by its
+    own case."""
+    return failure.verdict, _NUMBERS.sub("N", _QUOTES.sub("…", failure.message))
+
+
 def keep_bounded(failures: Sequence[CaseFailure]) -> None:
-    """A check's failures (smallest first) as saved: the first, and the smallest generated
-    one (the one shrunk and replayed; the first itself unless that is a fixture), whole;
-    any other that this run wrote and that is larger than :data:`SAVED_WHOLE` removed from
+    """A check's failures as saved: the smallest generated case of each distinct failure
+    (:func:`distinct_failure`) whole, with its own replay line; any other case of that
+    failure that this run wrote and that is larger than :data:`SAVED_WHOLE` removed from
     the failures folder again, and listed as not saved, by its size and sha256, its replay
-    line the smallest generated one's.  What a failing client did then costs the folder
-    one whole case and a bounded part of the rest, by ``run``, ``fuzz``, the matrix and the
-    pytest plugin alike."""
-    if not failures:
-        return
-    first = failures[0]
-    generated = [f for f in failures if f.source != "fixture"]
-    smallest = first
-    if first.source == "fixture" and generated:
-        smallest = min(generated, key=lambda f: f.size)
-    replayed = smallest if smallest.saved is not None else first
-    whole = {first.saved, smallest.saved} - {None}
+    line the smallest one's of its kind (a fixture's, where none was generated).  A check
+    lists a bounded number of distinct failures (:data:`FAILURES_KEPT`; fuzz's
+    ``FAILURES_PER_CHECK`` beside them), so what a failing client did costs the folder
+    that many whole cases and a bounded part of the rest, by ``run``, ``fuzz``, the matrix
+    and the pytest plugin alike; in any order the failures come."""
+    kinds: dict[tuple[str, str], list[CaseFailure]] = {}
     for failure in failures:
-        if failure is first or failure is smallest or failure.saved in whole:
-            continue
-        if failure.not_saved is None:  # (one bounded before, by fuzz's final pass: re-pointed)
-            if failure.size <= SAVED_WHOLE or not failure.written:
+        kinds.setdefault(distinct_failure(failure), []).append(failure)
+    for alike in kinds.values():
+        saved = [f for f in alike if f.source != "fixture" and f.saved is not None]
+        smallest = min(saved, key=lambda f: (f.size, f.stream or b"")) if saved else alike[0]
+        for failure in alike:
+            if failure is smallest or failure.source == "fixture":
                 continue
-            for path in failure.written:
-                with contextlib.suppress(OSError):
-                    remove_written(Path(path))
-            failure.written = ()
-            failure.saved = None
-        failure.not_saved = (
-            f"{failure.size} bytes, over {SAVED_WHOLE // 1024} KiB: only the check's smallest "
-            f"generated failing case is saved whole; the replay line replays it ({replayed.saved})"
-        )
-        failure.replay = replayed.replay
+            if failure.saved is not None and failure.saved == smallest.saved:
+                continue  # the same case, listed twice (by fuzz and by its final pass)
+            if failure.not_saved is None:  # (one bounded before, by fuzz's final pass: re-pointed)
+                if failure.size <= SAVED_WHOLE or not failure.written:
+                    continue
+                for path in failure.written:
+                    with contextlib.suppress(OSError):
+                        remove_written(Path(path))
+                failure.written = ()
+                failure.saved = None
+            failure.not_saved = (
+                f"{failure.size} bytes, over {SAVED_WHOLE // 1024} KiB: only the smallest "
+                f"generated case of this failure is saved whole; the replay line replays it "
+                f"({smallest.saved})"
+            )
+            failure.replay = smallest.replay
 
 
 def _failure(case: GradedCase, j: Judgment, obs: Observation) -> CaseFailure:

@@ -25,6 +25,7 @@ from conftest import ADAPTERS, kit
 
 from stella_conform.conformance.checks import BY_ID
 from stella_conform.conformance.compare import load_report
+from stella_conform.conformance.fuzz import FAILURES_PER_CHECK
 from stella_conform.conformance.report import LISTED, Report
 from stella_conform.conformance.runner import Client, Observation
 from stella_conform.conformance.suite import (
@@ -293,22 +294,25 @@ def test_a_run_s_report_and_failures_stay_bounded_however_big_its_failing_cases(
     assert any("characters, sha256 " in v for v in long_texts)  # a megabyte text, digested
 
 
-@pytest.mark.parametrize(
-    ("first", "whole", "replayed"),
-    [("generated", ["case0", "case1", "case5"], "case0"), ("fixture", ["case1", "case5"], "case1")],
-)
-def test_only_a_check_s_smallest_big_case_stays_in_the_failures_folder(
-    tmp_path: Path, first: str, whole: list[str], replayed: str
+@pytest.mark.parametrize("first", ["generated", "fixture"])
+def test_only_the_smallest_big_case_of_each_distinct_failure_stays_in_the_failures_folder(
+    tmp_path: Path, first: str
 ) -> None:
-    """However many large cases fail, the folder keeps the first whole (or, after a failing
-    fixture, the smallest generated case) and any other this run wrote within 256 KiB; a
-    file that was there before the run stays.  The rest: not saved, replayed by that one."""
+    """However many large cases fail, and in whatever order they come, the folder keeps
+    the smallest generated case of each distinct failure whole (case2 of the fails, case1,
+    the one crash), and any other this run wrote within 256 KiB; a file that was there
+    before the run stays.  The rest: not saved, replayed by the smallest of their kind."""
     failures = [_failure("line_over_64kib", 100)] if first == "fixture" else []
-    sizes = [SAVED_WHOLE + 1, SAVED_WHOLE, *range(SAVED_WHOLE + 2, SAVED_WHOLE + 40, 2)]
+    # case0 (found first) is the largest fail; case1 crashed; case2 is the smallest fail
+    sizes = [
+        SAVED_WHOLE + 41,
+        SAVED_WHOLE,
+        SAVED_WHOLE + 1,
+        *range(SAVED_WHOLE + 2, SAVED_WHOLE + 40, 2),
+    ]
     for n, size in enumerate(sizes):
         path = tmp_path / f"case{n}.jsonl"
         path.write_bytes(b"x")
-        # case1, smaller than case0, crashed: listed after the check's own outcome, a fail
         failure = _failure(f"case{n}", size, verdict="crash" if n == 1 else "fail")
         failure.source, failure.saved, failure.replay = "generated", str(path), f"replay {path}"
         failure.written = (str(path),)
@@ -316,13 +320,15 @@ def test_only_a_check_s_smallest_big_case_stays_in_the_failures_folder(
     cases = {f.case: f for f in failures if f.source == "generated"}
     cases["case5"].written = ()  # there before the run
     keep_bounded(failures)
+    whole = ["case1", "case2", "case5"]
     assert sorted(p.stem for p in tmp_path.iterdir()) == whole
     for name, f in cases.items():
         if name in whole:
             assert f.not_saved is None and f.saved == str(tmp_path / f"{name}.jsonl")
+            assert f.replay == f"replay {tmp_path / name}.jsonl"  # its own failure
         else:
-            assert f.saved is None and f.replay == f"replay {tmp_path / replayed}.jsonl"
-            assert f.not_saved and f"({tmp_path / replayed}.jsonl)" in f.not_saved
+            assert f.saved is None and f.replay == f"replay {tmp_path / 'case2'}.jsonl"
+            assert f.not_saved and f"({tmp_path / 'case2'}.jsonl)" in f.not_saved
 
 
 @pytest.mark.slow
@@ -361,37 +367,53 @@ for line in sys.stdin.buffer.read().split(b"\\n"):
 def test_fuzz_keeps_its_failures_folder_bounded_however_big_the_cases_it_finds(
     tmp_path: Path,
 ) -> None:
-    """Each distinct failure fuzz finds was saved whole (two bugs on 1 MiB and 2 MiB lines:
-    5.2 MB): now, as ``run``, the check's smallest generated failing case whole, any other
-    over 256 KiB listed by size and sha256, its replay line the smallest's, in the check's
-    failures and in the fuzz section alike."""
+    """Each distinct failure fuzz finds (two bugs on 1 MiB and 2 MiB lines: one crash
+    message per event type) keeps its smallest case whole, with a replay line that
+    reproduces *that* failure; any other case of it over 256 KiB is listed by size and
+    sha256, its replay line its kind's smallest, in the check's failures and in the fuzz
+    section alike.  (Was: only the check's smallest kept, the other bug's case deleted and
+    given a replay line that reproduces the first bug.)"""
     (tmp_path / "client.py").write_text(CRASHES_ON_LONG_LINES)
     out = kit(
-        "fuzz", "--max-cases", "12", "--only", "R1.long-lines", "--no-database",
-        "--mode", "exit", "--json", "report.json", "--failures-dir", "failures",
-        "--", PY, "client.py", cwd=tmp_path,
+        "fuzz", "--max-cases", "60", "--only", "R1.long-lines", "--no-database",
+        "--no-feedback", "--mode", "exit", "--json", "report.json", "--failures-dir",
+        "failures", "--", PY, "client.py", cwd=tmp_path,
     )  # fmt: skip
     assert out.returncode == 1, out.stdout + out.stderr
     doc = load_report(tmp_path / "report.json")
     (check,) = doc["checks"]
     generated = [f for f in check["failures"] if f["source"] != "fixture"]
-    smallest = min(generated, key=lambda f: f["size"])
-    rest = [f for f in generated if f is not smallest]
-    assert any(f["source"] == "fuzzed" and f["size"] > SAVED_WHOLE for f in rest), generated
-    case = tmp_path / smallest["saved"]
-    expect = case.with_name(case.name.removesuffix(".jsonl") + ".expect.json")
-    kept = sorted(p for p in (tmp_path / "failures").rglob("*") if p.is_file())
-    assert kept == sorted([case, expect]), kept  # no other case: every other is over 256 KiB
-    assert hashlib.sha256(case.read_bytes()).hexdigest() == smallest["sha256"]
-    for f in rest:
-        assert f["saved"] is None and f["not_saved"].startswith(f"{f['size']} bytes, over")
-        assert f["replay"] == smallest["replay"] and len(f["sha256"]) == 64
-    for found in doc["fuzz"]["failures"]:
-        assert found["saved"] in (smallest["saved"], None), found
-        assert found["replay"] == smallest["replay"] and ("not_saved" in found) == (
-            found["saved"] is None
-        )
-    assert _folder_bytes(tmp_path / "failures") <= 3 * smallest["size"]
+    kinds: dict[str, list[dict[str, Any]]] = {}
+    for f in generated:
+        kinds.setdefault(re.sub(r"\d+", "N", f["message"]), []).append(f)
+    assert len(kinds) >= 2, sorted(kinds)  # the premise: two distinct bugs, both big
+    kept = []
+    for message, alike in kinds.items():
+        smallest = min(alike, key=lambda f: f["size"])
+        case = tmp_path / smallest["saved"]
+        assert hashlib.sha256(case.read_bytes()).hexdigest() == smallest["sha256"]  # whole
+        kept += [case, case.with_name(case.name.removesuffix(".jsonl") + ".expect.json")]
+        for f in alike:
+            assert f["replay"] == smallest["replay"], (message, f)
+            if f["saved"] != smallest["saved"]:
+                assert f["saved"] is None and f["not_saved"].startswith(f"{f['size']} bytes")
+        done = subprocess.run(
+            smallest["replay"], shell=True, cwd=tmp_path, capture_output=True, text=True,
+            timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 1, (smallest["replay"], done.stdout, done.stderr)
+        said = re.search(r"BufferError: line too long in a \w+ event", message)
+        assert said and said.group() in done.stdout, (message, done.stdout)  # its own bug
+    for found in doc["fuzz"]["failures"]:  # each find's replay line: its own kind's smallest
+        alike = kinds[re.sub(r"\d+", "N", found["message"])]
+        assert found["replay"] == min(alike, key=lambda f: f["size"])["replay"], found
+    files = sorted(p for p in (tmp_path / "failures").rglob("*") if p.is_file())
+    assert files == sorted(set(kept)), files  # no other case: every other is over 256 KiB
+    big = [a for a in kinds.values() if min(f["size"] for f in a) > SAVED_WHOLE]
+    assert len(big) >= 2, sorted(kinds)  # what the bound was wrong about: two big bugs
+    assert _folder_bytes(tmp_path / "failures") <= FAILURES_PER_CHECK * 3 * max(
+        f["size"] for f in generated
+    )  # the bound: each distinct failure's smallest case (and its expect file)
 
 
 @pytest.mark.slow

@@ -687,6 +687,8 @@ def _write_case(
         suffix = ".json" if case.kind == "envelope" else ".jsonl"
         files = [directory / f"{name}{suffix}", directory / f"{name}{EXPECT_SUFFIX}"]
     fresh = tuple(str(f) for f in files if not os.path.lexists(f))
+    if _written is not None:
+        _written.extend(fresh)  # before they are: a stop may come while they are written
     if case.kind == "envelope":
         reading = case.envelope.to_json()
         expect = {"description": description, "command": case.command, **reading}
@@ -910,15 +912,44 @@ IN_PROCESS_SKIP = (
 
 
 def run_check(check: Check, config: SuiteConfig) -> CheckResult:
-    """Grade one check (called in a worker process, or inline for ``-j 1``)."""
-    with _heap_frozen():
-        return _run_check(check, config)
+    """Grade one check (called in a worker process, or inline for ``-j 1``).
+
+    A stop (Ctrl-C, SIGTERM) mid-check bounds what the check had saved as a finished one
+    does (:func:`keep_bounded`), inline or in a worker: its report lists no such check,
+    but the folder, uploaded whatever happened, must not keep every large case it wrote."""
+    global _written
+    result = CheckResult(check.id, check.name, check.rule, check.tier, "skip", "")
+    before, _written = _written, []
+    written = _written
+    try:
+        with _heap_frozen(), stopping.on_worker_stop(lambda: _bounded(result, written)):
+            return _run_check(check, config, result)
+    except stopping.Stopped:
+        _bounded(result, written)
+        raise
+    finally:
+        _written = before
 
 
-def _run_check(check: Check, config: SuiteConfig) -> CheckResult:
+#: The files the check being graded wrote to the failures folder (:func:`run_check`).
+_written: list[str] | None = None
+
+
+def _bounded(result: CheckResult, written: list[str]) -> None:
+    """A stopped check's failures folder as a finished check leaves it: its failures
+    bounded, and any file it wrote that no failure of it names (a case saved the moment
+    the stop came, before it was listed) removed."""
+    keep_bounded(result.failures)
+    kept = {path for f in result.failures if f.saved is not None for path in f.written}
+    for path in written:
+        if path not in kept:
+            with contextlib.suppress(OSError):
+                remove_written(Path(path))
+
+
+def _run_check(check: Check, config: SuiteConfig, result: CheckResult) -> CheckResult:
     started = time.monotonic()
     vocab = config.vocabulary()
-    result = CheckResult(check.id, check.name, check.rule, check.tier, "skip", "")
     if not check.grades_in(config.client.mode):
         result.message = (
             IN_PROCESS_SKIP

@@ -14,6 +14,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ADAPTERS, kit
+from conftest import ADAPTERS, KIT, kit
 
 from stella_conform.conformance.checks import BY_ID
 from stella_conform.conformance.compare import load_report
@@ -329,6 +330,53 @@ def test_only_the_smallest_big_case_of_each_distinct_failure_stays_in_the_failur
         else:
             assert f.saved is None and f.replay == f"replay {tmp_path / 'case2'}.jsonl"
             assert f.not_saved and f"({tmp_path / 'case2'}.jsonl)" in f.not_saved
+
+
+#: The line-limit client, after a pause per case: a run slow enough to be stopped mid-check.
+SLOW_LINE_LIMIT = f"""\
+import runpy, sys, time
+time.sleep(0.3)
+sys.argv = ["line_limit_64k.py"]
+runpy.run_path({str(LINE_LIMIT[1])!r}, run_name="__main__")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("signum", "jobs"), [(signal.SIGTERM, "1"), (signal.SIGINT, "1"), (signal.SIGTERM, "2")]
+)
+def test_a_run_stopped_mid_check_leaves_its_failures_folder_bounded(
+    tmp_path: Path, signum: int, jobs: str
+) -> None:
+    """A CI cancel (SIGINT, then SIGTERM) mid-check: the check's cases were written as it
+    went and bounded only once it finished, so a stop left every one (6 files, 4,267,259
+    bytes, review R7-4); now the stop bounds them as the end of the check would, inline
+    (``-j 1``: the Stopped) and in a worker (``-j 2``: its stop handler, before it goes)."""
+    (tmp_path / "client.py").write_text(SLOW_LINE_LIMIT)
+    failures = tmp_path / "failures"
+    proc = subprocess.Popen(
+        [str(KIT), "run", "--mode", "exit", "--only", "R1.long-lines", "--only",
+         "R1.valid-runs-accepted", "--examples", "60", "--no-database", "--no-case-cache",
+         "-j", jobs, "--json", "report.json",
+         "--failures-dir", "failures", "--", PY, "client.py"],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while len(list(failures.glob("R1.long-lines-*.expect.json"))) < 3:
+            assert time.monotonic() < deadline and proc.poll() is None, "no failures saved"
+            time.sleep(0.2)
+        assert _folder_bytes(failures) > 2 * FAILURES_CAP  # the premise: big cases on disk
+        proc.send_signal(signum)
+        assert proc.wait(timeout=60) == 128 + signum
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    # one distinct failure (a reject of a long line): its smallest case so far, no other
+    left = sorted(p.name for p in failures.iterdir())
+    assert len([name for name in left if name.endswith(".expect.json")]) <= 1, left
+    assert len(left) <= 2, left
 
 
 @pytest.mark.slow

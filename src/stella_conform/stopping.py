@@ -583,11 +583,31 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
         return
     clean_up()
     if os.getpid() != _main_pid:  # a -j worker: its clients are dead; go, now
+        for last_words in list(_worker_stops):  # (a check in progress bounds its cases)
+            with contextlib.suppress(Exception):
+                last_words()
         os._exit(128 + signum)
     if _stopping:  # a second signal while unwinding: no more waiting
         os._exit(128 + signum)
     _stopping = True
     raise Stopped(signum)
+
+
+#: What a ``-j`` worker does before it exits on a stop signal (:func:`on_worker_stop`).
+_worker_stops: list[Callable[[], object]] = []
+
+
+@contextlib.contextmanager
+def on_worker_stop(last_words: Callable[[], object]) -> Iterator[None]:
+    """Within the block, a ``-j`` worker stopped by a signal calls ``last_words`` before it
+    exits (it raises no :class:`Stopped`: it goes at once); quick work only, as the pool
+    kills a worker still there a second after its SIGTERM. (The main process raises
+    :class:`Stopped` instead, which its callers handle.)"""
+    _worker_stops.append(last_words)
+    try:
+        yield
+    finally:
+        _worker_stops.remove(last_words)
 
 
 def _keep_swallowed(unraisable: Any) -> None:

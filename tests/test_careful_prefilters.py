@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from test_readings import TASK  # a task_update breaking the wire schema's prose rule
 
 from stella_conform import decoder
 from stella_conform.corpus import bundled_fixtures_dir
@@ -227,26 +228,12 @@ def test_vocabulary_points_too(wire_schema: Path, monkeypatch: pytest.MonkeyPatc
     shape of today in an older stella's stream: the same answers."""
     wire = Vocabulary.from_wire_schema(wire_schema)
     older = Vocabulary.bundled("stella-older")
-    task = {
-        "type": "task_update",
-        "tasks": [
-            {
-                "id": "t1",
-                "subject": "s",
-                "status": "pending",
-                "contract": {
-                    "kind": "definition_of_done",
-                    "checks": [{"statement": "green", "mechanism": {"name": "my_linter"}}],
-                },
-            }
-        ],
-    }
     seen: set[str] = set()
     learnt = (bundled_fixtures_dir() / "learnt_aliases.jsonl").read_bytes()
     for line in learnt.splitlines(keepends=True):
         seen |= compare(line + RC, wire, monkeypatch)
     seen |= compare(learnt, wire, monkeypatch)
-    seen |= compare(json.dumps(task).encode() + b"\n" + RC, wire, monkeypatch)
+    seen |= compare(json.dumps(TASK).encode() + b"\n" + RC, wire, monkeypatch)
     stage = b'{"type":"stage","name":"x"}\n'
     seen |= compare(stage + RC, older, monkeypatch)
     for _, data in stream_cases():

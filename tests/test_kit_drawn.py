@@ -82,6 +82,19 @@ def _a_seed_drawing(strategy: Any, count: int, wanted: Any) -> list[Any]:
     pytest.fail("no seed of 3..59 draws the cases this test needs")
 
 
+def _plain_examples_one_over_90_lines(strategy: Any) -> list[Any]:
+    """The examples without a mutation (a reading may let a client reject a ts of null) of
+    the first seed whose 400 draws hold such an example of more than 90 lines."""
+    found = _a_seed_drawing(
+        strategy,
+        400,
+        lambda drawn_: any(
+            not d.case.mutations and d.case.stream.count(b"\n") > 90 for d in drawn_
+        ),
+    )
+    return [d for d in found if not d.case.mutations]
+
+
 def _config(read: Any, **kw: Any) -> SuiteConfig:
     client = Client(argv=(), mode="exit", function=Parser(read, (ValueError,)))
     return SuiteConfig(client, **{"database_dir": None, "fixtures_per_check": 0, **kw})
@@ -503,18 +516,7 @@ def test_a_held_failure_fails_a_run_from_the_case_cache(
     assert run_check(CHECK, warm).outcome == "pass"  # the cache written
     strategy = check_strategy(CHECK, warm.vocabulary())
     assert strategy is not None
-    # (no mutation: a reading may let a client reject a ts of null)
-    plain = [
-        d
-        for d in _a_seed_drawing(
-            strategy,
-            400,
-            lambda found: any(
-                not d.case.mutations and d.case.stream.count(b"\n") > 90 for d in found
-            ),
-        )
-        if not d.case.mutations
-    ]
+    plain = _plain_examples_one_over_90_lines(strategy)
     by_size = sorted(plain, key=lambda d: d.case.stream.count(b"\n"))
     failing, passing = by_size[-1], by_size[0]
     assert failing.case.stream.count(b"\n") > 90
@@ -548,17 +550,7 @@ def test_every_held_shrunk_failure_is_replayed_the_budget_aside(tmp_path: Path) 
     config = _config(reader)
     strategy = check_strategy(CHECK, config.vocabulary())
     assert strategy is not None
-    plain = [
-        d
-        for d in _a_seed_drawing(
-            strategy,
-            400,
-            lambda found: any(
-                not d.case.mutations and d.case.stream.count(b"\n") > 90 for d in found
-            ),
-        )
-        if not d.case.mutations
-    ]
+    plain = _plain_examples_one_over_90_lines(strategy)
     failing = max(plain, key=lambda d: d.case.stream.count(b"\n"))
     assert failing.case.stream.count(b"\n") > 90
     size = len(choices_to_bytes(failing.choices))

@@ -90,6 +90,7 @@ from stella_conform.conformance.suite import (
     keep_bounded,
     run_check,
     shared_sessions,
+    without_particulars,
 )
 from stella_conform.corpus import bundled_fixtures_dir
 from stella_conform.schemas.vocabulary import Vocabulary
@@ -444,10 +445,6 @@ class FuzzOutcome:
         }
 
 
-_DIGITS = re.compile(r"\d+")
-_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
-
-
 def reaction(check: Check, judgment: Judgment, obs: Observation) -> str:
     """What the client did, with the case's particulars (numbers, quoted values, the reason
     it gave for a rejection) removed.
@@ -462,7 +459,7 @@ def reaction(check: Check, judgment: Judgment, obs: Observation) -> str:
         parts.append(obs.exit.describe())
     parts.append(judgment.signature or judgment.message)
     text = " | ".join(parts)
-    return _DIGITS.sub("N", _QUOTED.sub("…", text))[:300]
+    return without_particulars(text)[:300]
 
 
 class Fuzzer:

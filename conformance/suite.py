@@ -717,12 +717,18 @@ _NUMBERS = re.compile(r"\d+")
 _QUOTES = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 
+def without_particulars(text: str) -> str:
+    """``text`` with a case's particulars (its numbers, its quoted values) replaced: what
+    is left tells one bug from another, in a run's failures and in fuzz's finds alike."""
+    return _NUMBERS.sub("N", _QUOTES.sub("…", text))
+
+
 def distinct_failure(failure: CaseFailure) -> tuple[str, str]:
     """What tells a check's failures apart: the client's reaction (the verdict and the
     judge's words, their numbers and quoted values aside, as fuzz tells its finds apart).
     Two failures alike are one bug shown twice; two unlike are two, each replayed by its
     own case."""
-    return failure.verdict, _NUMBERS.sub("N", _QUOTES.sub("…", failure.message))
+    return failure.verdict, without_particulars(failure.message)
 
 
 def keep_bounded(failures: Sequence[CaseFailure]) -> None:

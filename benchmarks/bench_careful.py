@@ -40,8 +40,8 @@ from typing import Any
 
 import bench_throughput
 
-from stella_conform.decoder import decode_all
-from stella_conform.readings import careful_default
+from stella_conform.oracle.decoder import decode_all
+from stella_conform.oracle.readings import careful_default
 from stella_conform.schemas.vocabulary import Vocabulary
 
 #: The module that builds a case (the package's ``cases`` is its strategy function).

@@ -18,8 +18,8 @@ import time
 
 from _harness import best_of, machine, table
 
-from stella_conform.decoder import summarize
 from stella_conform.generators.export import draw_cases
+from stella_conform.oracle.decoder import summarize
 
 
 def sample_stream(lines: int) -> bytes:
@@ -41,7 +41,7 @@ def bare_loop(data: bytes) -> int:
 
 MEMORY_PROBE = """
 import sys
-from stella_conform.decoder import decode
+from stella_conform.oracle.decoder import decode
 from stella_conform.generators.export import draw_cases
 block = b"".join(c.stream for c in draw_cases(40, seed=3, max_mutations=0))
 target = int(sys.argv[1]) * 1024 * 1024

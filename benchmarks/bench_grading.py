@@ -17,8 +17,13 @@ from pathlib import Path
 
 from _harness import machine, table
 
-from stella_conform.conformance.runner import Client, PersistentSession, run_exit, run_report
-from stella_conform.corpus import iter_fixtures
+from stella_conform.conformance.clients.runner import (
+    Client,
+    PersistentSession,
+    run_exit,
+    run_report,
+)
+from stella_conform.oracle.corpus import iter_fixtures
 
 REPO = Path(__file__).resolve().parents[1]
 PY = (sys.executable, str(REPO / "adapters" / "python" / "reference_client.py"))
@@ -47,7 +52,7 @@ def main() -> int:
     sys.path.insert(0, str(REPO / "examples" / "python-client"))
     from mini_stella import read  # the in-process example parser
 
-    from stella_conform.conformance.inprocess import run_inprocess
+    from stella_conform.conformance.clients.inprocess import run_inprocess
 
     exit_rate = cases_per_second(lambda s: run_exit(Client(PY), s), streams)
     report_rate = cases_per_second(lambda s: run_report(Client(PY, mode="report"), s), streams)

@@ -83,7 +83,7 @@ runs_module = importlib.import_module("stella_conform.generators.runs")
 size = int(sys.argv[1])
 cases_module.runs = functools.partial(runs_module.runs, max_turns=size, max_steps=size)
 from stella_conform.conformance.checks import select
-from stella_conform.conformance.runner import Client, PersistentSession
+from stella_conform.conformance.clients.runner import Client, PersistentSession
 from stella_conform.conformance.suite import SuiteConfig, run_suite
 lines = []
 real = PersistentSession.run

@@ -39,9 +39,9 @@ from _harness import machine, table
 
 from stella_conform.allocator import keep_large_blocks
 from stella_conform.conformance.checks import select
-from stella_conform.conformance.runner import LINES, Client, Feed, PersistentSession
+from stella_conform.conformance.clients.runner import LINES, Client, Feed, PersistentSession
 from stella_conform.conformance.suite import _SHARED, SuiteConfig, run_suite
-from stella_conform.decoder import decode_all
+from stella_conform.oracle.decoder import decode_all
 
 REPO = Path(__file__).resolve().parents[1]
 CLIENTS = {

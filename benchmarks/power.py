@@ -109,7 +109,7 @@ def as_a_run_process() -> None:
     """Give this worker the local modules of a ``stella-conform run`` process.
 
     Hypothesis mixes constants from *local* modules (outside site-packages) into a share
-    of its draws.  The kit leaves its own modules out (``generators/seeded.py``), so in a
+    of its draws.  The kit leaves its own modules out (``generators/engine/seeded.py``), so in a
     ``stella-conform run`` process the one local module is its console script; here it is
     this file.  Without this, one seed draws other cases in-process than in a kit run
     (``--compare`` found 3 of 48 pairs caught by a generated case one way only).
@@ -150,7 +150,11 @@ def graded(
     ``profiles`` (of ``only``, when given), as ``stella-conform run`` grades them."""
     from stella_conform.conformance.checks import select
     from stella_conform.conformance.claims import from_hello, resolve_profiles
-    from stella_conform.conformance.runner import Client, ensure_mode_supported, resolve_client
+    from stella_conform.conformance.clients.runner import (
+        Client,
+        ensure_mode_supported,
+        resolve_client,
+    )
     from stella_conform.conformance.suite import SuiteConfig, run_check
     from stella_conform.schemas.vocabulary import Vocabulary
 

@@ -9,7 +9,7 @@ ways, documented in docs/contract-readings.md:
 * nothing on stdout: exit status 0 is ``accept``, 1 is ``reject`` (no line).
 
 Each answer is compared with every conforming reading of the case
-(:mod:`stella_conform.readings`).  Agreeing with the default is agreement;
+(:mod:`stella_conform.oracle.readings`).  Agreeing with the default is agreement;
 agreeing only with a registered alternative is a disagreement *explained* by
 that reading; one that is what a documented bug of stella's own reader does
 (:data:`DOCUMENTED_BUGS`) is grouped apart, as that bug; anything else is
@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stella_conform import stopping
-from stella_conform.conformance.process import ClientProcess
-from stella_conform.decoder import Kind, RunSummary, iter_physical_lines
-from stella_conform.readings import Readings, read_stream
+from stella_conform.conformance.clients.process import ClientProcess
+from stella_conform.oracle.decoder import Kind, RunSummary, iter_physical_lines
+from stella_conform.oracle.readings import Readings, read_stream
 from stella_conform.schemas.vocabulary import Vocabulary
 
 UNEXPLAINED = "unexplained"

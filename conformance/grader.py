@@ -21,12 +21,17 @@ from functools import cached_property
 from typing import Any, Literal
 
 from stella_conform.conformance.checks import Check
-from stella_conform.conformance.runner import Observation
-from stella_conform.conformance.wrapper import expected_outcome
-from stella_conform.decoder import Decoded, Kind, LineOutcome, RunSummary, decode_all
-from stella_conform.envelope import EnvelopeReading, read_envelope
-from stella_conform.journal import Journal, read_journal
-from stella_conform.readings import Alternative, Readings, read_envelope_readings, read_stream
+from stella_conform.conformance.clients.runner import Observation
+from stella_conform.conformance.clients.wrapper import expected_outcome
+from stella_conform.oracle.decoder import Decoded, Kind, LineOutcome, RunSummary, decode_all
+from stella_conform.oracle.envelope import EnvelopeReading, read_envelope
+from stella_conform.oracle.journal import Journal, read_journal
+from stella_conform.oracle.readings import (
+    Alternative,
+    Readings,
+    read_envelope_readings,
+    read_stream,
+)
 from stella_conform.schemas.vocabulary import Vocabulary
 
 Verdict = Literal["pass", "fail", "n/a", "crash", "error"]

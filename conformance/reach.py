@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stella_conform.conformance.checks import Check, select
-from stella_conform.conformance.runner import Client
+from stella_conform.conformance.clients.runner import Client
 from stella_conform.conformance.suite import (
     STRATA_FROM_EXAMPLES,
     SuiteConfig,

@@ -555,7 +555,7 @@ def grade_journal_lines(lines: Iterable[bytes], facts: JournalFacts | None = Non
     """:func:`grade_journal` over a journal's lines (no newlines) as they come: one pass,
     nothing kept per line, so a journal of any length is read in flat memory.
     ``facts`` collects what ``trace check`` needs to tell a journal from something else."""
-    from stella_conform.journal import JournalReader
+    from stella_conform.oracle.journal import JournalReader
 
     checks = JournalChecks()
     shape = facts if facts is not None else JournalFacts()

@@ -11,11 +11,19 @@ Public API (all composable Hypothesis strategies):
 See ``docs/generators.md`` for examples.
 """
 
+if __name__ != "stella_conform.generators":  # pragma: no cover - exercised by tests/test_layout.py
+    raise ImportError(
+        "the kit's generators layer is imported as stella_conform.generators, never as "
+        "'generators': a second name loads every module twice, each with its own state "
+        "(install the kit, or run from src/ with the package on sys.path)"
+    )
+
+
 from stella_conform.generators.cases import Case, cases, mutated, valid_cases
+from stella_conform.generators.engine.seeded import exclude_the_kit_from_local_constants
 from stella_conform.generators.events import EventStrategies, events, known_events, strategies_for
 from stella_conform.generators.mutations import MUTATIONS, REJECTING, Mutation, Stream
 from stella_conform.generators.runs import Run, runs
-from stella_conform.generators.seeded import exclude_the_kit_from_local_constants
 
 __all__ = [
     "MUTATIONS",

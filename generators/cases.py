@@ -24,11 +24,11 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from stella_conform.corpus import expectation_from
-from stella_conform.decoder import Decoded, RunSummary
 from stella_conform.generators.mutations import MUTATIONS, Stream, apply_mutations, canonical_order
 from stella_conform.generators.runs import Run, runs
-from stella_conform.readings import careful_default
+from stella_conform.oracle.corpus import expectation_from
+from stella_conform.oracle.decoder import Decoded, RunSummary
+from stella_conform.oracle.readings import careful_default
 from stella_conform.schemas.vocabulary import Vocabulary
 
 _ONE_IN_FOUR = st.integers(0, 3)
@@ -48,7 +48,7 @@ class Case:
     run: Run | None = field(default=None, compare=False, repr=False)
     #: The oracle's whole reading (line outcomes too), kept so a grader never decodes again.
     decoded: Decoded | None = field(default=None, compare=False, repr=False)
-    #: The registered points (``stella_conform.readings``) the stream touches.
+    #: The registered points (``stella_conform.oracle.readings``) the stream touches.
     touched: frozenset[str] | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -63,7 +63,7 @@ class Case:
     ) -> dict[str, Any]:
         """The case as a fixture expectation (``NAME.expect.json``), naming every other
         conforming reading of its stream (``also_conforming``)."""
-        from stella_conform.readings import also_conforming, read_stream
+        from stella_conform.oracle.readings import also_conforming, read_stream
 
         return expectation_from(
             self.expected,

@@ -3,7 +3,7 @@
 An :class:`EnvelopeCase` is the document's bytes plus the command that printed
 it (a reader knows which command it ran; the query envelope and the turn
 envelope differ).  The expected reading is never stored here: the grader asks
-:func:`stella_conform.envelope.read_envelope`.
+:func:`stella_conform.oracle.envelope.read_envelope`.
 
 Variants, each varying one thing on shapes chosen so that one reader flaw
 trips one check:
@@ -50,8 +50,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from stella_conform.decoder import decode_all
 from stella_conform.generators.alphabets import strings
+from stella_conform.generators.engine.picks import index_at, option_at, set_at, text_at
 from stella_conform.generators.events import MODELS, prose, strategies_for
 from stella_conform.generators.hazards import (
     HARD_TEXTS,
@@ -63,8 +63,8 @@ from stella_conform.generators.hazards import (
     string_writer,
 )
 from stella_conform.generators.mutations import MUTATIONS, Stream
-from stella_conform.generators.picks import index_at, option_at, set_at, text_at
 from stella_conform.generators.runs import Run, runs
+from stella_conform.oracle.decoder import decode_all
 from stella_conform.schemas.vocabulary import Vocabulary
 
 VARIANTS = (

@@ -17,9 +17,9 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 from stella_conform._version import __version__
-from stella_conform.corpus import EXPECT_SUFFIX, write_fixture
 from stella_conform.errors import SetupError, read_json_file
 from stella_conform.generators.cases import Case, cases
+from stella_conform.oracle.corpus import EXPECT_SUFFIX, write_fixture
 from stella_conform.safe_files import write_atomic
 from stella_conform.schemas.vocabulary import Vocabulary
 

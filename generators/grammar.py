@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from stella_conform.decoder import UNICODE_WS, beyond_f64, parse_line
+from stella_conform.oracle.decoder import UNICODE_WS, beyond_f64, parse_line
 
 #: What the unit of text is: a stream or journal is lines, an envelope one document.
 KINDS = ("stream", "journal", "envelope")

@@ -40,6 +40,7 @@ from typing import Any, TypeVar
 from hypothesis import strategies as st
 
 from stella_conform.generators.content import SEEDS, Content
+from stella_conform.generators.engine.picks import choose_at, option_at, set_at, text_at
 from stella_conform.generators.events import Event, strategies_for
 from stella_conform.generators.mutations import (
     Apply,
@@ -50,7 +51,6 @@ from stella_conform.generators.mutations import (
     _insert_at,
     _required_fields,
 )
-from stella_conform.generators.picks import choose_at, option_at, set_at, text_at
 from stella_conform.generators.runs import encode
 from stella_conform.schemas.vocabulary import Vocabulary
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from stella_conform.journal import TRACE_FORMAT
+from stella_conform.oracle.journal import TRACE_FORMAT
 
 Entry = dict[str, Any]
 TOOLS = ("read_file", "edit_file", "bash", "search")

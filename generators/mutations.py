@@ -32,8 +32,8 @@ from hypothesis import strategies as st
 
 from stella_conform.generators.alphabets import NAME_CHARS, PAYLOAD_TEXT
 from stella_conform.generators.content import SEEDS, Content
+from stella_conform.generators.engine.picks import between, choose, choose_at, index_at, option_at
 from stella_conform.generators.events import Event, strategies_for, tool_start
-from stella_conform.generators.picks import between, choose, choose_at, index_at, option_at
 from stella_conform.generators.runs import encode
 from stella_conform.schemas.fit import json_type_name
 from stella_conform.schemas.tagged_unions import union_nodes
@@ -187,7 +187,7 @@ class Mutation:
     description: str
     apply: Apply
     byte_level: bool = False
-    #: The registered point of the contract (``stella_conform.readings``) the mutation
+    #: The registered point of the contract (``stella_conform.oracle.readings``) the mutation
     #: produces, when its cases can be read two ways; the oracle lists both.
     reading: str | None = None
 
@@ -700,7 +700,7 @@ def not_object_line(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
 
 
 # ------------------------------------------------------------------ registered readings
-# Each produces one point of stella_conform.readings: the oracle lists both readings.
+# Each produces one point of stella_conform.oracle.readings: the oracle lists both readings.
 
 
 def scopeless_stage(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:

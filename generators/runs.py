@@ -34,6 +34,7 @@ from typing import Any, Literal
 from hypothesis import strategies as st
 
 from stella_conform.generators.content import SEEDS, Content
+from stella_conform.generators.engine.picks import between, choose
 from stella_conform.generators.events import (
     STAGE_ORDER,
     WORDS,
@@ -50,7 +51,6 @@ from stella_conform.generators.events import (
     make_turn_complete,
     strategies_for,
 )
-from stella_conform.generators.picks import between, choose
 from stella_conform.schemas.vocabulary import Vocabulary
 
 TsMode = Literal["absent", "increasing", "partial", "backwards"]

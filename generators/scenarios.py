@@ -5,7 +5,7 @@ A :class:`ScenarioCase` is a valid run's stream plus an ending: exit 0 after
 ``status: aborted``, a ``reason`` naming the cap) after the last finished turn;
 130 or 143 cut at a line boundary, or, for ``killed-mid-line``, in the middle
 of the last line written.  What a conforming wrapper makes of it is
-:func:`stella_conform.conformance.wrapper.expected_outcome`, not stored here.
+:func:`stella_conform.conformance.clients.wrapper.expected_outcome`, not stored here.
 
 Kinds: ``ending`` (any of the above), ``stopped`` (exit 3 only),
 ``killed-mid-line`` (130 or 143, dying mid-line).

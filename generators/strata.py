@@ -8,7 +8,8 @@ measured 27 of its cells reached on only some of 20 seeds.  Weighting the rare o
 moves draws away from the others (it cost broken-client catches when tried), so instead
 each check also grades, in every run, its *strata*: for each of its mutations the simplest
 case with that mutation applied, and for a mutation listed in :data:`STRATA` one such case
-per entry, each with the named choice sites (:func:`~stella_conform.generators.picks.choose_at`)
+per entry, each with the named choice sites
+(:func:`~stella_conform.generators.engine.picks.choose_at`)
 set to one option.
 
 The strata are graded before the check's random examples, in every run, one at a time
@@ -44,6 +45,7 @@ from hypothesis.internal.conjecture.providers import HypothesisProvider
 from hypothesis.internal.entropy import deterministic_PRNG
 
 from stella_conform.generators.cases import Case, cases
+from stella_conform.generators.engine.picks import forcing
 from stella_conform.generators.hazards import UNICODE_EDGE_KINDS
 from stella_conform.generators.mutations import (
     CORRUPT_FAMILIES,
@@ -52,7 +54,6 @@ from stella_conform.generators.mutations import (
     TS_OUT_OF_RANGE,
     applicable,
 )
-from stella_conform.generators.picks import forcing
 from stella_conform.generators.text import BIG_NUMBERS
 from stella_conform.schemas.vocabulary import Vocabulary
 
@@ -155,7 +156,7 @@ def drawing() -> tuple[type[ConjectureData], type[HypothesisProvider]]:
     they draw exactly what Hypothesis's own do on the installed Hypothesis (they read its
     internals, which move between releases), else Hypothesis's own."""
     try:
-        from stella_conform.generators import leaves
+        from stella_conform.generators.engine import leaves
     except ImportError:  # a Hypothesis without the internals leaves.py reads
         return ConjectureData, HypothesisProvider
     if not leaves.agrees():
@@ -166,7 +167,7 @@ def drawing() -> tuple[type[ConjectureData], type[HypothesisProvider]]:
 def drawn(strategy: st.SearchStrategy[T], random: Random | None = None) -> Drawn | None:
     """:func:`simplest`, with the choice sequence it was drawn from; or, given ``random``,
     an example whose choices Hypothesis's provider draws from it, as under ``@given``
-    (``conformance/drawing.py``: a run's random examples)."""
+    (``generators/engine/drawing.py``: a run's random examples)."""
     simplest_choices = (ChoiceTemplate("simplest", count=None),) if random is None else None
     data_class, provider = drawing()
     data = data_class(
@@ -180,7 +181,7 @@ def drawn_in(data: ConjectureData, strategy: st.SearchStrategy[T], test: Any) ->
     one for ``test`` (every registered random seeded, in a build context), without the
     engine; ``None`` when it is rejected (a filter, an assumption) or over the size limit.
     A run's strata and random examples, the database entries it replays
-    (``conformance/drawing.py``) and the probe that holds the kit's fast drawing to
+    (``generators/engine/drawing.py``) and the probe that holds the kit's fast drawing to
     Hypothesis's own (``leaves.agrees``) are all drawn here, so that they draw alike."""
     with deterministic_PRNG(), BuildContext(data, is_final=False, wrapped_test=test):
         try:

@@ -34,6 +34,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from stella_conform.generators.content import SEEDS, Content
+from stella_conform.generators.engine.picks import between, choose, choose_at
 from stella_conform.generators.events import tool_start
 from stella_conform.generators.hazards import Spelling
 from stella_conform.generators.mutations import (
@@ -43,7 +44,6 @@ from stella_conform.generators.mutations import (
     _insert_at,
     _unknown_tag,
 )
-from stella_conform.generators.picks import between, choose, choose_at
 from stella_conform.generators.runs import encode
 from stella_conform.schemas.vocabulary import Vocabulary
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from hypothesis.database import DirectoryBasedExampleDatabase, choices_to_bytes
 
-from stella_conform.conformance.database import (
+from stella_conform.conformance.store.database import (
     ENTRY_CAP,
     ArtifactSource,
     CheckedArtifactDatabase,

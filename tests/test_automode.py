@@ -19,9 +19,9 @@ import pytest
 from conftest import ADAPTERS, PY_REFERENCE, REPO, kit
 from toolchains import missing
 
-from stella_conform.conformance import automode
-from stella_conform.conformance.automode import choose_mode
-from stella_conform.conformance.runner import Client
+from stella_conform.conformance.clients import automode
+from stella_conform.conformance.clients.automode import choose_mode
+from stella_conform.conformance.clients.runner import Client
 
 PY = sys.executable
 NAIVE = (PY, str(REPO / "tests" / "crashing" / "naive_reader.py"))

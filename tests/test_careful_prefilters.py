@@ -13,11 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from test_readings import TASK  # a task_update breaking the wire schema's prose rule
 
-from stella_conform import decoder
-from stella_conform.corpus import bundled_fixtures_dir
-from stella_conform.decoder import decode
 from stella_conform.generators import MUTATIONS, Case, cases
-from stella_conform.readings import IDS
+from stella_conform.oracle import decoder
+from stella_conform.oracle.corpus import bundled_fixtures_dir
+from stella_conform.oracle.decoder import decode
+from stella_conform.oracle.readings import IDS
 from stella_conform.schemas.vocabulary import Vocabulary
 
 TEXT = b'{"type":"text","text":"a"}\n'

@@ -20,11 +20,12 @@ from typing import Any
 import pytest
 from conftest import ADAPTERS, PY_REFERENCE, REPO
 
-from stella_conform.conformance import casecache, suite
+from stella_conform.conformance import suite
 from stella_conform.conformance.checks import BY_ID
 from stella_conform.conformance.claims import Claims
+from stella_conform.conformance.clients.runner import Client
 from stella_conform.conformance.report import Report
-from stella_conform.conformance.runner import Client
+from stella_conform.conformance.store import casecache
 from stella_conform.conformance.suite import SuiteConfig, run_suite
 
 PY = sys.executable

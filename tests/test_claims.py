@@ -24,8 +24,8 @@ from stella_conform.conformance.claims import (
     merge,
     resolve_profiles,
 )
-from stella_conform.envelope import read_envelope
 from stella_conform.errors import SetupError
+from stella_conform.oracle.envelope import read_envelope
 from stella_conform.schemas.vocabulary import Vocabulary
 
 PY = sys.executable

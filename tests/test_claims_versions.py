@@ -22,11 +22,11 @@ from hypothesis import strategies as st
 from stella_conform.conformance.checks import BY_ID, CATALOGUE
 from stella_conform.conformance.claims import COMPUTES, READS, Claims, claims_from
 from stella_conform.conformance.suite import check_strategy, graded_case, not_drawable
-from stella_conform.decoder import decode_all
 from stella_conform.errors import SetupError
 from stella_conform.generators.mutations import MUTATIONS, Stream, applicable, json_copy
 from stella_conform.generators.runs import runs
-from stella_conform.readings import read_stream
+from stella_conform.oracle.decoder import decode_all
+from stella_conform.oracle.readings import read_stream
 from stella_conform.schemas.vocabulary import Vocabulary, bundled_names, bundled_types
 
 VOCABULARIES = tuple(bundled_names())

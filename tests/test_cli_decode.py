@@ -12,7 +12,7 @@ import pytest
 from conftest import kit_inline
 
 from stella_conform import __version__
-from stella_conform.corpus import bundled_fixtures_dir
+from stella_conform.oracle.corpus import bundled_fixtures_dir
 
 _BESIDE = Path(sys.executable).parent / "stella-conform"
 EXE = str(_BESIDE) if _BESIDE.exists() else shutil.which("stella-conform")
@@ -61,7 +61,7 @@ def test_decode_json_output_and_stdin() -> None:
 def test_decode_json_shows_every_conforming_reading(source: str) -> None:
     """The default reading line by line, then every other one the oracle finds, each as its
     summary: from a file or from stdin (read again from a private copy)."""
-    from stella_conform.readings import read_stream
+    from stella_conform.oracle.readings import read_stream
 
     path = FIX / "json_not_object.jsonl"
     args = ("decode", "--json", "-") if source == "stdin" else ("decode", "--json", str(path))
@@ -161,8 +161,8 @@ def test_validate_names_the_json_text_reading_a_line_parses_under(name: str) -> 
     a BOM before line 1 and Unicode whitespace around a line are each read by reading B
     of their point, as decode says. Every line the fixture's other reading reads and the
     default does not is named with that reading, as its outcome there is."""
-    from stella_conform.decoder import Kind
-    from stella_conform.readings import read_stream
+    from stella_conform.oracle.decoder import Kind
+    from stella_conform.oracle.readings import read_stream
 
     path = FIX / f"{name}.jsonl"
     readings = read_stream(path.read_bytes())
@@ -218,7 +218,7 @@ def test_validate_says_which_readings_parse_a_line_and_which_fit_it(
     the line is not "corrupt" (it parses), and where it is not rejected (it fits)."""
     from itertools import combinations
 
-    from stella_conform.decoder import Kind, decode_all
+    from stella_conform.oracle.decoder import Kind, decode_all
 
     data = (b"" if first else _STAGE + b"\n") + line + b"\n" + _STAGE + b"\n"
     number = 1 if first else 2
@@ -268,7 +268,7 @@ def test_decode_prints_a_lone_surrogate_and_keeps_its_verdict() -> None:
 def test_an_internal_error_exits_3_never_1(monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 
-    import stella_conform.decoder as decoder
+    import stella_conform.oracle.decoder as decoder
     from stella_conform.cli import main
 
     def broken(*args: object, **kwargs: object) -> None:

@@ -26,8 +26,8 @@ from conftest import ADAPTERS, JQ_REFERENCE, NODE_REFERENCE, PY_REFERENCE, repla
 from toolchains import missing
 
 from stella_conform.conformance.checks import BY_ID, CATALOGUE, select
+from stella_conform.conformance.clients.runner import Client, ensure_mode_supported, resolve_client
 from stella_conform.conformance.matrix import ClientSpec, MatrixConfig, VocabularySpec, run_matrix
-from stella_conform.conformance.runner import Client, ensure_mode_supported, resolve_client
 from stella_conform.conformance.suite import STRATA_FROM_EXAMPLES, SuiteConfig, run_check
 
 sys.path.insert(0, str(ADAPTERS / "broken"))  # builds.py: how to run each broken client

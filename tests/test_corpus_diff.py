@@ -12,8 +12,8 @@ import pytest
 from conftest import ADAPTERS, NODE_REFERENCE
 
 from stella_conform.conformance.differential import OracleAnswer, classify
-from stella_conform.corpus import bundled_fixtures_dir
-from stella_conform.readings import read_stream
+from stella_conform.oracle.corpus import bundled_fixtures_dir
+from stella_conform.oracle.readings import read_stream
 
 _BESIDE = Path(sys.executable).parent / "stella-conform"
 EXE = str(_BESIDE) if _BESIDE.exists() else shutil.which("stella-conform")
@@ -184,7 +184,7 @@ def test_corpus_diff_compares_every_file_and_refuses_a_folder_it_could_not_read(
     from click.testing import CliRunner
 
     from stella_conform.cli import main
-    from stella_conform.conformance import recordings
+    from stella_conform.conformance.store import recordings
 
     monkeypatch.setattr(recordings, "FILES_CAP", 2)
     many = tmp_path / "many"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from conftest import kit_inline
 
-from stella_conform.corpus import iter_fixtures
+from stella_conform.oracle.corpus import iter_fixtures
 
 EXE = str(Path(sys.executable).parent / "stella-conform")
 

@@ -16,9 +16,9 @@ import pytest
 from conftest import ADAPTERS
 
 from stella_conform.conformance.checks import BY_ID
-from stella_conform.conformance.feedback import NodeCoverage, PythonCoverage, script_name
+from stella_conform.conformance.clients.runner import Client, run_once
 from stella_conform.conformance.fuzz import FuzzConfig, Fuzzer
-from stella_conform.conformance.runner import Client, run_once
+from stella_conform.conformance.fuzz.feedback import NodeCoverage, PythonCoverage, script_name
 from stella_conform.conformance.suite import SuiteConfig
 
 MINIMAL = (ADAPTERS.parent / "fixtures" / "minimal_run.jsonl").read_bytes()

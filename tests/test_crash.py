@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import REPO, kit, kit_inline
 
-from stella_conform.conformance.crash import crash_signature
-from stella_conform.conformance.runner import Client, run_exit, run_report
-from stella_conform.corpus import bundled_fixtures_dir
+from stella_conform.conformance.clients.crash import crash_signature
+from stella_conform.conformance.clients.runner import Client, run_exit, run_report
+from stella_conform.oracle.corpus import bundled_fixtures_dir
 
 FIXTURES = bundled_fixtures_dir()
 NAIVE_PY = (sys.executable, str(REPO / "tests" / "crashing" / "naive_reader.py"))
@@ -391,8 +391,8 @@ def _hostile_table() -> dict[str, str]:
 def test_the_hostile_behaviours_table_names_the_outcome_the_grader_gives(
     tmp_path: Path, row: str, argv: tuple[str, ...], feed: str
 ) -> None:
+    from stella_conform.conformance.clients.runner import Feed, PersistentSession
     from stella_conform.conformance.grader import unanswered
-    from stella_conform.conformance.runner import Feed, PersistentSession
 
     valid = (FIXTURES / "minimal_run.jsonl").read_bytes()
     if feed == "persistent":

@@ -20,7 +20,7 @@ from hypothesis.database import (
     ReadOnlyDatabase,
 )
 
-from stella_conform.conformance.database import (
+from stella_conform.conformance.store.database import (
     ARTIFACT_CACHE,
     DEFAULT_ARTIFACT,
     ArtifactSource,
@@ -91,7 +91,7 @@ def test_the_download_is_read_with_a_timeout_and_the_default_restored() -> None:
 
     from hypothesis.database import InMemoryExampleDatabase
 
-    from stella_conform.conformance.database import DOWNLOAD_TIMEOUT, warm
+    from stella_conform.conformance.store.database import DOWNLOAD_TIMEOUT, warm
 
     seen: list[float | None] = []
 

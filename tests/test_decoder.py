@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stella_conform.decoder import Kind, decode, decode_all, parse_line, summarize
+from stella_conform.oracle.decoder import Kind, decode, decode_all, parse_line, summarize
 from stella_conform.schemas.vocabulary import Vocabulary
 
 
@@ -166,7 +166,7 @@ def test_the_hot_path_parses_exactly_what_json_loads_does(text: str) -> None:
     """The plain and careful scanners skip the regular expressions a stream line does not
     need (no whitespace before its ``{``, only whitespace after its value): what they
     accept, and what they refuse, is ``json.loads``'s all the same."""
-    from stella_conform.decoder import _CAREFUL_SCAN, _scan, _scan_with
+    from stella_conform.oracle.decoder import _CAREFUL_SCAN, _scan, _scan_with
 
     try:
         expected: object = json.loads(text)

@@ -8,18 +8,18 @@ from pathlib import Path
 
 from conftest import ADAPTERS, kit
 
-from stella_conform.conformance.excerpt import (
+from stella_conform.conformance.clients.runner import Observation
+from stella_conform.conformance.grader import GradedCase
+from stella_conform.conformance.report import _failure_lines
+from stella_conform.conformance.report.excerpt import (
     DECISIVE_WIDTH,
     decisive_lines,
     field_differences,
     show_stream,
 )
-from stella_conform.conformance.grader import GradedCase
-from stella_conform.conformance.report import _failure_lines
-from stella_conform.conformance.runner import Observation
 from stella_conform.conformance.suite import CaseFailure
-from stella_conform.corpus import expectation_from, write_fixture
-from stella_conform.decoder import decode_all
+from stella_conform.oracle.corpus import expectation_from, write_fixture
+from stella_conform.oracle.decoder import decode_all
 
 STAGE = b'{"type":"stage","name":"execute","scope":"turn"}\n'
 TEXT = b'{"type":"text","text":"ok"}\n'
@@ -134,7 +134,7 @@ def test_a_generated_case_shows_the_lines_its_mutation_touched(tmp_path: Path) -
     import dataclasses
 
     from stella_conform.conformance.checks import BY_ID
-    from stella_conform.conformance.runner import Client
+    from stella_conform.conformance.clients.runner import Client
     from stella_conform.conformance.suite import SuiteConfig, run_check
 
     script = tmp_path / "big_ts.py"
@@ -169,7 +169,7 @@ def test_a_long_value_is_digested_by_its_ends_length_and_sha256() -> None:
     apart from another and checked against a file that holds it whole."""
     import hashlib
 
-    from stella_conform.conformance.excerpt import DIGEST_WIDTH, digested, digested_values
+    from stella_conform.conformance.report.excerpt import DIGEST_WIDTH, digested, digested_values
 
     short = "x" * DIGEST_WIDTH
     assert digested(short) == short

@@ -11,7 +11,7 @@ import pytest
 from conftest import PY_REFERENCE, kit
 
 from stella_conform.conformance.checks import BY_ID
-from stella_conform.conformance.runner import Client
+from stella_conform.conformance.clients.runner import Client
 from stella_conform.conformance.suite import FAIL_FAST_CRASHES, SuiteConfig, run_check
 
 #: A client that answers its first N runs (exit 0) and then behaves as told: hang or crash.
@@ -92,7 +92,7 @@ def _answering_timeout(tmp_path: Path) -> float:
     """Three times what one answered run of the counting client takes here and now (its
     start on this machine at this load; at least 2 s): an answer fits in it on any machine,
     and the hang (60 s) never does."""
-    from stella_conform.conformance.runner import run_exit
+    from stella_conform.conformance.clients.runner import run_exit
 
     calibration = tmp_path / "calibration"
     calibration.mkdir()

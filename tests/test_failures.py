@@ -25,10 +25,10 @@ import pytest
 from conftest import ADAPTERS, KIT, kit
 
 from stella_conform.conformance.checks import BY_ID
-from stella_conform.conformance.compare import load_report
+from stella_conform.conformance.clients.runner import Client, Observation
 from stella_conform.conformance.fuzz import FAILURES_PER_CHECK
 from stella_conform.conformance.report import LISTED, Report
-from stella_conform.conformance.runner import Client, Observation
+from stella_conform.conformance.report.compare import load_report
 from stella_conform.conformance.suite import (
     IN_PROCESS_SKIP,
     SAVED_WHOLE,
@@ -565,9 +565,9 @@ def test_fuzz_without_a_database_says_a_deterministic_failure_came_back(tmp_path
 
 def test_the_client_s_own_words_mark_no_line_of_the_stream() -> None:
     """``line 1 column 2`` in a JSON parser's reason is not the stream's line 1."""
-    from stella_conform.conformance.excerpt import decisive_lines
+    from stella_conform.conformance.clients.runner import Observation
     from stella_conform.conformance.grader import GradedCase
-    from stella_conform.conformance.runner import Observation
+    from stella_conform.conformance.report.excerpt import decisive_lines
 
     case = GradedCase("c", b'{"type":"turn_complete","model":"m","cost_usd":0}\n{', "fixture")
     obs = Observation(verdict="reject", detail="corrupt: Expecting x: line 1 column 2 (char 1)")
@@ -610,7 +610,7 @@ def _fuzz_while_flagged(
     check in full just as the budget runs out.  The result, every case the client was
     given (pid, its Nth), and how many of them the final pass had given it."""
     from stella_conform.conformance import fuzz
-    from stella_conform.conformance.feedback import Blind
+    from stella_conform.conformance.fuzz.feedback import Blind
 
     log, flag = tmp_path / "cases.log", tmp_path / "flag"
     flag.touch()
@@ -694,10 +694,10 @@ def test_one_bug_rejecting_in_its_own_words_is_one_fuzz_finding(tmp_path: Path) 
 def test_a_rejection_is_signed_without_the_client_s_reason() -> None:
     """Two cases the client rejects for one bug, in words naming each case's unknown type:
     one reaction (the fuzzer's sign of a bug), the words still in the message shown."""
+    from stella_conform.conformance.clients.runner import Observation
     from stella_conform.conformance.fuzz import reaction
     from stella_conform.conformance.grader import Context, GradedCase, judge
-    from stella_conform.conformance.runner import Observation
-    from stella_conform.corpus import bundled_fixtures_dir
+    from stella_conform.oracle.corpus import bundled_fixtures_dir
 
     check = BY_ID["R3.unknown-type-inert"]
     run = (bundled_fixtures_dir() / "minimal_run.jsonl").read_bytes()
@@ -725,7 +725,7 @@ def test_every_judge_signs_a_wrong_verdict_without_the_client_s_words() -> None:
     from stella_conform.conformance.fuzz import reaction
     from stella_conform.conformance.grader import JUDGES, Context, judge
     from stella_conform.conformance.suite import _fixture_case
-    from stella_conform.corpus import bundled_fixtures_dir
+    from stella_conform.oracle.corpus import bundled_fixtures_dir
     from stella_conform.schemas.vocabulary import Vocabulary
 
     vocab, fixtures = Vocabulary.default(), bundled_fixtures_dir()

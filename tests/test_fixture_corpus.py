@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from stella_conform.corpus import (
+from stella_conform.oracle.corpus import (
     bundled_fixtures_dir,
     compare,
     corpus_version,
     iter_fixtures,
     validate_expectation,
 )
-from stella_conform.decoder import decode_all
-from stella_conform.readings import IDS, read_stream, split_label
+from stella_conform.oracle.decoder import decode_all
+from stella_conform.oracle.readings import IDS, read_stream, split_label
 
 FIXTURES = list(iter_fixtures())
 RULES = ("R1", "R2", "R3", "R4", "R5", "R6")

@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from stella_conform.conformance.runner import Client
+from stella_conform.conformance.clients.runner import Client
 
 NODE_CLIENT = REPO / "adapters" / "node" / "reference_client.js"
 PYTHON_CLIENT = REPO / "adapters" / "python" / "reference_client.py"

@@ -18,7 +18,15 @@ from hypothesis import HealthCheck, settings
 from test_database import as_downloaded_artifact
 
 from stella_conform.conformance.checks import BY_ID, CATALOGUE
-from stella_conform.conformance.feedback import (
+from stella_conform.conformance.clients.process import ClientProcess
+from stella_conform.conformance.clients.runner import (
+    Client,
+    Observation,
+    PersistentSession,
+    run_once,
+)
+from stella_conform.conformance.fuzz import FuzzConfig, Fuzzer, parse_duration, reaction
+from stella_conform.conformance.fuzz.feedback import (
     Blind,
     NodeCoverage,
     PythonCoverage,
@@ -26,10 +34,7 @@ from stella_conform.conformance.feedback import (
     feedback_for,
     traced_client,
 )
-from stella_conform.conformance.fuzz import FuzzConfig, Fuzzer, parse_duration, reaction
 from stella_conform.conformance.grader import Judgment
-from stella_conform.conformance.process import ClientProcess
-from stella_conform.conformance.runner import Client, Observation, PersistentSession, run_once
 from stella_conform.conformance.suite import SuiteConfig
 
 pytest_plugins = ["pytester"]
@@ -150,7 +155,7 @@ def test_a_live_python_client_s_lines_after_its_answer_count_for_that_case(
     writing its answer (here, a pause and 300 turns of a loop: the hit class 128+, which
     the case's own code never reaches) are in the case's coverage, not lost or lent to
     the next case as the two processes happen to be scheduled."""
-    from stella_conform.conformance.runner import PersistentSession
+    from stella_conform.conformance.clients.runner import PersistentSession
 
     def heavy_edges(argv: tuple[str, ...]) -> int:
         feedback = PythonCoverage()
@@ -230,7 +235,7 @@ def test_a_seeded_session_s_python_client_has_one_hash_order(
     """A traced client is started with ``PYTHONHASHSEED`` from the fuzz seed (unless the
     user set one), so a loop over a set of strings runs the same lines in every process
     the session starts: three processes, one coverage."""
-    from stella_conform.conformance.feedback import with_environment
+    from stella_conform.conformance.fuzz.feedback import with_environment
 
     monkeypatch.delenv("PYTHONHASHSEED", raising=False)
     script = tmp_path / "set_order.py"

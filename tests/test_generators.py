@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from test_hazards import HAZARD_INTENTS
 from test_text import TEXT_INTENTS
 
-from stella_conform.decoder import Kind, decode, summarize
 from stella_conform.generators import (
     MUTATIONS,
     REJECTING,
@@ -29,7 +28,8 @@ from stella_conform.generators import (
 from stella_conform.generators.events import EventStrategies
 from stella_conform.generators.export import draw_cases
 from stella_conform.generators.text import TEXT_REJECTING
-from stella_conform.readings import read_stream
+from stella_conform.oracle.decoder import Kind, decode, summarize
+from stella_conform.oracle.readings import read_stream
 from stella_conform.schemas.vocabulary import Vocabulary
 
 DEFAULT = Vocabulary.default()
@@ -496,7 +496,7 @@ def test_the_kit_is_never_a_source_of_local_constants() -> None:
 
     from hypothesis.internal.conjecture import providers
 
-    for name in ("stella_conform.generators.events", "stella_conform.conformance.runner"):
+    for name in ("stella_conform.generators.events", "stella_conform.conformance.clients.runner"):
         module_file = importlib.import_module(name).__file__
         assert module_file is not None
         assert not providers.is_local_module_file(module_file)

@@ -132,7 +132,7 @@ def test_what_a_string_holds_is_not_whitespace_or_structure() -> None:
 def test_a_number_is_beyond_f64_where_the_decoder_touches_the_point(literal: str) -> None:
     """num.beyond-f64 is where the reference decoder touches number-beyond-f64 (the
     grammar had its own boundary, infinity or 2**1024, and missed literals in between)."""
-    from stella_conform.decoder import decode_all
+    from stella_conform.oracle.decoder import decode_all
 
     line = b'{"type":"x","n":' + literal.encode() + b"}\n"
     touched: set[str] = set()

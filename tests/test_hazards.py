@@ -18,8 +18,6 @@ import pytest
 from conftest import ADAPTERS, kit
 from hypothesis import HealthCheck, Phase, find, given, settings
 
-from stella_conform.decoder import Kind, decode, summarize
-from stella_conform.envelope import read_envelope
 from stella_conform.generators import Case, cases, mutated, runs
 from stella_conform.generators.envelopes import TOKEN_FIELDS, EnvelopeCase, envelope_cases
 from stella_conform.generators.hazards import (
@@ -30,6 +28,8 @@ from stella_conform.generators.hazards import (
     TWO_53,
     number_spellings,
 )
+from stella_conform.oracle.decoder import Kind, decode, summarize
+from stella_conform.oracle.envelope import read_envelope
 from stella_conform.schemas.vocabulary import load_schema
 
 SETTINGS = settings(
@@ -279,7 +279,7 @@ def test_usage_values_are_exact_only_as_integers(case: EnvelopeCase) -> None:
 @SETTINGS
 @given(envelope_cases(variants=("events-bad-values",)))
 def test_events_bad_values_are_rejected_under_every_reading(case: EnvelopeCase) -> None:
-    from stella_conform.readings import read_envelope_readings
+    from stella_conform.oracle.readings import read_envelope_readings
 
     reading = read_envelope(case.data, case.command)
     assert reading.verdict == "reject" and reading.reason.startswith("events["), reading.reason

@@ -24,14 +24,14 @@ from conftest import ADAPTERS, KIT, PY_REFERENCE, REPO
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stella_conform.conformance.runner import (
+from stella_conform.conformance.clients.runner import (
     Client,
     Observation,
     PersistentSession,
     run_exit,
     run_report,
 )
-from stella_conform.corpus import bundled_fixtures_dir
+from stella_conform.oracle.corpus import bundled_fixtures_dir
 
 sys.path.insert(0, str(Path(__file__).parent / "hostile"))
 SOURCE = Path(__file__).parent / "hostile" / "hostile.py"
@@ -330,7 +330,7 @@ def _ready(session: PersistentSession) -> None:
 
 MEMORY_DRIVER = textwrap.dedent("""
     import sys
-    from stella_conform.conformance.runner import Client, run_exit, run_report
+    from stella_conform.conformance.clients.runner import Client, run_exit, run_report
     mode, timeout, lines = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
     client = Client(argv=tuple(sys.argv[4:]), mode=mode, timeout=timeout, line_timeout=timeout)
     run = run_exit if mode == "exit" else run_report
@@ -529,7 +529,7 @@ def poisoned_conversations(draw: st.DrawFn, persistent: bool) -> list[bytes]:
 def _fake_run(monkeypatch: pytest.MonkeyPatch, lines: list[bytes], mode: str) -> Observation:
     from fake_peer import FakePeer
 
-    from stella_conform.conformance import runner
+    from stella_conform.conformance.clients import runner
 
     monkeypatch.setattr(runner, "_start", lambda *a, **k: FakePeer(lines))
     client = Client(argv=("fake-peer",), mode=mode, timeout=1.0, line_timeout=0.5)  # type: ignore[arg-type]
@@ -575,7 +575,7 @@ def test_a_record_file_that_is_not_a_regular_file_is_an_error_at_once(
     behaviour: str, why: str
 ) -> None:
     """A FIFO never blocks the kit, /dev/zero never fills its memory: both are errors."""
-    from stella_conform.conformance.runner import Feed
+    from stella_conform.conformance.clients.runner import Feed
 
     client = Client(argv=(sys.executable, str(HOSTILE), behaviour, "{record}"), timeout=120)
     started = time.monotonic()
@@ -800,7 +800,7 @@ def test_decode_json_of_a_generated_stream_stays_flat() -> None:
 def test_saving_a_failure_replaces_a_planted_link_and_never_writes_through_it(
     tmp_path: Path,
 ) -> None:
-    from stella_conform.corpus import write_fixture
+    from stella_conform.oracle.corpus import write_fixture
     from stella_conform.safe_files import write_atomic
 
     victim = tmp_path / "victim.txt"
@@ -1323,7 +1323,7 @@ def test_a_setsid_grandchild_is_reaped_after_its_case() -> None:
     driver = textwrap.dedent("""
         import subprocess, sys
         from stella_conform import stopping
-        from stella_conform.conformance.runner import Client, run_exit
+        from stella_conform.conformance.clients.runner import Client, run_exit
         assert stopping.become_subreaper()
         obs = run_exit(Client(argv=tuple(sys.argv[1:]), timeout=30), b"{}\\n")
         ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
@@ -1888,7 +1888,7 @@ def test_the_auto_mode_probe_is_bounded_and_leaves_nothing(
     probe ends within its wait and takes the client's processes with it.  Only a client
     that never says hello nor reads stdin is given a short wait (nothing else can end its
     probe); the others get one only a hang reaches, so a slow start cannot race it."""
-    from stella_conform.conformance.automode import choose_mode
+    from stella_conform.conformance.clients.automode import choose_mode
 
     args = args or (SLEEP,) if behaviour == "grandchild" else args
     waited = behaviour in ("hang-no-read", "trickle")
@@ -2044,7 +2044,7 @@ def test_replay_reads_its_case_once(tmp_path: Path, fixture: str, check: str, cl
 def test_a_bounded_fold_reads_every_fixture_as_the_grader_does() -> None:
     """The bound is far past any real run: on the corpus both folds agree field by field,
     and past it the latest texts (the final text) are the ones kept."""
-    from stella_conform.decoder import FOLD_TEXT_KEEP, RunFold, decode
+    from stella_conform.oracle.decoder import FOLD_TEXT_KEEP, RunFold, decode
 
     for path in sorted(bundled_fixtures_dir().glob("*.jsonl")):
         whole, bounded = RunFold(), RunFold(bounded=True)
@@ -2247,7 +2247,7 @@ STOP_LANDS_IN = {
     # Hypothesis records a case a draw left half-drawn: when the case replays an earlier
     # one's start (its engine mutating a case), recording it raised "Inconsistent data
     # generation!" in the stop's place (a KeyboardInterrupt alone is let through). A run
-    # draws its random examples itself now (conformance/drawing.py; the engine runs when
+    # draws its random examples itself now (generators/engine/drawing.py; the engine runs when
     # the database holds a failure): the stop lands in the 40th draw with a client live
     "a draw": """
         from hypothesis.internal.conjecture.data import ConjectureData
@@ -2462,7 +2462,7 @@ def test_decode_stopped_mid_stream_removes_its_copy_of_stdin(tmp_path: Path) -> 
 def _reading_its_stdin(proc: subprocess.Popen[bytes]) -> bool:
     """Whether the kit's main thread is blocked reading the pipe on its stdin (the auto
     mode's own test of a client waiting for input, from ``/proc``)."""
-    from stella_conform.conformance.automode import _reads_pipe
+    from stella_conform.conformance.clients.automode import _reads_pipe
 
     assert proc.stdin is not None
     return _reads_pipe(proc.pid, str(proc.pid), os.fstat(proc.stdin.fileno()).st_ino)
@@ -2605,7 +2605,7 @@ def test_a_reaped_block_kills_only_what_its_clients_left(tmp_path: Path) -> None
     script = (
         "import subprocess, sys, time\n"
         "from stella_conform import stopping\n"
-        "from stella_conform.conformance.process import ClientProcess\n"
+        "from stella_conform.conformance.clients.process import ClientProcess\n"
         "with stopping.reaped():\n"
         f"    subprocess.run(['sh', '-c', 'sleep {mine} >/dev/null 2>&1 &'], check=True)\n"
         f"    argv = [sys.executable, {str(HOSTILE)!r}, 'setsid-exit', {theirs!r}]\n"

@@ -1,4 +1,4 @@
-"""A run draws a check's random examples itself (conformance/drawing.py), without
+"""A run draws a check's random examples itself (generators/engine/drawing.py), without
 Hypothesis's engine around each, and hands a failing one to Hypothesis to shrink."""
 
 from __future__ import annotations
@@ -19,10 +19,9 @@ from hypothesis.database import (
 
 from stella_conform.conformance import suite
 from stella_conform.conformance.checks import BY_ID
-from stella_conform.conformance.database import SharedDatabase
-from stella_conform.conformance.drawing import drawn
-from stella_conform.conformance.inprocess import Parser
-from stella_conform.conformance.runner import Client
+from stella_conform.conformance.clients.inprocess import Parser
+from stella_conform.conformance.clients.runner import Client
+from stella_conform.conformance.store.database import SharedDatabase
 from stella_conform.conformance.suite import (
     SuiteConfig,
     check_strata,
@@ -31,6 +30,7 @@ from stella_conform.conformance.suite import (
     random_examples,
     run_check,
 )
+from stella_conform.generators.engine.drawing import drawn
 
 ADAPTERS = Path(__file__).resolve().parents[1] / "adapters" / "python"
 CHECK = BY_ID["R1.valid-runs-accepted"]
@@ -72,7 +72,7 @@ def _a_seed_drawing(strategy: Any, count: int, wanted: Any) -> list[Any]:
     found, not tuned to one seed.  What a seed draws moves with the generators, and with
     the constants of the local modules the process has loaded, which Hypothesis mixes
     into a share of its draws (a user's code is meant to be a source,
-    ``generators/seeded.py``): in a test worker, whatever earlier tests imported.  With
+    ``generators/engine/seeded.py``): in a test worker, whatever earlier tests imported.  With
     seed 3 alone, the largest of 400 cases was 89 lines in one order of the suite and
     over 90 in another."""
     for seed in range(3, 60):

@@ -3,8 +3,10 @@
 ``src/stella_conform/{schemas,generators,conformance,fixtures,adapters}`` are committed
 links to the top-level folders the design names.  These tests hold the two promises
 that arrangement makes: a wheel holds exactly the tree's files under ``stella_conform/``
-(nothing lost, nothing doubled), and an editable install imports every subpackage from
-the checkout itself.
+(nothing lost, nothing doubled, the broken test clients left out), and an editable install
+imports every subpackage from the checkout itself.  The links also make the layers
+importable from the repository root under a bare name (``conformance.suite``); each layer
+refuses that name, so no module is ever loaded twice with two states.
 """
 
 from __future__ import annotations
@@ -21,6 +23,10 @@ import pytest
 from conftest import REPO
 
 LINKED = ("schemas", "generators", "conformance", "fixtures", "adapters")
+#: Layers that are Python packages, and so could be imported under a second name.
+LAYERS = ("schemas", "generators", "conformance")
+#: Test data: clients that break one rule each, never shipped.
+NOT_SHIPPED = "adapters/broken/"
 
 
 def _pip(*args: str, cwd: Path) -> None:
@@ -63,11 +69,57 @@ def test_wheel_holds_the_tree_mapped_one_to_one(tmp_path: Path) -> None:
     expected = set()
     for name in _tree_files():
         top = name.split("/", 1)[0]
-        if top in LINKED:
+        if top in LINKED and not name.startswith(NOT_SHIPPED):
             expected.add(f"stella_conform/{name}")
         elif name.startswith("src/stella_conform/"):
             expected.add(name.removeprefix("src/"))
     assert set(shipped) == expected
+    assert not [n for n in shipped if "/adapters/broken/" in n], "a broken client is shipped"
+    assert "stella_conform/adapters/python/reference_client.py" in shipped
+    assert any(n.startswith("stella_conform/adapters/templates/") for n in shipped)
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_a_layer_refuses_its_bare_name(layer: str) -> None:
+    """From the repository root, ``import conformance`` would find the folder itself."""
+    out = subprocess.run(
+        [sys.executable, "-c", f"import {layer}"],
+        cwd=REPO, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert out.returncode != 0
+    assert f"stella_conform.{layer}" in out.stderr, out.stderr
+
+
+def test_every_module_loads_under_one_name_from_the_repository_root() -> None:
+    """Everything the kit has, imported with the repository root first on ``sys.path``:
+    every module loaded from the kit's folders is named ``stella_conform.…``."""
+    probe = """
+import importlib, json, os, pkgutil, sys
+import stella_conform
+for info in pkgutil.walk_packages(stella_conform.__path__, "stella_conform."):
+    if ".adapters" in info.name or ".fixtures" in info.name:
+        continue
+    importlib.import_module(info.name)
+roots = [os.path.realpath(p) for p in (*sys.argv[1:],)]
+seen = {}
+for name, module in list(sys.modules.items()):
+    file = getattr(module, "__file__", None)
+    if file and os.path.realpath(file).startswith(tuple(roots)):
+        seen[name] = file
+print(json.dumps(seen))
+"""
+    roots = [str(REPO / name) for name in (*LAYERS, "src")]
+    out = subprocess.run(
+        [sys.executable, "-c", probe, *roots],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    import json
+
+    modules = json.loads(out.stdout)
+    assert "stella_conform.conformance.suite" in modules
+    second = sorted(name for name in modules if not name.startswith("stella_conform"))
+    assert not second, f"loaded under a second name: {second}"
 
 
 def test_editable_install_imports_every_subpackage_from_the_checkout(tmp_path: Path) -> None:

@@ -12,11 +12,11 @@ import pytest
 from conftest import ADAPTERS
 
 from stella_conform.conformance.checks import BY_ID
-from stella_conform.conformance.runner import Client, resolve_client
+from stella_conform.conformance.clients.runner import Client, resolve_client
 from stella_conform.conformance.suite import SuiteConfig, run_check, shared_sessions
-from stella_conform.corpus import bundled_fixtures_dir
-from stella_conform.decoder import Kind
-from stella_conform.readings import read_stream
+from stella_conform.oracle.corpus import bundled_fixtures_dir
+from stella_conform.oracle.decoder import Kind
+from stella_conform.oracle.readings import read_stream
 from stella_conform.schemas.learnt import learn
 from stella_conform.schemas.vocabulary import Vocabulary
 

@@ -1,4 +1,4 @@
-"""The kit's own draws (generators/leaves.py) make exactly the choices Hypothesis's own
+"""The kit's own draws (generators/engine/leaves.py) make exactly the choices Hypothesis's own
 ``ConjectureData`` and provider make: the same cases for the same seed, as before the
 one-choice draws skipped their bookkeeping."""
 
@@ -16,9 +16,9 @@ from hypothesis.internal.entropy import deterministic_PRNG
 
 from stella_conform.conformance.checks import select
 from stella_conform.conformance.suite import check_seed, check_strategy, check_stratum_list
-from stella_conform.generators import leaves
-from stella_conform.generators.leaves import Drawing, Provider
-from stella_conform.generators.picks import forcing
+from stella_conform.generators.engine import leaves
+from stella_conform.generators.engine.leaves import Drawing, Provider
+from stella_conform.generators.engine.picks import forcing
 from stella_conform.generators.strata import drawn
 from stella_conform.schemas.vocabulary import Vocabulary
 
@@ -169,7 +169,7 @@ def test_a_hypothesis_whose_internals_moved_is_drawn_the_plain_way(
     import stella_conform.generators as package
 
     with monkeypatch.context() as patch:  # the import fails as on such a Hypothesis
-        patch.setitem(sys.modules, "stella_conform.generators.leaves", None)
+        patch.setitem(sys.modules, "stella_conform.generators.engine.leaves", None)
         patch.delattr(package, "leaves")
         missing = _fallback_draws()
     monkeypatch.setattr(leaves, "agrees", lambda seeds=4: False)

@@ -261,8 +261,8 @@ def test_failures_are_saved_under_out_and_replay_from_the_matrix_s_folder(
 def test_a_saved_failure_of_every_stream_check_can_be_read_back(tmp_path: Path) -> None:
     """The expectation a failure is saved with names the check's rule in words it accepts."""
     from stella_conform.conformance.checks import BY_ID
-    from stella_conform.corpus import expectation_from, read_jsonl_fixture, write_fixture
-    from stella_conform.decoder import decode_all
+    from stella_conform.oracle.corpus import expectation_from, read_jsonl_fixture, write_fixture
+    from stella_conform.oracle.decoder import decode_all
 
     stream = b'{"type":"text","text":"a"}\n'
     summary = decode_all(stream).summary
@@ -351,8 +351,8 @@ def test_fixtures_per_check_is_read_and_must_be_a_count(tmp_path: Path) -> None:
 
 
 def test_shards_of_different_samples_are_not_merged() -> None:
-    from stella_conform.conformance.compare import merge
     from stella_conform.conformance.matrix import merge_matrices
+    from stella_conform.conformance.report.compare import merge
     from stella_conform.errors import SetupError
 
     whole = {"seed": 0, "examples": 1, "checks": [], "cells": []}
@@ -365,8 +365,8 @@ def test_shards_of_different_samples_are_not_merged() -> None:
 
 def test_a_sampled_run_never_says_a_known_failure_can_leave_the_list() -> None:
     """A known failure may pass on a sample only because its fixture was left out."""
+    from stella_conform.conformance.clients.runner import Client
     from stella_conform.conformance.report import Report
-    from stella_conform.conformance.runner import Client
     from stella_conform.conformance.suite import CheckResult, SuiteConfig
 
     result = CheckResult("R1.line-by-line", "reads line by line", "R1", "MUST", "pass", "")

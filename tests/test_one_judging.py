@@ -17,9 +17,9 @@ from conftest import ADAPTERS, PY_REFERENCE, kit
 
 from stella_conform.cli.smoke import _expected
 from stella_conform.conformance.checks import BY_ID
+from stella_conform.conformance.clients.runner import Client, resolve_client, run_once
 from stella_conform.conformance.grader import Context, GradedCase, judge, judge_verdict
-from stella_conform.conformance.runner import Client, resolve_client, run_once
-from stella_conform.corpus import bundled_fixtures_dir
+from stella_conform.oracle.corpus import bundled_fixtures_dir
 
 FIX = bundled_fixtures_dir()
 INTEGRAL = FIX / "integral_float_count.jsonl"  # "duration_ms":4200.0 on line 3
@@ -197,7 +197,7 @@ def test_smoke_judges_its_streams_by_every_reading() -> None:
     for name in ("minimal_run", "corrupt_middle_line"):
         smoke_case = GradedCase(name, (FIX / f"{name}.jsonl").read_bytes(), "fixture")
         assert len(_expected(smoke_case)) == 1  # plain streams: one verdict
-    from stella_conform.conformance.runner import Observation
+    from stella_conform.conformance.clients.runner import Observation
 
     accepted = Observation(verdict="accept")
     assert judge_verdict(case, accepted).verdict == "pass"

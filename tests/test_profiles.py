@@ -20,19 +20,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stella_conform.conformance.checks import CATALOGUE, PROFILE_INPUT
+from stella_conform.conformance.clients.wrapper import expected_outcome, staged
 from stella_conform.conformance.grader import json_equal
 from stella_conform.conformance.suite import fixture_path
-from stella_conform.conformance.wrapper import expected_outcome, staged
-from stella_conform.corpus import (
+from stella_conform.generators.envelopes import VARIANTS, envelope_cases
+from stella_conform.generators.scenarios import scenario_cases
+from stella_conform.oracle.corpus import (
     ENVELOPE_COMPARED,
     bundled_fixtures_dir,
     iter_envelope_fixtures,
     iter_scenarios,
 )
-from stella_conform.decoder import decode_all
-from stella_conform.envelope import read_envelope
-from stella_conform.generators.envelopes import VARIANTS, envelope_cases
-from stella_conform.generators.scenarios import scenario_cases
+from stella_conform.oracle.decoder import decode_all
+from stella_conform.oracle.envelope import read_envelope
 from stella_conform.schemas.vocabulary import load_schema
 
 FAKE = [sys.executable, "-m", "stella_conform.fake_stella"]

@@ -22,7 +22,7 @@ from conftest import ADAPTERS, KIT, PY_REFERENCE, REPO
 # The plugin's run-time imports, made here once: pytester's in-process runs put sys.modules
 # back after each run, so what one run imported first the next would import again.
 import stella_conform.conformance.claims
-import stella_conform.conformance.inprocess
+import stella_conform.conformance.clients.inprocess
 import stella_conform.conformance.report
 import stella_conform.conformance.suite  # noqa: F401
 from stella_conform.conformance.checks import select
@@ -276,7 +276,7 @@ test_parse = conformance_tests(parse, examples=3, only=["R3.unknown-type-inert",
 
 
 def test_only_the_named_exception_types_mean_reject() -> None:
-    from stella_conform.conformance.inprocess import Parser, run_inprocess
+    from stella_conform.conformance.clients.inprocess import Parser, run_inprocess
 
     class StreamError(Exception):
         line = 2

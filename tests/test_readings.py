@@ -10,12 +10,12 @@ import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 
 from stella_conform.conformance.checks import BY_ID
+from stella_conform.conformance.clients.runner import Observation
 from stella_conform.conformance.grader import Context, GradedCase, judge
-from stella_conform.conformance.runner import Observation
 from stella_conform.generators.events import EventStrategies
-from stella_conform.readings import BY_ID as POINTS
-from stella_conform.readings import IDS, label, read_stream
-from stella_conform.readings import POINTS as REGISTER
+from stella_conform.oracle.readings import BY_ID as POINTS
+from stella_conform.oracle.readings import IDS, label, read_stream
+from stella_conform.oracle.readings import POINTS as REGISTER
 from stella_conform.schemas.prose import violation
 from stella_conform.schemas.vocabulary import Vocabulary
 
@@ -311,8 +311,8 @@ def test_what_ends_a_line_is_a_decision_the_register_records() -> None:
     """Only ``\\n`` ends a line; a lone CR inside one is JSON whitespace: no reading ends a
     line there (so the fixture has none), and docs/contract-readings.md says why, naming
     the fixtures, mutation, check and broken client that hold the decision."""
-    from stella_conform.corpus import bundled_fixtures_dir
-    from stella_conform.readings import read_stream
+    from stella_conform.oracle.corpus import bundled_fixtures_dir
+    from stella_conform.oracle.readings import read_stream
 
     repo = Path(__file__).parent.parent
     stream = (bundled_fixtures_dir() / "cr_inside_line.jsonl").read_bytes()
@@ -348,7 +348,7 @@ def test_a_key_written_twice_is_noted_on_a_line_another_reading_parses(
     JSON: duplicate-keys was never touched, and the reading that takes B at both (a
     serde-derive client that strips the BOM or trims the line) never computed. Under it the
     line reads as the bare line reads taking B at duplicate-keys."""
-    from stella_conform.decoder import decode_all
+    from stella_conform.oracle.decoder import decode_all
 
     bare = decode_all(_REPEATED + b"\n" + RC, choices=frozenset({"duplicate-keys"}))
     assert bare.summary.verdict == "reject"
@@ -363,7 +363,7 @@ def test_a_key_written_twice_is_noted_beside_an_integer_of_any_length() -> None:
     4300 digits: beside such an integer a repeated key went unnoted (beside 400 digits it
     was). The repeat is noted whatever the integer's length, as the reference decoder reads
     the line alike (both are beyond f64)."""
-    from stella_conform.decoder import decode_all
+    from stella_conform.oracle.decoder import decode_all
 
     for digits in (400, 5000):
         line = b'{"type":"text","text":"a","text":"b","n":' + b"1" * digits + b"}\n"
@@ -430,7 +430,7 @@ def test_a_number_serde_json_or_a_correct_parse_finds_beyond_f64_is_the_point(
 
     from toolchains import cargo_build
 
-    from stella_conform.decoder import decode_all
+    from stella_conform.oracle.decoder import decode_all
 
     project = tmp_path / "probe"
     (project / "src").mkdir(parents=True)

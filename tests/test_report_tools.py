@@ -121,7 +121,7 @@ def test_merged_fuzz_workers_count_every_worker_s_failing_cases() -> None:
     """Two workers' reports of one check: the merged check's failing cases are both
     workers' (a case both list, found by one and run by the other, counted once), so the
     reports' "N more failing cases" is true of the merged report too."""
-    from stella_conform.conformance.compare import merge_workers
+    from stella_conform.conformance.report.compare import merge_workers
 
     def failure(n: int) -> dict:
         return {"case": f"generated-{n}", "message": "expected accept; client: reject"}

@@ -15,8 +15,8 @@ from conftest import PY_REFERENCE
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stella_conform.conformance.protocol import ProtocolError, parse_message
-from stella_conform.conformance.runner import (
+from stella_conform.conformance.clients.protocol import ProtocolError, parse_message
+from stella_conform.conformance.clients.runner import (
     Client,
     PersistentSession,
     resolve_client,
@@ -24,8 +24,8 @@ from stella_conform.conformance.runner import (
     run_report,
     split_lines,
 )
-from stella_conform.corpus import bundled_fixtures_dir
 from stella_conform.errors import SetupError
+from stella_conform.oracle.corpus import bundled_fixtures_dir
 
 FIX = bundled_fixtures_dir()
 VALID = (FIX / "minimal_run.jsonl").read_bytes()
@@ -276,8 +276,8 @@ def test_a_50_mb_text_is_gradable_in_persistent_mode(client: str, mib: int) -> N
     from conftest import NODE_REFERENCE
 
     from stella_conform.conformance.checks import BY_ID
+    from stella_conform.conformance.clients.runner import PersistentSession
     from stella_conform.conformance.grader import Context, GradedCase, judge
-    from stella_conform.conformance.runner import PersistentSession
 
     if client == "node" and not shutil.which("node"):
         pytest.skip("no node")
@@ -296,7 +296,7 @@ def test_a_50_mb_text_is_gradable_in_persistent_mode(client: str, mib: int) -> N
 
 def test_a_digest_of_another_text_matches_nothing() -> None:
     from stella_conform.conformance.grader import expand_digests
-    from stella_conform.decoder import summarize
+    from stella_conform.oracle.decoder import summarize
 
     stream, _ = _big_text_stream(100_000)
     summary = {"final_text": {"sha256": "0" * 64}, "texts": ["short"]}
@@ -306,7 +306,7 @@ def test_a_digest_of_another_text_matches_nothing() -> None:
 
 
 def test_the_message_cap_error_names_the_digest_option() -> None:
-    from stella_conform.conformance.process import ClientProcess, LineTooLong
+    from stella_conform.conformance.clients.process import ClientProcess, LineTooLong
 
     with (
         ClientProcess(["sh", "-c", "printf '%0100d\\n' 0"], line_cap=10) as proc,
@@ -356,7 +356,7 @@ _CORRUPT = (None, True, -1, 0, 1.5, "x", "", [], {}, {"sha256": "ab"}, [1, "x"],
 
 def _messages() -> Any:
     """Messages of every kind the protocol schema allows (the kit's schema-driven strategies)."""
-    from stella_conform.conformance.protocol import _DEFS
+    from stella_conform.conformance.clients.protocol import _DEFS
     from stella_conform.generators.schema_driven import SchemaStrategies
     from stella_conform.schemas.vocabulary import load_schema
 
@@ -371,7 +371,7 @@ def _messages() -> Any:
 def test_the_fast_message_check_agrees_with_the_explaining_one(data: st.DataObject) -> None:
     """parse_message asks generated code first and the explaining check only on a no: both
     must answer alike, on messages the protocol schema allows and on broken ones."""
-    from stella_conform.conformance.protocol import _checks, _fits
+    from stella_conform.conformance.clients.protocol import _checks, _fits
 
     kind, drawn = data.draw(_MESSAGES)
     message = dict(drawn)

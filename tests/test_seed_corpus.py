@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import ADAPTERS, kit
 
-from stella_conform.conformance.recordings import RECORDING_CAP, load, recorded_run
+from stella_conform.conformance.store.recordings import RECORDING_CAP, load, recorded_run
 from stella_conform.schemas.vocabulary import Vocabulary
 
 RECORDED_ONLY = "zz_recorded_only"
@@ -134,7 +134,7 @@ def test_cases_drawn_with_recordings_are_kept_under_keys_of_their_own() -> None:
     from dataclasses import replace
 
     from stella_conform.conformance.checks import BY_ID
-    from stella_conform.conformance.runner import Client
+    from stella_conform.conformance.clients.runner import Client
     from stella_conform.conformance.suite import SuiteConfig, database_key
 
     vocab = Vocabulary.default()
@@ -212,7 +212,7 @@ def test_files_past_the_cap_are_said_not_dropped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """review-4 J1: the files of a folder past FILES_CAP were dropped in silence."""
-    from stella_conform.conformance import recordings
+    from stella_conform.conformance.store import recordings
 
     monkeypatch.setattr(recordings, "FILES_CAP", 2)
     seeds = tmp_path / "recorded"

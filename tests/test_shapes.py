@@ -11,7 +11,7 @@ from hypothesis.internal.conjecture.data import ConjectureData
 
 from stella_conform.conformance.checks import BY_ID
 from stella_conform.conformance.fuzz import _parts
-from stella_conform.conformance.shapes import line_kind, shape_features
+from stella_conform.conformance.fuzz.shapes import line_kind, shape_features
 from stella_conform.conformance.suite import check_strategy
 from stella_conform.schemas.vocabulary import Vocabulary
 
@@ -114,13 +114,13 @@ def test_inputs_that_start_from_a_recording_get_one_pick_in_eight() -> None:
     from types import SimpleNamespace
 
     from stella_conform.conformance.fuzz import Arm, Entry, Fuzzer
-    from stella_conform.conformance.recordings import (
+    from stella_conform.conformance.store.recordings import (
         RECORDED_ONE_IN,
         drawing_recorded,
         load,
         recording_prefix,
     )
-    from stella_conform.corpus import bundled_fixtures_dir
+    from stella_conform.oracle.corpus import bundled_fixtures_dir
 
     recordings = load([bundled_fixtures_dir()], VOCAB).recordings
     strategy = check_strategy(BY_ID["R3.unknown-type-inert"], VOCAB, recordings)

@@ -16,7 +16,7 @@ from pathlib import Path
 from conftest import ADAPTERS, PY_REFERENCE
 
 from stella_conform.conformance.checks import BY_ID
-from stella_conform.conformance.runner import Client
+from stella_conform.conformance.clients.runner import Client
 from stella_conform.conformance.suite import SuiteConfig, run_check, run_suite, shared_sessions
 
 #: Writes one line with its process id to a log, then runs the client it wraps; with

@@ -27,7 +27,7 @@ from conftest import ADAPTERS, KIT, PY_REFERENCE, kit
 from hypothesis.database import choices_to_bytes
 from toolchains import missing
 
-from stella_conform.conformance.database import (
+from stella_conform.conformance.store.database import (
     ENTRY_CAP,
     KitDatabase,
     RedisSource,
@@ -442,7 +442,6 @@ def test_the_shared_entries_come_in_one_order_whatever_the_server_s() -> None:
 def test_a_shared_record_says_what_its_input_found_and_a_bad_one_is_refused() -> None:
     """What workers share of an input: its client, what it found, its choices; the
     database reads nothing else under that key (another machine wrote it)."""
-    from stella_conform.conformance.database import valid_entry
     from stella_conform.conformance.fuzz import (
         _SHARED_HEAD,
         SHARED_FEATURES_CAP,
@@ -451,6 +450,7 @@ def test_a_shared_record_says_what_its_input_found_and_a_bad_one_is_refused() ->
         _shared_record,
         _stable,
     )
+    from stella_conform.conformance.store.database import valid_entry
 
     blob = choices_to_bytes((1, "x", b"y"))
     found = frozenset(

@@ -10,8 +10,8 @@ import pytest
 from conftest import ADAPTERS, PY_REFERENCE, kit
 
 from stella_conform.cli.smoke import CORRUPT
-from stella_conform.corpus import bundled_fixtures_dir
-from stella_conform.decoder import decode_all
+from stella_conform.oracle.corpus import bundled_fixtures_dir
+from stella_conform.oracle.decoder import decode_all
 
 SKIPS_BAD_LINES = (sys.executable, str(ADAPTERS / "broken" / "skips_bad_lines.py"))
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from stella_conform.conformance.checks import BY_ID, select
+from stella_conform.conformance.clients.runner import Client
 from stella_conform.conformance.reach import _drawn
-from stella_conform.conformance.runner import Client
 from stella_conform.conformance.suite import (
     SuiteConfig,
     check_strata,
@@ -89,7 +89,7 @@ def test_the_strata_leave_the_random_examples_as_they_were() -> None:
     config = SuiteConfig(client=Client(argv=("t",), mode="persistent"), database_dir=None)
     strategy = check_strategy(check, config.vocabulary())
     assert strategy is not None
-    # the random examples as the kit draws them (conformance/drawing.py), strata or not
+    # the random examples as the kit draws them (generators/engine/drawing.py), strata or not
     alone = [case for case, _ in random_examples(check, config, strategy)]
     graded: list[bytes] = []
 
@@ -146,8 +146,9 @@ def _engine_first_example(strategy: Any) -> Any:
     "check_id", ["R4.rejection-names-line", "R1.line-by-line", "E.unknown-keys-ignored"]
 )
 def test_a_stratum_is_the_engine_s_first_example(check_id: str) -> None:
-    from stella_conform.generators import picks, strata
+    from stella_conform.generators import strata
     from stella_conform.generators.cases import cases
+    from stella_conform.generators.engine import picks
     from stella_conform.generators.envelopes import envelope_cases
 
     vocab = Vocabulary.default()

@@ -9,12 +9,12 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 
-from stella_conform.decoder import Kind, decode
 from stella_conform.generators import Case, mutated
 from stella_conform.generators.envelopes import QUERY_COMMANDS, EnvelopeCase, envelope_cases
 from stella_conform.generators.journals import JournalCase, journal_cases
 from stella_conform.generators.text import BIG_NUMBERS
-from stella_conform.journal import read_journal
+from stella_conform.oracle.decoder import Kind, decode
+from stella_conform.oracle.journal import read_journal
 
 SETTINGS = settings(
     max_examples=40,

@@ -19,7 +19,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stella_conform.conformance.trace import TRACE_CHECK_IDS, grade_journal
-from stella_conform.corpus import bundled_fixtures_dir, iter_trace_fixtures
 from stella_conform.generators.journals import (
     DEFECTS,
     READER_VARIANTS,
@@ -27,7 +26,8 @@ from stella_conform.generators.journals import (
     journal_cases,
     journals,
 )
-from stella_conform.journal import read_journal
+from stella_conform.oracle.corpus import bundled_fixtures_dir, iter_trace_fixtures
+from stella_conform.oracle.journal import read_journal
 
 TRACE_DIR = bundled_fixtures_dir() / "trace"
 FIXTURES_DIR = bundled_fixtures_dir()
@@ -135,7 +135,7 @@ def test_an_integral_float_in_a_journal_is_an_error_that_says_why() -> None:
     source is its Rust declaration (serde_json: a float is no u64), so "seq":2.0 is unreadable
     under every reading. trace check said only "must be integer, got number" (of 2.0), and
     the register's title named "a count" without saying the journal takes A."""
-    from stella_conform.readings import BY_ID
+    from stella_conform.oracle.readings import BY_ID
 
     golden = (TRACE_DIR / "golden.jsonl").read_bytes()
     assert b'"seq":2,' in golden

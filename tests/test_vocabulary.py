@@ -160,8 +160,8 @@ def test_fast_and_explaining_fit_agree_on_generated_cases() -> None:
     """The decoder's fast yes/no path and the reason-giving path never disagree."""
     from hypothesis import HealthCheck, given, settings
 
-    from stella_conform.decoder import parse_line
     from stella_conform.generators import cases
+    from stella_conform.oracle.decoder import parse_line
 
     vocab = Vocabulary.default()
 

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stella_conform.decoder import Kind, decode_all
 from stella_conform.generators.cases import cases
 from stella_conform.generators.runs import runs
+from stella_conform.oracle.decoder import Kind, decode_all
 from stella_conform.schemas.vocabulary import Vocabulary, VocabularyError
 
 FEW = settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stella_conform.decoder import Kind, decode_all
+from stella_conform.oracle.decoder import Kind, decode_all
 from stella_conform.safe_files import read_regular
 
 SCENARIO_ENV = "STELLA_FAKE_SCENARIO"

@@ -148,7 +148,7 @@ def _database(config: pytest.Config) -> Any:
     spec = str(_option(config, "database") or "").strip()
     if not spec:
         return settings().database  # honours a profile's database (e.g. GitHub artifacts)
-    from stella_conform.conformance.database import example_database, parse_sources
+    from stella_conform.conformance.store.database import example_database, parse_sources
 
     try:
         directory, shared = parse_sources(v for v in spec.replace(",", " ").split() if v)
@@ -339,8 +339,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "stella: a stella-conform conformance check")
     if not _active(config):
         return
-    from stella_conform.conformance.automode import settle_mode
-    from stella_conform.conformance.runner import Client, resolve_client
+    from stella_conform.conformance.clients.automode import settle_mode
+    from stella_conform.conformance.clients.runner import Client, resolve_client
     from stella_conform.errors import SetupError
     from stella_conform.safe_files import pin_dir
 
@@ -446,7 +446,8 @@ def conformance_tests(
 ) -> Callable[..., None]:
     """A test function, parametrized by check id, grading an in-process Python parser.
 
-    ``parser(lines)`` or ``parser(lines, report)``: see :mod:`stella_conform.conformance.inprocess`.
+    ``parser(lines)`` or ``parser(lines, report)``: see
+    :mod:`stella_conform.conformance.clients.inprocess`.
     ``rejects``: the exception type(s) by which the parser rejects a stream (default
     ``ValueError``); any other exception is a crash, graded ``error``.
     ``knows`` / ``computes``: the parser's claims (the event types it recognizes, the
@@ -455,8 +456,8 @@ def conformance_tests(
     """
     from stella_conform.conformance.checks import select
     from stella_conform.conformance.claims import claims_from, resolve_profiles
-    from stella_conform.conformance.inprocess import Parser, reject_kinds, wants_report
-    from stella_conform.conformance.runner import Client
+    from stella_conform.conformance.clients.inprocess import Parser, reject_kinds, wants_report
+    from stella_conform.conformance.clients.runner import Client
     from stella_conform.schemas.vocabulary import Vocabulary
 
     checks = select(resolve_profiles(profiles, None), only)
@@ -533,14 +534,14 @@ def fuzz_targets(
     from hypothesis import strategies as st
 
     from stella_conform.conformance.checks import select
-    from stella_conform.conformance.grader import Context, judge
-    from stella_conform.conformance.inprocess import (
+    from stella_conform.conformance.clients.inprocess import (
         Parser,
         reject_kinds,
         run_inprocess,
         wants_report,
     )
-    from stella_conform.conformance.runner import Client
+    from stella_conform.conformance.clients.runner import Client
+    from stella_conform.conformance.grader import Context, judge
     from stella_conform.conformance.suite import SuiteConfig, check_strategy, graded_case
     from stella_conform.schemas.vocabulary import Vocabulary
 

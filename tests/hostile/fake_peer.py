@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 
-from stella_conform.conformance.process import Exit, StreamStats
+from stella_conform.conformance.clients.process import Exit, StreamStats
 
 
 class _Proc:

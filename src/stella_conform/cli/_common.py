@@ -271,7 +271,7 @@ AUTO_MODE_HELP = (
 
 
 def auto_mode_default(command: click.Command) -> None:
-    """Give a grading command ``--mode auto``, as its default (see conformance/automode.py)."""
+    """Give a grading command ``--mode auto``, as its default (conformance/clients/automode.py)."""
     for param in command.params:
         if param.name == "mode":
             param.type = AUTO_MODE_CHOICE
@@ -340,7 +340,7 @@ def parse_exit_codes(spec: str | None) -> frozenset[int]:
 
 
 def make_client(command: tuple[str, ...], mode: str, timeout: float, line_timeout: float) -> Any:
-    from stella_conform.conformance.runner import Client, resolve_client
+    from stella_conform.conformance.clients.runner import Client, resolve_client
 
     argv = resolve_client(command)
     meta = click.get_current_context().meta
@@ -560,7 +560,7 @@ def build_database(
 ) -> Any:
     """The example database of ``run`` and ``fuzz``: the directory, with a shared Redis and
     the artifact read beside it (``--no-database``: none of them)."""
-    from stella_conform.conformance.database import (
+    from stella_conform.conformance.store.database import (
         ArtifactSource,
         example_database,
         parse_sources,
@@ -623,7 +623,7 @@ def load_seed_corpus(paths: tuple[Path, ...], vocab: Any) -> tuple[Any, ...]:
     """The recordings under ``paths`` that fit, a warning for each file skipped."""
     if not paths:
         return ()
-    from stella_conform.conformance.recordings import load
+    from stella_conform.conformance.store.recordings import load
     from stella_conform.safe_text import for_terminal
 
     corpus = load(paths, vocab)

@@ -56,8 +56,8 @@ def corpus_export(
 @wire_schema_option
 def corpus_check(directory: Path, wire_schema: Path | None) -> None:
     """Check that the reference decoder agrees with every expectation file in DIRECTORY."""
-    from stella_conform.corpus import compare, iter_fixtures
-    from stella_conform.decoder import summarize
+    from stella_conform.oracle.corpus import compare, iter_fixtures
+    from stella_conform.oracle.decoder import summarize
 
     vocab = load_vocabulary(wire_schema)
     checked = failed = 0
@@ -121,8 +121,8 @@ def corpus_diff(
     import shlex
 
     from stella_conform import stopping
+    from stella_conform.conformance.clients.runner import resolve_client
     from stella_conform.conformance.differential import render, to_json
-    from stella_conform.conformance.runner import resolve_client
 
     try:
         words = shlex.split(oracle)
@@ -169,8 +169,8 @@ def _diff_all(
 ) -> None:
     """Each corpus against the oracle, its result appended as it is done."""
     from stella_conform.conformance.differential import DiffCase, diff_corpus
-    from stella_conform.corpus import bundled_fixtures_dir
     from stella_conform.generators.export import case_name, draw_cases
+    from stella_conform.oracle.corpus import bundled_fixtures_dir
 
     for directory in directories or (bundled_fixtures_dir(),):
         if not directory.is_dir():
@@ -206,7 +206,7 @@ def _recordings(directory: Path, read: list[int]) -> Iterator[Any]:
     one of them (read one at a time, nothing held: no cap on how many); ``read[0]``
     counts them."""
     from stella_conform.conformance.differential import DiffCase
-    from stella_conform.conformance.recordings import Skipped, folder_files
+    from stella_conform.conformance.store.recordings import Skipped, folder_files
     from stella_conform.safe_files import CASE_CAP
 
     files = folder_files(directory, _stream, CASE_CAP, recursive=False, limit=None)

@@ -134,10 +134,10 @@ def fuzz(
     import time
 
     from stella_conform import stopping
-    from stella_conform.conformance.automode import settle_mode
-    from stella_conform.conformance.database import warm
-    from stella_conform.conformance.feedback import feedback_for, timeout_note
+    from stella_conform.conformance.clients.automode import settle_mode
     from stella_conform.conformance.fuzz import FuzzConfig, Fuzzer, Progress, parse_duration
+    from stella_conform.conformance.fuzz.feedback import feedback_for, timeout_note
+    from stella_conform.conformance.store.database import warm
     from stella_conform.conformance.suite import SuiteConfig, preflight
     from stella_conform.safe_files import pin_dir
 

@@ -91,11 +91,11 @@ def replay(
     Shows what the client did against what a correct client does. Exit 0 when the
     client's verdict is right, 1 when not.
     """
-    from stella_conform.conformance.excerpt import decisive_lines, show_stream
+    from stella_conform.conformance.clients.runner import run_once
     from stella_conform.conformance.grader import GradedCase, judge_verdict
-    from stella_conform.conformance.runner import run_once
-    from stella_conform.conformance.travel import case_argument
-    from stella_conform.corpus import case_bytes
+    from stella_conform.conformance.report.excerpt import decisive_lines, show_stream
+    from stella_conform.conformance.suite.travel import case_argument
+    from stella_conform.oracle.corpus import case_bytes
 
     case = case_argument(str(case))  # fixture:NAME is the bundled corpus's
     if not case.is_file():
@@ -121,7 +121,7 @@ def replay(
     mode = client.mode
     hello = None
     if client.function is None:
-        from stella_conform.conformance.runner import ensure_mode_supported
+        from stella_conform.conformance.clients.runner import ensure_mode_supported
 
         hello = ensure_mode_supported(client)
     claims = told.claims(hello)
@@ -184,13 +184,13 @@ def _in_directory(path: Path) -> Iterator[None]:
 
 def _inprocess_client(parser_spec: str, reject_specs: tuple[str, ...]) -> Any:
     """A client for an in-process parser named on the command line."""
-    from stella_conform.conformance.inprocess import (
+    from stella_conform.conformance.clients.inprocess import (
         DEFAULT_REJECTS,
         Parser,
         load_spec,
         wants_report,
     )
-    from stella_conform.conformance.runner import Client
+    from stella_conform.conformance.clients.runner import Client
 
     read = load_spec(parser_spec)
     if not callable(read):
@@ -211,16 +211,16 @@ def _replay_as_check(
     import json as json_
 
     from stella_conform.conformance.checks import BY_ID
-    from stella_conform.conformance.excerpt import (
+    from stella_conform.conformance.grader import Context, judge
+    from stella_conform.conformance.report.excerpt import (
         compared_fields,
         decisive_lines,
         field_differences,
         other_reading,
         show_stream,
     )
-    from stella_conform.conformance.grader import Context, judge
     from stella_conform.conformance.suite import CaseRunner, SuiteConfig, load_case
-    from stella_conform.conformance.travel import portable_path
+    from stella_conform.conformance.suite.travel import portable_path
 
     if check_id is None:
         raise SetupError(f"{case.name}: say which check judges it with --check ID")

@@ -36,7 +36,6 @@ def report_merge(
 
     Exit status is the whole run's: 0 when nothing blocking failed, 1 otherwise.
     """
-    from stella_conform.conformance.compare import load_report, merge
     from stella_conform.conformance.matrix import (
         is_matrix,
         load_matrix,
@@ -44,6 +43,7 @@ def report_merge(
         summary_counts,
     )
     from stella_conform.conformance.report import check_writable
+    from stella_conform.conformance.report.compare import load_report, merge
 
     check_writable([output, markdown_path, html_path])
     from stella_conform.errors import read_json_file
@@ -96,7 +96,7 @@ def report_diff(old: Path, new: Path, as_json: bool) -> None:
 
     Exit 1 when a check newly fails (a regression), else 0.
     """
-    from stella_conform.conformance.compare import diff, diff_markdown, load_report
+    from stella_conform.conformance.report.compare import diff, diff_markdown, load_report
 
     result = diff(load_report(old), load_report(new))
     click.echo(json.dumps(result, indent=2) if as_json else diff_markdown(result))

@@ -147,13 +147,13 @@ def run(
     fails or errors, 2 for usage and set-up errors.
     """
     from stella_conform import stopping
-    from stella_conform.conformance.automode import settle_mode
-    from stella_conform.conformance.database import warm
+    from stella_conform.conformance.clients.automode import settle_mode
     from stella_conform.conformance.report import (
         Report,
         progress_line,
         write_outputs,
     )
+    from stella_conform.conformance.store.database import warm
     from stella_conform.conformance.suite import CheckResult, SuiteConfig, preflight, run_suite
     from stella_conform.safe_files import pin_dir
     from stella_conform.safe_text import for_terminal

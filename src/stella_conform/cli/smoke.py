@@ -21,8 +21,8 @@ import click
 from stella_conform.cli._common import client_options, make_client
 
 if TYPE_CHECKING:
+    from stella_conform.conformance.clients.runner import Client, Observation
     from stella_conform.conformance.grader import GradedCase
-    from stella_conform.conformance.runner import Client, Observation
 
 #: (bundled fixture, what it is) for the two streams smoke sends.
 VALID = ("minimal_run", "a trivially valid run")
@@ -42,7 +42,7 @@ class Step:
 
 def _observe(client: Client, cases: list[GradedCase]) -> list[Observation]:
     """Run every case; in persistent mode through one session, as grading does."""
-    from stella_conform.conformance.runner import PersistentSession, run_once
+    from stella_conform.conformance.clients.runner import PersistentSession, run_once
 
     if client.mode != "persistent":
         return [run_once(client, case.stream) for case in cases]
@@ -92,7 +92,7 @@ def _as_claimed(client: Any) -> Any:
     """A client whose hello claims ``summary_only`` is fed whole, as ``run`` would."""
     import dataclasses
 
-    from stella_conform.conformance.runner import ensure_mode_supported
+    from stella_conform.conformance.clients.runner import ensure_mode_supported
     from stella_conform.errors import SetupError
 
     if client.mode == "exit":
@@ -116,10 +116,10 @@ def smoke(command: tuple[str, ...], mode: str, timeout: float, line_timeout: flo
     before grading), and whether the client reads a valid and a corrupt stream right
     (a wrong reading is shown; grade the client with `run` to see which rules it breaks).
     """
+    from stella_conform.conformance.clients.runner import UnsupportedMode
     from stella_conform.conformance.grader import GradedCase, judge_verdict
     from stella_conform.conformance.report import show_stream
-    from stella_conform.conformance.runner import UnsupportedMode
-    from stella_conform.corpus import bundled_fixtures_dir
+    from stella_conform.oracle.corpus import bundled_fixtures_dir
 
     client = make_client(command, mode, timeout, line_timeout)
     client = _as_claimed(client)

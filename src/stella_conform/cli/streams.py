@@ -39,9 +39,9 @@ def decode(stream: str, as_json: bool, quiet: bool, wire_schema: Path | None) ->
     it must reject it.
     """
     from stella_conform import stopping
-    from stella_conform.decoder import Kind, RunFold
-    from stella_conform.decoder import decode as run_decoder
-    from stella_conform.readings import summary_readings
+    from stella_conform.oracle.decoder import Kind, RunFold
+    from stella_conform.oracle.decoder import decode as run_decoder
+    from stella_conform.oracle.readings import summary_readings
 
     vocab = load_vocabulary(wire_schema)
     touched: set[str] = set()
@@ -192,8 +192,8 @@ def validate(stream: str, wire_schema: Path | None) -> None:
     A problem of the default reading that another conforming reading reads names
     it (docs/contract-readings.md).
     """
-    from stella_conform.decoder import Kind, classify, iter_physical_lines, parse_line
-    from stella_conform.readings import line_readings, text_readings
+    from stella_conform.oracle.decoder import Kind, classify, iter_physical_lines, parse_line
+    from stella_conform.oracle.readings import line_readings, text_readings
 
     vocab = load_vocabulary(wire_schema)
     problems = 0
@@ -232,7 +232,7 @@ def validate(stream: str, wire_schema: Path | None) -> None:
 
 def _text_also(text: Any) -> str:
     """What ``validate`` adds to a line that is not JSON by the default reading: the
-    readings under which it parses (:func:`stella_conform.readings.text_readings`), and
+    readings under which it parses (:func:`stella_conform.oracle.readings.text_readings`), and
     whether it fits there."""
     if not text.parses:
         return ""

@@ -20,8 +20,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from stella_conform.corpus import SCENARIO_SUFFIX, bundled_fixtures_dir
 from stella_conform.errors import SetupError
+from stella_conform.oracle.corpus import SCENARIO_SUFFIX, bundled_fixtures_dir
 
 FIXTURE_PREFIX = "fixture:"
 #: What a bundled fixture's file name ends in, by kind (its name is the rest).

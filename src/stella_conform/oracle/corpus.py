@@ -19,8 +19,8 @@ from typing import Any
 
 import jsonschema
 
-from stella_conform.decoder import RunSummary
 from stella_conform.errors import SetupError, parse_json_file, read_json_file
+from stella_conform.oracle.decoder import RunSummary
 from stella_conform.safe_files import CASE_CAP, RefusedFile, make_dirs, read_regular, write_atomic
 from stella_conform.schemas.vocabulary import load_schema
 
@@ -104,7 +104,7 @@ def expectation_from(
 ) -> dict[str, Any]:
     """The expectation file for a stream, from the reference decoder's summary.
 
-    ``also_conforming``: the other readings (``stella_conform.readings.also_conforming``).
+    ``also_conforming``: the other readings (``stella_conform.oracle.readings.also_conforming``).
     """
     s = summary.to_json()
     doc: dict[str, Any] = {

@@ -40,12 +40,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote, urlsplit
 
 from stella_conform import stopping
-from stella_conform.conformance.automode import waiting_for_input
+from stella_conform.conformance.clients.automode import waiting_for_input
 from stella_conform.safe_files import DOCUMENT_CAP, open_regular, read_regular
 
 if TYPE_CHECKING:
-    from stella_conform.conformance.process import ClientProcess
-    from stella_conform.conformance.runner import Client
+    from stella_conform.conformance.clients.process import ClientProcess
+    from stella_conform.conformance.clients.runner import Client
 
 Language = Literal["python", "node"]
 HOOKS = Path(__file__).resolve().parent / "coverage_hooks"

@@ -29,7 +29,7 @@ Edge cases, decided once here and documented in ``docs/decoder.md``:
   not fit: the literal is a float, as serde_json and Python's json read it.
 
 Where the contract can be read two ways the default above is reading A of a
-point in :mod:`stella_conform.readings`; ``choices`` names the points where
+point in :mod:`stella_conform.oracle.readings`; ``choices`` names the points where
 reading B is taken instead, and ``touched`` (when given) collects the points
 a stream reaches, so the oracle can compute every conforming reading.
 * After a rejection nothing more is read: a correct client has stopped.
@@ -487,7 +487,7 @@ def decode(
 ) -> Iterator[LineOutcome]:
     """Yield one outcome per physical line, stopping after a rejection.
 
-    ``choices``: points of :mod:`stella_conform.readings` read as B; ``touched``
+    ``choices``: points of :mod:`stella_conform.oracle.readings` read as B; ``touched``
     collects the points the stream reaches (the careful, slower path).
     """
     vocab = vocab or Vocabulary.default()

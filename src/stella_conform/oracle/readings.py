@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from stella_conform.decoder import Decoded, LineOutcome, RunSummary
-    from stella_conform.envelope import EnvelopeReading
+    from stella_conform.oracle.decoder import Decoded, LineOutcome, RunSummary
+    from stella_conform.oracle.envelope import EnvelopeReading
     from stella_conform.schemas.vocabulary import Vocabulary
 
 
@@ -267,7 +267,7 @@ def _key(outcomes: list[LineOutcome], summary: RunSummary) -> str:
 
 def careful_default(data: bytes, vocab: Vocabulary | None = None) -> tuple[Decoded, set[str]]:
     """The default reading of a stream, and the points of this register it touches."""
-    from stella_conform.decoder import decode_all
+    from stella_conform.oracle.decoder import decode_all
 
     touched: set[str] = set()
     return decode_all(data, vocab, choices=frozenset(), touched=touched), touched
@@ -290,7 +290,7 @@ def read_stream(
     already decoded the stream carefully (:func:`careful_default`): a generated case is
     decoded once, and only a stream that touches a point is decoded again.
     """
-    from stella_conform.decoder import decode_all
+    from stella_conform.oracle.decoder import decode_all
 
     data = source if isinstance(source, (bytes, bytearray)) else b"".join(source)
     if decoded is None:
@@ -346,7 +346,7 @@ def line_readings(number: int, value: Any, vocab: Vocabulary) -> list[str]:
     type (or is unrecognized): each a label, fewest points first, none that holds another;
     empty when every reading rejects it. What ``validate`` says beside a problem, line by
     line (a stream's readings are :func:`read_stream`'s)."""
-    from stella_conform.decoder import Kind, classify
+    from stella_conform.oracle.decoder import Kind, classify
 
     touched: set[str] = set()
     if classify(number, value, vocab, touched=touched).kind is not Kind.REJECT or not touched:
@@ -388,7 +388,7 @@ def text_readings(number: int, content: bytes, vocab: Vocabulary | None) -> Text
     (as the last line, unterminated: a line that does not parse is then torn under every
     reading, as no ``torn-then-newline`` is reached); line 1 keeps its number, as the
     ``utf8-bom`` point concerns line 1 only."""
-    from stella_conform.decoder import Kind, decode
+    from stella_conform.oracle.decoder import Kind, decode
 
     stream = content if number == 1 else b"\n" + content
 
@@ -452,7 +452,7 @@ def summary_readings(
     """
     import hashlib
 
-    from stella_conform.decoder import RunFold, decode
+    from stella_conform.oracle.decoder import RunFold, decode
 
     def digest_of(choices: frozenset[str], more: set[str]) -> tuple[str, RunSummary]:
         fold = RunFold(
@@ -487,8 +487,8 @@ def read_envelope_readings(
     reads: Collection[str] | None = None,
 ) -> tuple[Alternative, ...]:
     """The other conforming readings of an envelope: its events follow the stream's points."""
-    from stella_conform.decoder import RunSummary
-    from stella_conform.envelope import read_envelope
+    from stella_conform.oracle.decoder import RunSummary
+    from stella_conform.oracle.envelope import read_envelope
 
     touched: set[str] = set()
     default = read_envelope(data, command, vocab, reads, touched=touched)
@@ -518,7 +518,7 @@ def envelope_also_conforming(
 ) -> list[dict[str, Any]]:
     """The ``also_conforming`` entries of an envelope fixture's expectation, from the oracle:
     per other reading, its verdict and every key whose value differs from the default's."""
-    from stella_conform.envelope import read_envelope
+    from stella_conform.oracle.envelope import read_envelope
 
     base = read_envelope(data, command, vocab).to_json()
     out = []
@@ -533,7 +533,7 @@ def envelope_also_conforming(
 
 def also_conforming(readings: Readings) -> list[dict[str, Any]]:
     """The ``also_conforming`` entries of a fixture expectation, from the oracle."""
-    from stella_conform.corpus import COMPARED
+    from stella_conform.oracle.corpus import COMPARED
 
     out = []
     base = readings.default.summary.to_json()

@@ -58,21 +58,21 @@ from hypothesis.internal.conjecture.data import ConjectureData
 
 from stella_conform import __version__, stopping
 from stella_conform.conformance.checks import Check
-from stella_conform.conformance.database import (
+from stella_conform.conformance.clients.runner import Observation
+from stella_conform.conformance.fuzz.feedback import Blind, hash_seed, timeout_note, traced_client
+from stella_conform.conformance.fuzz.shapes import shape_features
+from stella_conform.conformance.grader import Context, GradedCase, Judgment, judge
+from stella_conform.conformance.report import Report
+from stella_conform.conformance.store.database import (
     KitDatabase,
     register_fixed_length,
     register_record,
 )
-from stella_conform.conformance.feedback import Blind, hash_seed, timeout_note, traced_client
-from stella_conform.conformance.grader import Context, GradedCase, Judgment, judge
-from stella_conform.conformance.recordings import (
+from stella_conform.conformance.store.recordings import (
     RECORDED_ONE_IN,
     drawing_recorded,
     recording_prefix,
 )
-from stella_conform.conformance.report import Report
-from stella_conform.conformance.runner import Observation
-from stella_conform.conformance.shapes import shape_features
 from stella_conform.conformance.suite import (
     UNSHRUNK,
     CaseFailure,
@@ -92,7 +92,7 @@ from stella_conform.conformance.suite import (
     shared_sessions,
     without_particulars,
 )
-from stella_conform.corpus import bundled_fixtures_dir
+from stella_conform.oracle.corpus import bundled_fixtures_dir
 from stella_conform.schemas.vocabulary import Vocabulary
 
 #: Outcomes for which the kit stops the client in the middle of the case (a protocol

@@ -2,7 +2,7 @@
 
 Each check runs its curated fixtures, then generated cases that carry only that
 check's mutations: its strata, then random examples the kit draws from the check's
-Hypothesis strategy itself (:mod:`~stella_conform.conformance.drawing`: no engine run
+Hypothesis strategy itself (:mod:`~stella_conform.generators.engine.drawing`: no engine run
 around each).  A failing generated case is handed to the check's Hypothesis property,
 which shrinks it (within a budget of client runs, since every shrink step starts the
 client again); it is saved in the fixture format, and reported with the command that
@@ -49,19 +49,18 @@ from hypothesis.internal.conjecture.choice import ChoiceT
 from hypothesis.strategies import SearchStrategy
 
 from stella_conform import stopping
-from stella_conform.conformance.casecache import (
-    CacheDamaged,
-    CachedCases,
-    CacheWriter,
-    cache_key,
-    discard,
-    open_cached,
-)
 from stella_conform.conformance.checks import Check
 from stella_conform.conformance.claims import Claims
-from stella_conform.conformance.database import ENTRY_CAP, KEY_ENTRIES_CAP, valid_entry
-from stella_conform.conformance.drawing import drawn, redrawn
-from stella_conform.conformance.excerpt import decisive_lines, digested_values
+from stella_conform.conformance.clients.protocol import COMMAND_ENV
+from stella_conform.conformance.clients.runner import (
+    LINES,
+    Client,
+    Feed,
+    Observation,
+    PersistentSession,
+    run_once,
+)
+from stella_conform.conformance.clients.wrapper import staged
 from stella_conform.conformance.grader import (
     Context,
     GradedCase,
@@ -70,23 +69,31 @@ from stella_conform.conformance.grader import (
     expected_text,
     judge,
 )
-from stella_conform.conformance.protocol import COMMAND_ENV
-from stella_conform.conformance.runner import (
-    LINES,
-    Client,
-    Feed,
-    Observation,
-    PersistentSession,
-    run_once,
+from stella_conform.conformance.report.excerpt import decisive_lines, digested_values
+from stella_conform.conformance.store.casecache import (
+    CacheDamaged,
+    CachedCases,
+    CacheWriter,
+    cache_key,
+    discard,
+    open_cached,
 )
-from stella_conform.conformance.travel import (
+from stella_conform.conformance.store.database import ENTRY_CAP, KEY_ENTRIES_CAP, valid_entry
+from stella_conform.conformance.suite.travel import (
     fixture_name,
     kit_command,
     portable_path,
     program_inside,
 )
-from stella_conform.conformance.wrapper import staged
-from stella_conform.corpus import (
+from stella_conform.generators.cases import Case, cases
+from stella_conform.generators.engine.drawing import drawn, redrawn
+from stella_conform.generators.envelopes import EnvelopeCase, envelope_cases
+from stella_conform.generators.journals import JournalCase, journal_cases
+from stella_conform.generators.mutations import applicable
+from stella_conform.generators.runs import Run
+from stella_conform.generators.scenarios import ScenarioCase, scenario_cases
+from stella_conform.generators.strata import Stratum
+from stella_conform.oracle.corpus import (
     EXPECT_SUFFIX,
     SCENARIO_SUFFIX,
     TraceFixture,
@@ -100,16 +107,9 @@ from stella_conform.corpus import (
     write_scenario,
     write_trace_fixture,
 )
-from stella_conform.decoder import Decoded, Kind
-from stella_conform.envelope import envelope_parts
-from stella_conform.generators.cases import Case, cases
-from stella_conform.generators.envelopes import EnvelopeCase, envelope_cases
-from stella_conform.generators.journals import JournalCase, journal_cases
-from stella_conform.generators.mutations import applicable
-from stella_conform.generators.runs import Run
-from stella_conform.generators.scenarios import ScenarioCase, scenario_cases
-from stella_conform.generators.strata import Stratum
-from stella_conform.readings import also_conforming, careful_default
+from stella_conform.oracle.decoder import Decoded, Kind
+from stella_conform.oracle.envelope import envelope_parts
+from stella_conform.oracle.readings import also_conforming, careful_default
 from stella_conform.safe_files import remove_written
 from stella_conform.safe_text import clip, json_safe, no_surrogates
 from stella_conform.schemas.vocabulary import Vocabulary
@@ -295,7 +295,7 @@ def replay_command(
     a function defined inside a test) has no replay command.  The environment the kit
     gave the client (fuzz's ``PYTHONHASHSEED``) goes in front, as assignments.
     """
-    # a line that works where it is pasted (conformance/travel.py): fixture:NAME, paths
+    # a line that works where it is pasted (conformance/suite/travel.py): fixture:NAME, paths
     # relative to the working folder, the kit as it can be started here
     parts = [*kit_command(), "replay", portable_path(path)]
     if check is not None and check.profile != "reader":
@@ -316,7 +316,7 @@ def replay_command(
         if not client.detect_crashes:
             parts.append("--no-crash-detection")
         return _assignments(client.env) + shlex.join([*parts, "--", *argv])
-    from stella_conform.conformance.inprocess import replay_args
+    from stella_conform.conformance.clients.inprocess import replay_args
 
     found = replay_args(client.function)
     if found is None:
@@ -1104,7 +1104,7 @@ def check_strategy(
         return journal_cases(variants=check.mutations)
     base = None
     if recordings:
-        from stella_conform.conformance.recordings import recorded_or_generated, tolerant
+        from stella_conform.conformance.store.recordings import recorded_or_generated, tolerant
 
         base = recorded_or_generated(vocab, recordings)
     if mutations and check.valid_runs:
@@ -1245,7 +1245,7 @@ def check_property(
     who = f"{fn.__module__}.{fn.__qualname__}" if fn is not None else shlex.join(config.client.argv)
     name = f"{check.id}|{who}|{config.client.mode}"
     if config.recordings and check.input == "stream":
-        from stella_conform.conformance.recordings import digest
+        from stella_conform.conformance.store.recordings import digest
 
         name += f"|recordings {digest(config.recordings)}"  # their cases' own keys
     key = name.encode()
@@ -1366,7 +1366,7 @@ def held_budget(examples: int) -> int:
     where a passing entry cannot be dropped (a read-only artifact; a shared Redis, which
     keeps what other machines' clients may still fail) every run meets the same entries
     again, up to
-    :data:`~stella_conform.conformance.database.KEY_ENTRIES_CAP` under each sub-key: a
+    :data:`~stella_conform.conformance.store.database.KEY_ENTRIES_CAP` under each sub-key: a
     fleet or a CI restoring an old artifact would grade its whole backlog each run."""
     return max(2, math.ceil(0.1 * max(1, examples)))
 
@@ -1382,9 +1382,9 @@ def held_entries(database: ExampleDatabase, check: Check, config: SuiteConfig) -
     may be: :class:`_Dropping`) or another seed.
 
     Entries are input (another run, machine or fuzz session wrote them): at most
-    :data:`~stella_conform.conformance.database.KEY_ENTRIES_CAP` are read under a sub-key,
+    :data:`~stella_conform.conformance.store.database.KEY_ENTRIES_CAP` are read under a sub-key,
     and only those that are what the kit stores there (a choice sequence of at most
-    :data:`~stella_conform.conformance.database.ENTRY_CAP` bytes) are replayed."""
+    :data:`~stella_conform.conformance.store.database.ENTRY_CAP` bytes) are replayed."""
     budget = held_budget(config.examples)
     key = database_key(check, config)
     found: dict[bytes, list[bytes]] = {}

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stella_conform.conformance.runner import Observation, split_lines
+from stella_conform.conformance.clients.runner import Observation, split_lines
 from stella_conform.errors import SetupError
 
 OUTCOMES = ("known", "unknown", "blank", "torn", "reject")

@@ -37,9 +37,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from stella_conform.conformance.process import ClientProcess, LineTooLong
-from stella_conform.conformance.protocol import ProtocolError, excerpt, parse_message
-from stella_conform.conformance.runner import (
+from stella_conform.conformance.clients.process import ClientProcess, LineTooLong
+from stella_conform.conformance.clients.protocol import ProtocolError, excerpt, parse_message
+from stella_conform.conformance.clients.runner import (
     Client,
     Mode,
     _start,

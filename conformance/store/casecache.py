@@ -75,9 +75,8 @@ KINDS = ("stream", "envelope", "journal")
 
 #: What decides the cases a check draws and the oracle's reading of them, relative to
 #: the package: a change to any of these files is a new key.
-_CODE = ("generators", "schemas", "decoder.py", "readings.py", "corpus.py",
-         "conformance/checks.py", "conformance/suite.py", "conformance/drawing.py",
-         "conformance/casecache.py")  # fmt: skip
+_CODE = ("generators", "schemas", "oracle", "conformance/checks", "conformance/suite",
+         "conformance/store/casecache.py")  # fmt: skip
 
 
 class CacheDamaged(Exception):
@@ -301,7 +300,7 @@ class CachedCases:
 
     def cases(self) -> Generator[GradedCase, None, None]:
         """Each case, its bytes checked against their digest (:class:`CacheDamaged` if not)."""
-        from stella_conform.decoder import decode_all
+        from stella_conform.oracle.decoder import decode_all
 
         with open_regular(self.path, follow=False) as fh:
             for entry in self.entries:
@@ -390,7 +389,7 @@ def _read_index(path: Path, key: str, check: Check) -> tuple[int, list[dict[str,
 def _validate(entry: Any, check: Check) -> None:
     """One index entry: the right fields, of the right types, with names the kit knows."""
     from stella_conform.generators.mutations import MUTATIONS
-    from stella_conform.readings import IDS
+    from stella_conform.oracle.readings import IDS
 
     if not isinstance(entry, dict) or entry.get("kind") != _kind_of(check):
         raise CacheDamaged("a case of another kind than the check's")

@@ -13,10 +13,10 @@ from typing import Any
 
 from stella_conform._version import __version__
 from stella_conform.conformance.checks import BY_ID, unmatched_globs
-from stella_conform.conformance.excerpt import show_stream as show_stream  # re-exported
+from stella_conform.conformance.report.excerpt import show_stream as show_stream  # re-exported
 from stella_conform.conformance.suite import CheckResult, SuiteConfig
-from stella_conform.corpus import corpus_version
 from stella_conform.errors import SetupError, read_toml_file
+from stella_conform.oracle.corpus import corpus_version
 from stella_conform.safe_files import write_atomic
 from stella_conform.safe_text import (
     clip,
@@ -175,7 +175,7 @@ class Report:
         reason = self.config.mode_reason
         if not reason:
             return None
-        from stella_conform.conformance.automode import EXIT_HINT
+        from stella_conform.conformance.clients.automode import EXIT_HINT
 
         hint = f"; {EXIT_HINT}" if self.config.client.mode == "exit" else ""
         return f"--mode auto: {reason}{hint}"

@@ -30,8 +30,8 @@ from typing import Any
 from hypothesis import reject
 from hypothesis import strategies as st
 
-from stella_conform.decoder import Kind, decode_all
 from stella_conform.generators.runs import Run, encode, runs
+from stella_conform.oracle.decoder import Kind, decode_all
 from stella_conform.safe_files import RefusedFile, read_regular
 from stella_conform.schemas.vocabulary import Vocabulary
 

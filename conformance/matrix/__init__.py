@@ -33,8 +33,12 @@ from stella_conform.conformance.claims import (
     merge,
     resolve_profiles,
 )
-from stella_conform.conformance.compare import check_shape
-from stella_conform.conformance.compare import merge as merge_reports
+from stella_conform.conformance.clients.runner import (
+    MODES,
+    Client,
+    ensure_mode_supported,
+    resolve_client,
+)
 from stella_conform.conformance.report import (
     FAILING,
     OUTCOME_ICONS,
@@ -44,7 +48,8 @@ from stella_conform.conformance.report import (
     alike,
     load_known_failures,
 )
-from stella_conform.conformance.runner import MODES, Client, ensure_mode_supported, resolve_client
+from stella_conform.conformance.report.compare import check_shape
+from stella_conform.conformance.report.compare import merge as merge_reports
 from stella_conform.conformance.suite import (
     SHRINK_BUDGET,
     CheckResult,
@@ -53,8 +58,8 @@ from stella_conform.conformance.suite import (
     shared_sessions,
     worker_pool,
 )
-from stella_conform.corpus import corpus_version
 from stella_conform.errors import SetupError, read_json_file, read_toml_file
+from stella_conform.oracle.corpus import corpus_version
 from stella_conform.safe_files import inside
 from stella_conform.safe_text import clip, markdown_code, markdown_name, no_surrogates
 from stella_conform.schemas.vocabulary import (

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from stella_conform import stopping
-from stella_conform.conformance.crash import crash_signature
-from stella_conform.conformance.process import ClientProcess, Exit, LineTooLong
-from stella_conform.conformance.protocol import (
+from stella_conform.conformance.clients.crash import crash_signature
+from stella_conform.conformance.clients.process import ClientProcess, Exit, LineTooLong
+from stella_conform.conformance.clients.protocol import (
     DIGESTS_ENV,
     MODE_ENV,
     PROTOCOL_ENV,
@@ -797,7 +797,7 @@ def run_once(client: Client, stream: bytes, feed: Feed = LINES) -> Observation:
     if client.function is not None:
         if feed != LINES:
             raise SetupError("an in-process client can only be graded on streams")
-        from stella_conform.conformance.inprocess import run_inprocess
+        from stella_conform.conformance.clients.inprocess import run_inprocess
 
         return run_inprocess(client.function, stream)
     if client.mode == "exit":

@@ -41,7 +41,7 @@ from hypothesis.strategies._internal.misc import BooleansStrategy, JustStrategy
 from hypothesis.strategies._internal.numbers import IntegersStrategy
 from hypothesis.strategies._internal.strategies import MappedStrategy, SampledFromStrategy
 
-from stella_conform.generators.picks import _Site
+from stella_conform.generators.engine.picks import _Site
 
 Leaf = Callable[[ConjectureData], Any]
 

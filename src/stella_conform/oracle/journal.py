@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from stella_conform.decoder import Kind, integral_floats_as_integers, parse_line
+from stella_conform.oracle.decoder import Kind, integral_floats_as_integers, parse_line
 from stella_conform.schemas.fit import FitCompiler
 from stella_conform.schemas.vocabulary import load_schema
 

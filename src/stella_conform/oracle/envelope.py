@@ -38,7 +38,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from stella_conform.decoder import Kind, RunFold, classify, parse_line
+from stella_conform.oracle.decoder import Kind, RunFold, classify, parse_line
 from stella_conform.schemas.vocabulary import Vocabulary
 
 SCHEMA_VERSION = 1
@@ -150,7 +150,7 @@ def read_envelope(
     """Read one envelope document as a conforming reader must (of ``reads``: every part).
 
     ``choices``/``touched``: the registered readings of its events, as for a stream
-    (:mod:`stella_conform.readings`).
+    (:mod:`stella_conform.oracle.readings`).
     """
     reading = EnvelopeReading()
     try:

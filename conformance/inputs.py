@@ -30,7 +30,7 @@ from stella_conform.conformance.claims import (
     merge,
     resolve_profiles,
 )
-from stella_conform.conformance.report import check_writable, load_known_failures
+from stella_conform.conformance.report.render import check_writable, load_known_failures
 from stella_conform.errors import SetupError
 from stella_conform.schemas.vocabulary import Vocabulary, VocabularyError
 

@@ -293,7 +293,7 @@ def test_the_crash_report_is_found_after_a_flood_of_logging(tmp_path: Path) -> N
 
 def test_client_text_in_reports_cannot_break_the_markdown_or_the_terminal() -> None:
     from stella_conform.conformance.checks import BY_ID
-    from stella_conform.conformance.report import Report
+    from stella_conform.conformance.report.render import Report
     from stella_conform.conformance.suite import CaseFailure, CheckResult, SuiteConfig
 
     check = BY_ID["R3.missing-or-non-string-type"]

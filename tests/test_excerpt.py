@@ -10,13 +10,13 @@ from conftest import ADAPTERS, kit
 
 from stella_conform.conformance.clients.runner import Observation
 from stella_conform.conformance.grader import GradedCase
-from stella_conform.conformance.report import _failure_lines
 from stella_conform.conformance.report.excerpt import (
     DECISIVE_WIDTH,
     decisive_lines,
     field_differences,
     show_stream,
 )
+from stella_conform.conformance.report.render import _failure_lines
 from stella_conform.conformance.suite import CaseFailure
 from stella_conform.oracle.corpus import expectation_from, write_fixture
 from stella_conform.oracle.decoder import decode_all

@@ -1744,7 +1744,7 @@ def test_a_clean_kit_s_word_is_checked_not_trusted(lines: bytes) -> None:
     """The watchdog of a kit that said ``=clean`` still scans once: a process the kit's own
     clean-up missed (one carrying the kit's mark, out of its reach) is killed all the
     same; and a line after ``=clean`` (a worker still at work) takes it back."""
-    from stella_conform import watchdog
+    from stella_conform.stopping import watchdog
 
     token = f"test-{os.getpid()}-{os.urandom(4).hex()}"
     env = {**os.environ, "STELLA_CONFORM_WATCHDOG": token}

@@ -62,7 +62,7 @@ from stella_conform.conformance.clients.runner import Observation
 from stella_conform.conformance.fuzz.feedback import Blind, hash_seed, timeout_note, traced_client
 from stella_conform.conformance.fuzz.shapes import shape_features
 from stella_conform.conformance.grader import Context, GradedCase, Judgment, judge
-from stella_conform.conformance.report import Report
+from stella_conform.conformance.report.render import Report
 from stella_conform.conformance.store.database import (
     KitDatabase,
     register_fixed_length,

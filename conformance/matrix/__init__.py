@@ -39,7 +39,9 @@ from stella_conform.conformance.clients.runner import (
     ensure_mode_supported,
     resolve_client,
 )
-from stella_conform.conformance.report import (
+from stella_conform.conformance.report.compare import check_shape
+from stella_conform.conformance.report.compare import merge as merge_reports
+from stella_conform.conformance.report.render import (
     FAILING,
     OUTCOME_ICONS,
     OUTCOMES,
@@ -48,8 +50,6 @@ from stella_conform.conformance.report import (
     alike,
     load_known_failures,
 )
-from stella_conform.conformance.report.compare import check_shape
-from stella_conform.conformance.report.compare import merge as merge_reports
 from stella_conform.conformance.suite import (
     SHRINK_BUDGET,
     CheckResult,

@@ -15,7 +15,7 @@ from typing import Any
 import jsonschema
 
 from stella_conform.conformance.checks import CATALOGUE
-from stella_conform.conformance.report import OUTCOMES, REPORT_FORMAT, STOPPED
+from stella_conform.conformance.report.render import OUTCOMES, REPORT_FORMAT, STOPPED
 from stella_conform.errors import SetupError, read_json_file
 from stella_conform.safe_text import clip
 from stella_conform.schemas.vocabulary import load_schema

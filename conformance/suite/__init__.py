@@ -1814,7 +1814,7 @@ class Preflight:
         return self.observation.status == "timeout"
 
     def message(self) -> str:
-        from stella_conform.conformance.report import terminal_line
+        from stella_conform.conformance.report.render import terminal_line
 
         obs = self.observation
         if self.cannot_start:

@@ -256,7 +256,7 @@ def explain(result: Any, seed: int, rerun: str | None = None) -> str:
 
     ``rerun`` (a pytest command) stands in for a replay command a case cannot have.
     """
-    from stella_conform.conformance.report import _failure_lines, more_failures
+    from stella_conform.conformance.report.render import _failure_lines, more_failures
 
     lines = [f"{result.id} ({result.name}): {result.outcome.upper()}", result.message, ""]
     for failure in result.failures[:1]:  # the smallest in full, every other one a line

@@ -648,7 +648,7 @@ def write_not_graded(
 ) -> None:
     """Every report asked for, for a client that could not be graded at all (its first
     contact failed): no check, the reason as the report's ``error``, exit status 2."""
-    from stella_conform.conformance.report import Report, write_outputs
+    from stella_conform.conformance.report.render import Report, write_outputs
     from stella_conform.conformance.suite import SuiteConfig
 
     report = Report(config or SuiteConfig(client=client), [], vocab.ident, error=message)

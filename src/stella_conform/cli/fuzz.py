@@ -263,7 +263,7 @@ def _report(
 
 
 def _write(report: Any, json_path: Path | None, junit: Path | None, md: Path | None) -> None:
-    from stella_conform.conformance.report import write_outputs
+    from stella_conform.conformance.report.render import write_outputs
 
     write_outputs(report, json_path=json_path, junit_path=junit, markdown_path=md)
 

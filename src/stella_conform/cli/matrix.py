@@ -65,7 +65,7 @@ def matrix(
     except OSError as exc:
         raise SetupError(f"cannot create {out_dir}: {exc.strerror or exc}") from None
     paths = [out_dir / "matrix.json", out_dir / "matrix.md", out_dir / "matrix.html"]
-    from stella_conform.conformance.report import check_writable
+    from stella_conform.conformance.report.render import check_writable
 
     check_writable(paths)
     tty = sys.stderr.isatty()

@@ -148,7 +148,7 @@ def run(
     """
     from stella_conform import stopping
     from stella_conform.conformance.clients.automode import settle_mode
-    from stella_conform.conformance.report import (
+    from stella_conform.conformance.report.render import (
         Report,
         progress_line,
         write_outputs,

@@ -1,0 +1,316 @@
+"""A matrix config (TOML): the clients, the vocabularies and the ``[matrix]`` settings.
+
+Every value of the file is checked before any client starts; each client's hello is then
+read once, and its claims and profiles apply to every cell of its row.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from stella_conform.conformance.checks import PROFILES, Check, select
+from stella_conform.conformance.claims import (
+    Claims,
+    claims_from,
+    from_hello,
+    merge,
+    resolve_profiles,
+)
+from stella_conform.conformance.clients.runner import (
+    MODES,
+    Client,
+    ensure_mode_supported,
+    resolve_client,
+)
+from stella_conform.conformance.report.render import (
+    load_known_failures,
+)
+from stella_conform.conformance.suite import (
+    SHRINK_BUDGET,
+)
+from stella_conform.errors import SetupError, read_toml_file
+from stella_conform.schemas.vocabulary import (
+    BUNDLED,
+    BUNDLED_ALIASES,
+    Vocabulary,
+    VocabularyError,
+)
+
+DEFAULT_VOCABULARY = "default"
+#: Where ``stella-conform matrix`` writes when not told (``--out``).
+DEFAULT_OUT = Path("matrix-report")
+
+
+#: The claim keys of a ``[[client]]`` (as ``run --knows/--reads/--computes/--summary-only``).
+CLAIM_KEYS = ("knows", "reads", "computes", "summary_only")
+
+
+@dataclass(frozen=True)
+class ClientSpec:
+    name: str
+    command: tuple[str, ...]
+    mode: str = "persistent"
+    profiles: tuple[str, ...] = ("reader",)
+    known_failures: Path | None = None
+    timeout: float = 10.0
+    line_timeout: float = 5.0
+    #: The config's claim keys, as written (checked against each vocabulary).
+    claims: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    #: The adapter's hello, read once at load (its claims and profiles apply).
+    hello: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "command": list(self.command),
+            "mode": self.mode,
+            "profiles": list(self.profiles),
+        }
+        if self.claims:
+            out["claims"] = dict(self.claims)
+        return out
+
+    def claims_on(self, vocab: Vocabulary) -> Claims:
+        """The config's claims over the hello's, against one vocabulary column."""
+        told = claims_from(
+            knows=self.claims.get("knows"),
+            reads=self.claims.get("reads"),
+            computes=self.claims.get("computes"),
+            summary_only=bool(self.claims.get("summary_only")),
+            vocab=vocab,
+            where=f"client {self.name!r}",
+        )
+        return merge(told, from_hello(self.hello, vocab))
+
+
+@dataclass(frozen=True)
+class VocabularySpec:
+    name: str
+    wire_schema: Path | None = None
+    #: A bundled vocabulary's name (``vocabulary = "stella-older"``), instead of a file.
+    bundled: str | None = None
+
+    @property
+    def source(self) -> str | None:
+        return str(self.wire_schema) if self.wire_schema else self.bundled
+
+    def load(self) -> Vocabulary:
+        return Vocabulary.load(self.source)  # loaded once per file text (vocabulary.py)
+
+
+@dataclass
+class MatrixConfig:
+    clients: list[ClientSpec]
+    vocabularies: list[VocabularySpec]
+    base: Path
+    examples: int = 10
+    seed: int = 0
+    jobs: int = 2
+    #: Where failing cases are saved (one folder per cell); ``None``: under the output
+    #: folder (``stella-conform matrix --out``), so a matrix's failures travel with it.
+    failures_dir: Path | None = None
+    #: Client runs a failing check may spend shrinking (``run --max-shrinks``).
+    max_shrinks: int = SHRINK_BUDGET
+    #: At most this many fixtures per check (``SuiteConfig.fixtures_per_check``); ``None``:
+    #: every fixture.
+    fixtures_per_check: int | None = None
+
+    def cells(self) -> list[tuple[ClientSpec, VocabularySpec]]:
+        return [(c, v) for c in self.clients for v in self.vocabularies]
+
+    def tasks(self) -> list[tuple[int, Check]]:
+        """(cell index, check) in a fixed order: the unit of sharding (a worker takes a
+        shard's tasks of one cell at a time)."""
+        return [
+            (index, check)
+            for index, (client, _) in enumerate(self.cells())
+            for check in select(client.profiles)
+        ]
+
+
+def _table(doc: dict[str, Any], key: str, where: str) -> list[dict[str, Any]]:
+    items = doc.get(key, [])
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        raise SetupError(f"{where}: [[{key}]] must be tables")
+    return items
+
+
+def load_config(path: Path) -> MatrixConfig:
+    """Read and check a matrix config; every problem is a :class:`SetupError` naming it."""
+    doc = read_toml_file(path, "matrix config")
+    base = path.resolve().parent
+    settings = doc.get("matrix", {})
+    if not isinstance(settings, dict):
+        raise SetupError(f"{path}: [matrix] must be a table")
+    unknown = set(doc) - {"matrix", "client", "vocabulary"}
+    if unknown:
+        raise SetupError(f"{path}: unknown table {sorted(unknown)[0]!r}")
+    # the vocabularies first: a bad one is refused before any client is started
+    vocabularies = [_vocabulary(e, base, path) for e in _table(doc, "vocabulary", str(path))]
+    vocabularies = vocabularies or [VocabularySpec(DEFAULT_VOCABULARY)]
+    clients = [_client(entry, base, path) for entry in _table(doc, "client", str(path))]
+    if not clients:
+        raise SetupError(f"{path}: no [[client]] to grade")
+    for what, names in (
+        ("client", [c.name for c in clients]),
+        ("vocabulary", [v.name for v in vocabularies]),
+    ):
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise SetupError(f"{path}: two {what}s named {dupes[0]!r}")
+    try:
+        config = MatrixConfig(
+            clients,
+            vocabularies,
+            base,
+            examples=int(settings.get("examples", 10)),
+            seed=int(settings.get("seed", 0)),
+            jobs=int(settings.get("jobs", 2)),
+            failures_dir=base / str(settings["failures_dir"])
+            if "failures_dir" in settings
+            else None,
+            max_shrinks=int(settings.get("max_shrinks", SHRINK_BUDGET)),
+            fixtures_per_check=_sample_size(settings["fixtures_per_check"], path)
+            if "fixtures_per_check" in settings
+            else None,
+        )
+    except (TypeError, ValueError) as exc:
+        raise SetupError(
+            f"{path}: [matrix] examples, seed, jobs, max_shrinks and fixtures_per_check must be"
+            f" integers ({exc})"
+        ) from None
+    if config.examples < 0 or config.jobs < 1 or config.max_shrinks < 0:
+        raise SetupError(f"{path}: [matrix] examples and max_shrinks must be >= 0, jobs >= 1")
+    # every value of the file is checked before any client starts (the hellos below)
+    _check_claims(config, path)
+    config.clients = [_with_hello(client, base, path) for client in config.clients]
+    _check_claims(config, path)  # again with each hello's claims: an unknown name in one
+    return config
+
+
+def _check_claims(config: MatrixConfig, path: Path) -> None:
+    """An unknown claimed name fails now, not per task."""
+    for client, vocab in config.cells():
+        try:
+            client.claims_on(vocab.load())
+        except SetupError as exc:
+            raise SetupError(f"{path}: vocabulary {vocab.name!r}: {exc}") from None
+
+
+def _with_hello(client: ClientSpec, base: Path, path: Path) -> ClientSpec:
+    """The client as its hello describes it (its claims, the profiles it adds): the one
+    start of it at load, once every value of the config has been checked."""
+    try:
+        hello = ensure_mode_supported(
+            Client(client.command, client.mode, timeout=client.timeout, cwd=str(base))  # type: ignore[arg-type]
+        )
+        chosen = resolve_profiles(client.profiles, hello)  # stream profiles add to reader
+    except SetupError as exc:
+        raise SetupError(f"{path}: client {client.name!r}: {exc}") from None
+    return replace(client, profiles=chosen, hello=hello)
+
+
+def _sample_size(value: Any, path: Path) -> int:
+    """``fixtures_per_check``: a whole number of at least one, taken as written.
+
+    0 would grade no fixture at all (with ``examples = 0``, a green matrix that graded
+    nothing), and ``1.5`` or ``true`` truncated to 1 would grade something the file does
+    not say.
+    """
+    if type(value) is not int or value < 1:
+        raise SetupError(
+            f"{path}: [matrix] fixtures_per_check must be a whole number of at least 1 "
+            f"(got {value!r}); leave it out to grade every fixture"
+        )
+    return value
+
+
+def _client(entry: dict[str, Any], base: Path, path: Path) -> ClientSpec:
+    name = entry.get("name")
+    if not isinstance(name, str) or not name:
+        raise SetupError(f"{path}: every [[client]] needs a name")
+    command = entry.get("command")
+    if isinstance(command, str):
+        import shlex
+
+        command = shlex.split(command)
+    if not isinstance(command, list) or not command or not all(isinstance(a, str) for a in command):
+        raise SetupError(f"{path}: client {name!r} needs a command (a list of strings)")
+    program = command[0]
+    if os.sep in program and not os.path.isabs(program):
+        command = [str(base / program), *command[1:]]
+    mode = entry.get("mode", "persistent")
+    if mode not in MODES:
+        raise SetupError(f"{path}: client {name!r}: unknown mode {mode!r}")
+    profiles = entry.get("profiles", [])
+    if not isinstance(profiles, list) or ("profiles" in entry and not profiles):
+        raise SetupError(f"{path}: client {name!r}: profiles must be a non-empty list")
+    for profile in profiles:
+        if profile not in PROFILES:
+            raise SetupError(f"{path}: client {name!r}: unknown profile {profile!r}")
+    claims = {k: entry[k] for k in CLAIM_KEYS if k in entry}
+    if "summary_only" in claims and not isinstance(claims["summary_only"], bool):
+        raise SetupError(f"{path}: client {name!r}: summary_only must be true or false")
+    known = entry.get("known_failures")
+    known_path = base / str(known) if known else None
+    try:
+        if known_path is not None:
+            load_known_failures(known_path)  # fail now, not after an hour of grading
+        resolve_client(command)  # a relative program path was made absolute above
+    except SetupError as exc:
+        raise SetupError(f"{path}: client {name!r}: {exc}") from None
+    return ClientSpec(
+        name,
+        tuple(command),
+        mode,
+        tuple(profiles),  # the hello's are added once every entry is checked (_with_hello)
+        known_path,
+        _seconds(entry, "timeout", 10.0, 0.1, name, path),
+        _seconds(entry, "line_timeout", 5.0, 0.05, name, path),
+        claims,
+    )
+
+
+def _seconds(
+    entry: dict[str, Any], key: str, default: float, least: float, name: str, path: Path
+) -> float:
+    """A client's ``timeout`` / ``line_timeout``: a finite number of seconds (text, ``nan``
+    and ``inf`` are refused with the key's name)."""
+    value = entry.get(key, default)
+    seconds = float(value) if type(value) in (int, float) else math.nan
+    if not math.isfinite(seconds) or seconds < least:
+        raise SetupError(
+            f"{path}: client {name!r}: {key} must be a number of seconds, at least {least} "
+            f"(got {value!r})"
+        )
+    return seconds
+
+
+def _vocabulary(entry: dict[str, Any], base: Path, path: Path) -> VocabularySpec:
+    name = entry.get("name")
+    if not isinstance(name, str) or not name:
+        raise SetupError(f"{path}: every [[vocabulary]] needs a name")
+    schema = entry.get("wire_schema")
+    bundled = entry.get("vocabulary")
+    if bundled is not None and not isinstance(bundled, str):
+        raise SetupError(f"{path}: vocabulary {name!r}: vocabulary must be a bundled name")
+    if schema is not None and bundled is not None:
+        raise SetupError(f"{path}: vocabulary {name!r}: give wire_schema or vocabulary, not both")
+    named = BUNDLED_ALIASES.get(name, name)
+    if schema is None and bundled is None and name != DEFAULT_VOCABULARY and named in BUNDLED:
+        bundled = name  # [[vocabulary]] name = "stella-older" names the bundled one
+    if schema is None and bundled is None:
+        return VocabularySpec(name)
+    spec = (
+        VocabularySpec(name, base / str(schema)) if schema else VocabularySpec(name, None, bundled)
+    )
+    try:
+        spec.load()
+    except (OSError, VocabularyError, ValueError) as exc:
+        raise SetupError(f"{path}: vocabulary {name!r}: {exc}") from None
+    return spec

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# docs/performance.md's "-j 2" and "Cold start" figures, whole process (the kit, its
+# docs/performance.md's "Parallel checks" and "A fresh folder" figures, whole process (the kit, its
 # workers and the client; /usr/bin/time counts reaped children): `run -j 1` against
 # `-j 2`, alternated, after a warm-up; then a run in a new empty folder (no .hypothesis/,
 # as in every CI checkout) against one in a folder that has run before, alternated.

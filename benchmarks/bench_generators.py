@@ -4,8 +4,8 @@ Both are drawn the same way (under ``@given``, generate phase only, no database)
 same event types: the default vocabulary's twelve, with their member schemas from the
 real stella wire schema when it is at hand, else from the kit's own ``events.schema.json``.
 Every drawn event is validated with ``jsonschema`` so speed never comes at the price of
-validity. ``from_schema`` needs Hypothesis <= 6.170.9 (DESIGN.md §6); ``benchmarks/run``
-makes such an environment.
+validity. ``from_schema`` needs Hypothesis <= 6.170.9 (later releases fail its every
+draw); ``benchmarks/run`` makes such an environment.
 
     python benchmarks/bench_generators.py [--examples N] [--wire-schema PATH]
 """

@@ -1,8 +1,9 @@
 """Events for types only an imported wire schema knows, generated from the schema.
 
-``hypothesis-jsonschema`` would be the obvious tool, but its last release is
-broken on current Hypothesis (DESIGN.md §6) and, where it works, it is slow
-and writes undeclared keys on most objects.  This module reads the same
+``hypothesis-jsonschema`` would be the obvious tool, but its last release fails on
+every draw with Hypothesis 6.170.10 and later (it calls a private helper those
+releases replaced) and, where it works, it is slow and writes undeclared keys on
+most objects.  This module reads the same
 subset of JSON Schema the fit compiler understands and builds a strategy that
 writes only declared keys, ``type`` first, integers within their ``format``
 bounds, and shrinks towards the required fields alone.

@@ -15,10 +15,10 @@ import click
 
 from stella_conform._version import __version__
 from stella_conform.allocator import keep_large_blocks
-from stella_conform.cli._common import KitGroup
 from stella_conform.cli.checks import list_checks
 from stella_conform.cli.corpus import corpus
 from stella_conform.cli.fuzz import fuzz
+from stella_conform.cli.group import KitGroup
 from stella_conform.cli.init import init
 from stella_conform.cli.matrix import matrix
 from stella_conform.cli.replay import replay

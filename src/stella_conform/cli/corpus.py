@@ -9,13 +9,9 @@ from typing import Any
 
 import click
 
-from stella_conform.cli._common import (
-    KitPath,
-    Seconds,
-    load_vocabulary,
-    stream_lines,
-    wire_schema_option,
-)
+from stella_conform.cli.client import load_vocabulary, wire_schema_option
+from stella_conform.cli.input_files import stream_lines
+from stella_conform.cli.params import KitPath, Seconds
 from stella_conform.errors import SetupError
 from stella_conform.safe_files import open_regular
 from stella_conform.safe_text import for_terminal

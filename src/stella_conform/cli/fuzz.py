@@ -9,20 +9,24 @@ from typing import Any
 
 import click
 
-from stella_conform.cli._common import (
-    artifact_option,
+from stella_conform.cli.client import (
     auto_mode_default,
-    claim_options,
     client_options,
-    color_option,
+    make_client,
+    wire_schema_option,
+)
+from stella_conform.cli.databases import (
+    artifact_option,
     database_option,
     load_seed_corpus,
-    make_client,
-    report_options,
     seed_corpus_option,
+)
+from stella_conform.cli.grading import (
+    claim_options,
+    color_option,
+    report_options,
     told_on_the_command_line,
     use_color,
-    wire_schema_option,
     write_not_graded,
 )
 from stella_conform.errors import SetupError

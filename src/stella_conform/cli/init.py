@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from stella_conform.cli._common import KitPath
+from stella_conform.cli.params import KitPath
 from stella_conform.errors import SetupError
 from stella_conform.safe_files import DOCUMENT_CAP, file_kind, read_regular, write_atomic
 

@@ -8,7 +8,8 @@ from typing import Any
 
 import click
 
-from stella_conform.cli._common import KitPath, cap_jobs, parse_shard
+from stella_conform.cli.grading import cap_jobs, parse_shard
+from stella_conform.cli.params import KitPath
 from stella_conform.cli.report import _write_matrix
 from stella_conform.errors import SetupError
 

@@ -12,15 +12,9 @@ from typing import Any
 
 import click
 
-from stella_conform.cli._common import (
-    MODULE_SPEC,
-    KitPath,
-    claim_options,
-    client_options,
-    make_client,
-    told_on_the_command_line,
-    wire_schema_option,
-)
+from stella_conform.cli.client import client_options, make_client, wire_schema_option
+from stella_conform.cli.grading import claim_options, told_on_the_command_line
+from stella_conform.cli.params import MODULE_SPEC, KitPath
 from stella_conform.errors import SetupError
 from stella_conform.safe_text import clip, for_terminal
 
@@ -100,8 +94,8 @@ def replay(
     case = case_argument(str(case))  # fixture:NAME is the bundled corpus's
     if not case.is_file():
         raise SetupError(f"no such case file: {case}")
-    # what is played to the client: a regular file, not a link (one to a 0600 file was
-    # played), of at most CASE_CAP bytes (a 3 GiB case was a MemoryError)
+    # what is played to the client: a regular file, not a link (one to a 0600 file would
+    # leak it), of at most CASE_CAP bytes (a case of gigabytes would not fit in memory)
     stream = case_bytes(case, follow=False)
     # every value given is checked before the client starts
     told = told_on_the_command_line()
@@ -250,8 +244,8 @@ def _replay_as_check(
     echo(f"client:   {obs.describe()}")
     if obs.ok:
         # every conforming reading of the case, by label ("" the default); the table is of
-        # the one the judgment was made under, the others follow it (review-6: the table
-        # showed the default's values when the client passed by another reading)
+        # the one the judgment was made under, the others follow it (a client that passed
+        # by another reading is shown that reading's values, not the default's)
         views = {"": graded, **{a.reading: graded.under(a) for a in graded.alternatives}}
         shown = views.get(verdict.reading, graded)
         if len(views) == 1:

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from stella_conform.cli._common import KitPath
+from stella_conform.cli.params import KitPath
 from stella_conform.errors import SetupError
 
 

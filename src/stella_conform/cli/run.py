@@ -10,28 +10,31 @@ from typing import Any
 
 import click
 
-from stella_conform.cli._common import (
-    KitPath,
-    Seconds,
-    _default_jobs,
-    artifact_option,
+from stella_conform.cli.client import (
     auto_mode_default,
-    cap_jobs,
-    claim_options,
     client_options,
-    color_option,
+    make_client,
+    wire_schema_option,
+)
+from stella_conform.cli.databases import (
+    artifact_option,
     database_option,
     load_seed_corpus,
-    make_client,
+    seed_corpus_option,
+)
+from stella_conform.cli.grading import (
+    _default_jobs,
+    cap_jobs,
+    claim_options,
+    color_option,
     parse_shard,
     report_options,
-    seed_corpus_option,
     shard_checks,
     told_on_the_command_line,
     use_color,
-    wire_schema_option,
     write_not_graded,
 )
+from stella_conform.cli.params import KitPath, Seconds
 from stella_conform.errors import SetupError
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from stella_conform.cli._common import client_options, make_client
+from stella_conform.cli.client import client_options, make_client
 
 if TYPE_CHECKING:
     from stella_conform.conformance.clients.runner import Client, Observation

@@ -11,13 +11,9 @@ from typing import IO, Any
 
 import click
 
-from stella_conform.cli._common import (
-    KitPath,
-    load_vocabulary,
-    open_input,
-    stream_lines,
-    wire_schema_option,
-)
+from stella_conform.cli.client import load_vocabulary, wire_schema_option
+from stella_conform.cli.input_files import open_input, stream_lines
+from stella_conform.cli.params import KitPath
 
 #: The stream ``decode`` and ``validate`` read: a regular file, or ``-`` (stdin).
 STREAM_FILE = KitPath("file", allow_dash=True, path_type=str, hint="use - to read a pipe on stdin")

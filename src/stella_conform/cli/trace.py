@@ -11,7 +11,7 @@ from typing import IO, Any
 
 import click
 
-from stella_conform.cli._common import KitPath
+from stella_conform.cli.params import KitPath
 from stella_conform.errors import SetupError
 from stella_conform.safe_files import STREAM_LINE_CAP, RefusedFile, bounded_lines, open_regular
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from stella_conform.cli._common import load_vocabulary, wire_schema_option
+from stella_conform.cli.client import load_vocabulary, wire_schema_option
 
 
 def describe(vocab: Any) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import REPO
 from hypothesis import HealthCheck, Phase, find, given, settings
 
 from stella_conform.conformance.checks import BY_ID
@@ -314,7 +315,7 @@ def test_what_ends_a_line_is_a_decision_the_register_records() -> None:
     from stella_conform.oracle.corpus import bundled_fixtures_dir
     from stella_conform.oracle.readings import read_stream
 
-    repo = Path(__file__).parent.parent
+    repo = REPO
     stream = (bundled_fixtures_dir() / "cr_inside_line.jsonl").read_bytes()
     assert b"\r" in stream.split(b"\n")[0]
     readings = read_stream(stream)

@@ -4,8 +4,8 @@ bundled vocabulary.
 Random claims (any stella's type names and two no stella writes, envelope parts, summary
 fields, summary-only) and a random mode and vocabulary, made by a conforming reference
 client they are true of: the Python reader narrowed to exactly the types claimed
-(tests/claimed/narrowed_client.py), or the Node.js reference client or the Python envelope
-reader, which know today's types (so they claim them, or nothing under today's
+(``claimed/narrowed_client.py`` beside this file), or the Node.js reference client or the
+Python envelope reader, which know today's types (so they claim them, or nothing under today's
 vocabulary).  A few random checks of its profiles are graded, in process, on one fixture
 and one generated case each.  Every one passes or skips, except a check the claims
 themselves fail (:meth:`Claims.unmet`: a field named in ``computes`` whose event types the

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import REPO
 from hypothesis.database import (
     DirectoryBasedExampleDatabase,
     InMemoryExampleDatabase,
@@ -32,7 +33,7 @@ from stella_conform.conformance.suite import (
 )
 from stella_conform.generators.engine.drawing import drawn
 
-ADAPTERS = Path(__file__).resolve().parents[1] / "adapters" / "python"
+ADAPTERS = REPO / "adapters" / "python"
 CHECK = BY_ID["R1.valid-runs-accepted"]
 #: Where Hypothesis, a run and fuzz keep a failure not shrunk (and what a shrink passed
 #: over); the sub-keys of a check's key that a run replays.

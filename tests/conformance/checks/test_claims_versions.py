@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import PY_REFERENCE, kit
+from conftest import PY_REFERENCE, REPO, kit
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
@@ -165,7 +165,7 @@ def test_a_name_no_stella_writes_is_a_warning_not_an_error() -> None:
 def test_a_type_known_from_an_older_stella_is_read_as_that_stella_wrote_it() -> None:
     """archived_complete under today's vocabulary, for a client that knows both names:
     its ``complete`` is a known turn boundary, not an unrecognized event."""
-    stream = (Path(__file__).parent.parent / "fixtures" / "archived_complete.jsonl").read_bytes()
+    stream = (REPO / "fixtures" / "archived_complete.jsonl").read_bytes()
     stella = Vocabulary.default()
     both = stella.restrict({"stage", "text", "complete", "turn_complete", "run_complete"})
     summary = decode_all(stream, both).summary
@@ -258,7 +258,7 @@ def test_an_older_stella_s_stage_has_both_readings_for_a_client_of_today() -> No
 
 
 def test_one_matrix_grades_a_client_of_both_stellas_in_both_columns(tmp_path: Path) -> None:
-    client = Path(__file__).parent.parent / "adapters" / "python" / "both_versions_client.py"
+    client = REPO / "adapters" / "python" / "both_versions_client.py"
     config = tmp_path / "matrix.toml"
     config.write_text(
         '[matrix]\nexamples = 2\nseed = 4\njobs = 2\n\n[[client]]\nname = "both"\n'
@@ -290,7 +290,7 @@ def test_the_adapter_protocol_says_what_an_unknown_claimed_name_does() -> None:
                 **{"knows": None, "reads": None, "computes": None, kind: "bogus"},
                 summary_only=None, vocab=stella, where="hello",
             )  # fmt: skip
-    doc = " ".join((Path(__file__).parent.parent / "docs" / "adapter-protocol.md").read_text()
+    doc = " ".join((REPO / "docs" / "adapter-protocol.md").read_text()
                    .split())  # fmt: skip
     assert "a name the kit does not know, here or there, is a set-up error" not in doc
     assert "An unknown `reads` or `computes` name, here or there, is a set-up error (exit 2)" in doc
@@ -304,7 +304,7 @@ def test_a_fixture_is_read_anew_for_a_client_knowing_an_older_stella_s_type() ->
     client's run came first in its process)."""
     from stella_conform.conformance.suite import load_case
 
-    path = Path(__file__).parent.parent / "fixtures" / "archived_complete.jsonl"
+    path = REPO / "fixtures" / "archived_complete.jsonl"
     stella = Vocabulary.default()
     first = load_case(path, stella)
     both = load_case(path, stella.restrict(stella.written | {"complete"}))

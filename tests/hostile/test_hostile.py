@@ -33,8 +33,8 @@ from stella_conform.conformance.clients.runner import (
 )
 from stella_conform.oracle.corpus import bundled_fixtures_dir
 
-sys.path.insert(0, str(Path(__file__).parent / "hostile"))
-SOURCE = Path(__file__).parent / "hostile" / "hostile.py"
+sys.path.insert(0, str(Path(__file__).parent))
+SOURCE = Path(__file__).parent / "hostile.py"
 #: This test's private copy of the hostile client (set by ``no_leaks``): the process
 #: check looks for its path, so hostile clients of tests running in parallel in other
 #: workers are never mistaken for this test's leaks.
@@ -781,7 +781,7 @@ def test_dev_zero_on_stdin_is_refused_within_the_line_cap(command: str) -> None:
 
 def test_decode_json_of_a_generated_stream_stays_flat() -> None:
     """Output written as it goes: 16 MiB of stream needs no more memory than 2 MiB."""
-    flood = Path(__file__).parent / "hostile" / "stream_flood.py"
+    flood = Path(__file__).parent / "stream_flood.py"
     peaks = []
     for mib in (2, 16):
         gen = subprocess.Popen([sys.executable, str(flood), str(mib)], stdout=subprocess.PIPE)
@@ -1412,7 +1412,7 @@ def test_a_client_starved_once_past_the_timeout_is_not_an_error(tmp_path: Path) 
     """The timeout is wall-clock: a case that ran out of it while the client waited for a
     CPU is run again, and the client is graded on the second answer. (The timeout is
     calibrated: a fixed 1.5 s raced the client's own start on a loaded machine.)"""
-    stall = Path(__file__).parent / "hostile" / "stall_once.py"
+    stall = Path(__file__).parent / "stall_once.py"
     marker = tmp_path / "stalled"
     calm = tmp_path / "calm"
     calm.touch()  # the wrapper as it runs after its stall: it answers at once
@@ -1428,7 +1428,7 @@ def test_a_client_starved_once_past_the_timeout_is_not_an_error(tmp_path: Path) 
 
 
 def test_a_client_that_hangs_again_on_the_retry_is_an_error(tmp_path: Path) -> None:
-    stall = Path(__file__).parent / "hostile" / "stall_once.py"
+    stall = Path(__file__).parent / "stall_once.py"
     marker = tmp_path / "stalled"
     doc = _grade_on_a_busy_machine(
         tmp_path, sys.executable, str(stall), str(marker), "3", "AGAIN", *PY_REFERENCE, timeout="1"
@@ -1829,7 +1829,7 @@ def test_fuzz_keeps_one_client_alive_at_a_time(tmp_path: Path) -> None:
     client that starts finds no other alive (fuzz kept 28 alive at once, 429 MiB)."""
     alive = tmp_path / "alive"
     alive.mkdir()
-    counter = Path(__file__).parent / "hostile" / "count_alive.py"
+    counter = Path(__file__).parent / "count_alive.py"
     out = kit(
         "fuzz", "--for", "6s", "--no-database", "--no-feedback", "--max-shrinks", "0",
         "--json", "r.json", "--", sys.executable, str(counter), str(alive), *PY_REFERENCE,
@@ -1937,7 +1937,7 @@ def _peak_of(generator: list[str], *args: str) -> tuple[int, int, str]:
 def test_decode_keeps_a_bounded_summary_of_a_huge_stream(kind: str) -> None:
     """64 MiB of text deltas (the preview) or of tool calls: decode stays flat (before:
     325 and 570 MiB after 150 MB) and says what its summary left out."""
-    flood = str(Path(__file__).parent / "hostile" / "stream_flood.py")
+    flood = str(Path(__file__).parent / "stream_flood.py")
     code, peak, stderr = _peak_of([flood, "64", kind], "decode", "-q", "-")
     assert code == 0, stderr
     assert peak < 80, f"{peak} MiB"
@@ -1955,7 +1955,7 @@ def test_blank_lines_after_a_bad_line_are_counted_not_held() -> None:
 
 def test_trace_check_reads_a_journal_line_by_line() -> None:
     """A valid 16 MiB journal: flat memory (a 60 MB one took 661 MiB; now 57 MiB)."""
-    flood = str(Path(__file__).parent / "hostile" / "journal_flood.py")
+    flood = str(Path(__file__).parent / "journal_flood.py")
     code, peak, stderr = _peak_of([flood, "16"], "trace", "check", "-")
     assert code == 0, stderr
     assert peak < 80, f"{peak} MiB"

@@ -57,11 +57,10 @@ from hypothesis.internal.conjecture.choice import choice_from_index
 from hypothesis.internal.conjecture.data import ConjectureData
 
 from stella_conform import __version__, stopping
-from stella_conform.conformance.checks import Check
+from stella_conform.conformance.checks import Check, Context, GradedCase, Judgment, judge
 from stella_conform.conformance.clients.runner import Observation
 from stella_conform.conformance.fuzz.feedback import Blind, hash_seed, timeout_note, traced_client
 from stella_conform.conformance.fuzz.shapes import shape_features
-from stella_conform.conformance.grader import Context, GradedCase, Judgment, judge
 from stella_conform.conformance.report.render import Report
 from stella_conform.conformance.store.database import (
     KitDatabase,

@@ -19,8 +19,8 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from functools import cache
 from typing import Any
 
+from stella_conform.conformance.checks import GradedCase, expected_text, json_equal
 from stella_conform.conformance.clients.runner import REASON_SHOWN, Observation, split_lines
-from stella_conform.conformance.grader import GradedCase, expected_text, json_equal
 from stella_conform.oracle.decoder import Kind, LineOutcome
 from stella_conform.safe_text import clip
 from stella_conform.schemas.vocabulary import load_schema

@@ -51,8 +51,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from stella_conform import stopping
-from stella_conform.conformance.checks import Check
-from stella_conform.conformance.grader import GradedCase
+from stella_conform.conformance.checks import Check, GradedCase
 from stella_conform.safe_files import RefusedFile, open_regular
 from stella_conform.schemas.vocabulary import Vocabulary
 

@@ -49,7 +49,15 @@ from hypothesis.internal.conjecture.choice import ChoiceT
 from hypothesis.strategies import SearchStrategy
 
 from stella_conform import stopping
-from stella_conform.conformance.checks import Check
+from stella_conform.conformance.checks import (
+    Check,
+    Context,
+    GradedCase,
+    Judgment,
+    combine,
+    expected_text,
+    judge,
+)
 from stella_conform.conformance.claims import Claims
 from stella_conform.conformance.clients.protocol import COMMAND_ENV
 from stella_conform.conformance.clients.runner import (
@@ -61,14 +69,6 @@ from stella_conform.conformance.clients.runner import (
     run_once,
 )
 from stella_conform.conformance.clients.wrapper import staged
-from stella_conform.conformance.grader import (
-    Context,
-    GradedCase,
-    Judgment,
-    combine,
-    expected_text,
-    judge,
-)
 from stella_conform.conformance.report.excerpt import decisive_lines, digested_values
 from stella_conform.conformance.store.casecache import (
     CacheDamaged,

@@ -533,7 +533,7 @@ def fuzz_targets(
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
-    from stella_conform.conformance.checks import select
+    from stella_conform.conformance.checks import Context, judge, select
     from stella_conform.conformance.clients.inprocess import (
         Parser,
         reject_kinds,
@@ -541,7 +541,6 @@ def fuzz_targets(
         wants_report,
     )
     from stella_conform.conformance.clients.runner import Client
-    from stella_conform.conformance.grader import Context, judge
     from stella_conform.conformance.suite import SuiteConfig, check_strategy, graded_case
     from stella_conform.schemas.vocabulary import Vocabulary
 

@@ -18,7 +18,7 @@ from conftest import kit, kit_inline
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stella_conform.conformance.trace import TRACE_CHECK_IDS, grade_journal
+from stella_conform.conformance.checks.trace import TRACE_CHECK_IDS, grade_journal
 from stella_conform.generators.journals import (
     DEFECTS,
     READER_VARIANTS,

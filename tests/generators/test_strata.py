@@ -81,7 +81,7 @@ def test_the_strata_leave_the_random_examples_as_they_were() -> None:
     """A run grades the strata first, then the very cases the seed draws without them
     (the property holds no strata: they are graded in a loop of their own)."""
     import stella_conform.conformance.suite as suite
-    from stella_conform.conformance.grader import Judgment
+    from stella_conform.conformance.checks import Judgment
 
     check = BY_ID["R4.rejection-names-line"]
     strata = [case.stream for case in check_strata(check, _vocab())]

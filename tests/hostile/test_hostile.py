@@ -457,8 +457,7 @@ def test_temp_files_are_private(tmp_path: Path) -> None:
 def test_a_hung_wrapper_leaves_no_fake_stella_and_no_stage_behind() -> None:
     """A wrapper that starts stella in the background and hangs: all of it is killed."""
 
-    from stella_conform.conformance.checks import BY_ID
-    from stella_conform.conformance.grader import GradedCase
+    from stella_conform.conformance.checks import BY_ID, GradedCase
     from stella_conform.conformance.suite import CaseRunner, SuiteConfig
 
     token = f"task-{uuid.uuid4().hex}"
@@ -544,8 +543,7 @@ def test_no_client_message_shape_raises_out_of_the_runner(
     monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
     """Any JSON value in any message position: an Observation, a ProtocolError at worst."""
-    from stella_conform.conformance.checks import BY_ID
-    from stella_conform.conformance.grader import Context, GradedCase, judge
+    from stella_conform.conformance.checks import BY_ID, Context, GradedCase, judge
 
     case = GradedCase("valid", VALID, "fixture")
     stream_checks = [c for c in BY_ID.values() if c.input == "stream"]
@@ -586,8 +584,7 @@ def test_a_record_file_that_is_not_a_regular_file_is_an_error_at_once(
 
 
 def test_an_invocation_log_replaced_by_a_fifo_is_an_error_at_once() -> None:
-    from stella_conform.conformance.checks import BY_ID
-    from stella_conform.conformance.grader import GradedCase
+    from stella_conform.conformance.checks import BY_ID, GradedCase
     from stella_conform.conformance.suite import CaseRunner, SuiteConfig
 
     client = Client(argv=(sys.executable, str(HOSTILE), "log-fifo"), timeout=120)

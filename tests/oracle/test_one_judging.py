@@ -16,9 +16,8 @@ from pathlib import Path
 from conftest import ADAPTERS, PY_REFERENCE, kit
 
 from stella_conform.cli.smoke import _expected
-from stella_conform.conformance.checks import BY_ID
+from stella_conform.conformance.checks import BY_ID, Context, GradedCase, judge, judge_verdict
 from stella_conform.conformance.clients.runner import Client, resolve_client, run_once
-from stella_conform.conformance.grader import Context, GradedCase, judge, judge_verdict
 from stella_conform.oracle.corpus import bundled_fixtures_dir
 
 FIX = bundled_fixtures_dir()

@@ -10,9 +10,8 @@ import pytest
 from conftest import REPO
 from hypothesis import HealthCheck, Phase, find, given, settings
 
-from stella_conform.conformance.checks import BY_ID
+from stella_conform.conformance.checks import BY_ID, Context, GradedCase, judge
 from stella_conform.conformance.clients.runner import Observation
-from stella_conform.conformance.grader import Context, GradedCase, judge
 from stella_conform.generators.events import EventStrategies
 from stella_conform.oracle.readings import BY_ID as POINTS
 from stella_conform.oracle.readings import IDS, label, read_stream

@@ -7,9 +7,8 @@ import json
 
 import pytest
 
-from stella_conform.conformance.checks import BY_ID
+from stella_conform.conformance.checks import BY_ID, Context, GradedCase, judge
 from stella_conform.conformance.clients.runner import Observation
-from stella_conform.conformance.grader import Context, GradedCase, judge
 from stella_conform.oracle.corpus import iter_envelope_fixtures
 from stella_conform.oracle.readings import envelope_also_conforming
 

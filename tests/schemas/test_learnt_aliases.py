@@ -124,7 +124,7 @@ def test_the_self_describing_pair_changes_only_the_spelling() -> None:
     """Review G9: R4.legacy-spelling-fits' paired stream was written back with raw
     surrogates (not UTF-8), ``Infinity`` (not JSON) and without a line's CR, so a client
     could read the pair differently for another reason than the spelling."""
-    from stella_conform.conformance.grader import GradedCase
+    from stella_conform.conformance.checks import GradedCase
     from stella_conform.conformance.suite import self_describing
 
     end = b'{"type":"run_complete","model":"m","cost_usd":0}\n'

@@ -85,8 +85,8 @@ def replay(
     Shows what the client did against what a correct client does. Exit 0 when the
     client's verdict is right, 1 when not.
     """
+    from stella_conform.conformance.checks import GradedCase, judge_verdict
     from stella_conform.conformance.clients.runner import run_once
-    from stella_conform.conformance.grader import GradedCase, judge_verdict
     from stella_conform.conformance.report.excerpt import decisive_lines, show_stream
     from stella_conform.conformance.suite.travel import case_argument
     from stella_conform.oracle.corpus import case_bytes
@@ -204,8 +204,7 @@ def _replay_as_check(
     runner and judge; exits."""
     import json as json_
 
-    from stella_conform.conformance.checks import BY_ID
-    from stella_conform.conformance.grader import Context, judge
+    from stella_conform.conformance.checks import BY_ID, Context, judge
     from stella_conform.conformance.report.excerpt import (
         compared_fields,
         decisive_lines,

@@ -21,8 +21,8 @@ import click
 from stella_conform.cli.client import client_options, make_client
 
 if TYPE_CHECKING:
+    from stella_conform.conformance.checks import GradedCase
     from stella_conform.conformance.clients.runner import Client, Observation
-    from stella_conform.conformance.grader import GradedCase
 
 #: (bundled fixture, what it is) for the two streams smoke sends.
 VALID = ("minimal_run", "a trivially valid run")
@@ -116,8 +116,8 @@ def smoke(command: tuple[str, ...], mode: str, timeout: float, line_timeout: flo
     before grading), and whether the client reads a valid and a corrupt stream right
     (a wrong reading is shown; grade the client with `run` to see which rules it breaks).
     """
+    from stella_conform.conformance.checks import GradedCase, judge_verdict
     from stella_conform.conformance.clients.runner import UnsupportedMode
-    from stella_conform.conformance.grader import GradedCase, judge_verdict
     from stella_conform.conformance.report.render import show_stream
     from stella_conform.oracle.corpus import bundled_fixtures_dir
 

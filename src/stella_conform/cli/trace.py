@@ -32,7 +32,7 @@ def trace_check(journal: Path, as_json: bool) -> None:
     recognized event whose body does not fit), is empty, is not a journal at all
     (no entry has a "seq" or an "event") or does not exist.
     """
-    from stella_conform.conformance.trace import JournalFacts, grade_journal_lines
+    from stella_conform.conformance.checks.trace import JournalFacts, grade_journal_lines
 
     facts = JournalFacts()
     try:

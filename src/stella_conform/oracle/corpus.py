@@ -396,7 +396,7 @@ def iter_trace_fixtures(directory: Path | None = None) -> Iterator[TraceFixture]
 
 def write_trace_fixture(directory: Path, name: str, data: bytes, description: str) -> Path:
     """A journal and the reference reader's reading of it (checks too, when readable)."""
-    from stella_conform.conformance.trace import grade_journal
+    from stella_conform.conformance.checks.trace import grade_journal
 
     make_dirs(directory)  # below a pinned folder: no link followed on the way
     path = directory / f"{name}.jsonl"

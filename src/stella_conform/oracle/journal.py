@@ -10,7 +10,7 @@ before it kept.  Any other line that does not parse, or is not an object, is
 an error.
 
 The schema is ``schemas/trace.schema.json``; the checks over a whole journal
-are in :mod:`stella_conform.conformance.trace`.
+are in :mod:`stella_conform.conformance.checks.trace`.
 """
 
 from __future__ import annotations

@@ -19,9 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stella_conform.conformance.checks import CATALOGUE, PROFILE_INPUT
+from stella_conform.conformance.checks import CATALOGUE, PROFILE_INPUT, json_equal
 from stella_conform.conformance.clients.wrapper import expected_outcome, staged
-from stella_conform.conformance.grader import json_equal
 from stella_conform.conformance.suite import fixture_path
 from stella_conform.generators.envelopes import VARIANTS, envelope_cases
 from stella_conform.generators.scenarios import scenario_cases

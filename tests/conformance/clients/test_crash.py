@@ -391,8 +391,8 @@ def _hostile_table() -> dict[str, str]:
 def test_the_hostile_behaviours_table_names_the_outcome_the_grader_gives(
     tmp_path: Path, row: str, argv: tuple[str, ...], feed: str
 ) -> None:
+    from stella_conform.conformance.checks import unanswered
     from stella_conform.conformance.clients.runner import Feed, PersistentSession
-    from stella_conform.conformance.grader import unanswered
 
     valid = (FIXTURES / "minimal_run.jsonl").read_bytes()
     if feed == "persistent":

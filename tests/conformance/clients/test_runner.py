@@ -275,9 +275,8 @@ def test_a_50_mb_text_is_gradable_in_persistent_mode(client: str, mib: int) -> N
 
     from conftest import NODE_REFERENCE
 
-    from stella_conform.conformance.checks import BY_ID
+    from stella_conform.conformance.checks import BY_ID, Context, GradedCase, judge
     from stella_conform.conformance.clients.runner import PersistentSession
-    from stella_conform.conformance.grader import Context, GradedCase, judge
 
     if client == "node" and not shutil.which("node"):
         pytest.skip("no node")
@@ -295,7 +294,7 @@ def test_a_50_mb_text_is_gradable_in_persistent_mode(client: str, mib: int) -> N
 
 
 def test_a_digest_of_another_text_matches_nothing() -> None:
-    from stella_conform.conformance.grader import expand_digests
+    from stella_conform.conformance.checks import expand_digests
     from stella_conform.oracle.decoder import summarize
 
     stream, _ = _big_text_stream(100_000)

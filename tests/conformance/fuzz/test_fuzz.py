@@ -17,7 +17,7 @@ from conftest import ADAPTERS, KIT, PY_REFERENCE, kit
 from hypothesis import HealthCheck, settings
 from test_database import as_downloaded_artifact
 
-from stella_conform.conformance.checks import BY_ID, CATALOGUE
+from stella_conform.conformance.checks import BY_ID, CATALOGUE, Judgment
 from stella_conform.conformance.clients.process import ClientProcess
 from stella_conform.conformance.clients.runner import (
     Client,
@@ -34,7 +34,6 @@ from stella_conform.conformance.fuzz.feedback import (
     feedback_for,
     traced_client,
 )
-from stella_conform.conformance.grader import Judgment
 from stella_conform.conformance.suite import SuiteConfig
 
 pytest_plugins = ["pytester"]
@@ -678,7 +677,7 @@ def test_the_rule_3_deep_bug_follows_a_line_without_a_string_type_too() -> None:
     ``typeof event.type !== "string"`` is skipped like an unknown type), so the client's
     bug is real there too: the case fails it, a conforming client passes it, and without
     that line the client passes."""
-    from stella_conform.conformance.grader import Context, GradedCase, judge
+    from stella_conform.conformance.checks import Context, GradedCase, judge
     from stella_conform.conformance.suite import CaseRunner, SuiteConfig
 
     def line(event: object) -> bytes:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from conftest import ADAPTERS, kit
 
+from stella_conform.conformance.checks import GradedCase
 from stella_conform.conformance.clients.runner import Observation
-from stella_conform.conformance.grader import GradedCase
 from stella_conform.conformance.report.excerpt import (
     DECISIVE_WIDTH,
     decisive_lines,

@@ -565,8 +565,8 @@ def test_fuzz_without_a_database_says_a_deterministic_failure_came_back(tmp_path
 
 def test_the_client_s_own_words_mark_no_line_of_the_stream() -> None:
     """``line 1 column 2`` in a JSON parser's reason is not the stream's line 1."""
+    from stella_conform.conformance.checks import GradedCase
     from stella_conform.conformance.clients.runner import Observation
-    from stella_conform.conformance.grader import GradedCase
     from stella_conform.conformance.report.excerpt import decisive_lines
 
     case = GradedCase("c", b'{"type":"turn_complete","model":"m","cost_usd":0}\n{', "fixture")
@@ -694,9 +694,9 @@ def test_one_bug_rejecting_in_its_own_words_is_one_fuzz_finding(tmp_path: Path) 
 def test_a_rejection_is_signed_without_the_client_s_reason() -> None:
     """Two cases the client rejects for one bug, in words naming each case's unknown type:
     one reaction (the fuzzer's sign of a bug), the words still in the message shown."""
+    from stella_conform.conformance.checks import Context, GradedCase, judge
     from stella_conform.conformance.clients.runner import Observation
     from stella_conform.conformance.fuzz import reaction
-    from stella_conform.conformance.grader import Context, GradedCase, judge
     from stella_conform.oracle.corpus import bundled_fixtures_dir
 
     check = BY_ID["R3.unknown-type-inert"]
@@ -721,9 +721,8 @@ def test_every_judge_signs_a_wrong_verdict_without_the_client_s_words() -> None:
     tried on a reader check's fixture."""
     from dataclasses import replace
 
-    from stella_conform.conformance.checks import CATALOGUE
+    from stella_conform.conformance.checks import CATALOGUE, JUDGES, Context, judge
     from stella_conform.conformance.fuzz import reaction
-    from stella_conform.conformance.grader import JUDGES, Context, judge
     from stella_conform.conformance.suite import _fixture_case
     from stella_conform.oracle.corpus import bundled_fixtures_dir
     from stella_conform.schemas.vocabulary import Vocabulary

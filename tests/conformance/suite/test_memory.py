@@ -17,9 +17,8 @@ import pytest
 from conftest import REPO
 
 from stella_conform.conformance import suite
-from stella_conform.conformance.checks import select
+from stella_conform.conformance.checks import GradedCase, select
 from stella_conform.conformance.clients.runner import Client
-from stella_conform.conformance.grader import GradedCase
 from stella_conform.conformance.suite import SuiteConfig, run_check
 
 CLIENT = (sys.executable, str(REPO / "adapters" / "python" / "reference_client.py"))

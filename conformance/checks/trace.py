@@ -1,11 +1,15 @@
-"""Checks over a whole trace journal: defects an outcome-graded benchmark cannot see.
+"""The trace profile: a harness's trace journal, read by a client and checked whole.
 
-Each check is a pure function of the journal's recognized entries (and, for
-sequence integrity, every entry): it returns an outcome (``pass``, ``fail``,
-or ``skip`` when the journal holds nothing the check can see) and evidence
-naming the ``seq`` where the journal broke the rule.  Facts that are not
-failures (a journal that ends without ``session_end`` records a crash; calls
-a crash left open) are reported beside the outcome.
+Two kinds of check belong here.  The ``J.*`` checks grade a client that reads
+journals, as the reader profile grades a stream client: its verdict and counts
+against the reference journal reader's.  The ``T.*`` checks (``trace check``) grade
+a journal itself, for defects an outcome-graded benchmark cannot see.  Each ``T.*``
+check is a pure function of the journal's recognized entries (and, for sequence
+integrity, every entry): it returns an outcome (``pass``, ``fail``, or ``skip`` when
+the journal holds nothing the check can see) and evidence naming the ``seq`` where
+the journal broke the rule.  Facts that are not failures (a journal that ends
+without ``session_end`` records a crash; calls a crash left open) are reported
+beside the outcome.
 """
 
 from __future__ import annotations
@@ -18,6 +22,84 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from stella_conform.conformance.checks.case import GradedCase
+from stella_conform.conformance.checks.judging import JudgeFn, verdict_then_fields
+from stella_conform.conformance.checks.model import Check, Context, Judgment
+from stella_conform.conformance.clients.runner import Observation
+
+TRACE: tuple[Check, ...] = (
+    Check(
+        "J.unknown-event-inert",
+        "skips a journal event it does not recognize, and counts it",
+        "trace",
+        "journal",
+        fixtures=("golden",),
+        mutations=("unknown-event",),
+        profile="trace",
+        fields=("unrecognized_events",),
+        why="The journal follows the stream's forward-compatibility rules: an unrecognized "
+        "event tag is inert.",
+    ),
+    Check(
+        "J.bad-body-rejected",
+        "fails loudly on a recognized journal event whose envelope or body does not fit",
+        "trace",
+        "journal",
+        fixtures=("reader_bad_body",),
+        mutations=("bad-body",),
+        profile="trace",
+        why="A recognized event with a body that does not fit is an error.",
+    ),
+    Check(
+        "J.unknown-fields-ignored",
+        "ignores fields it does not know on journal events",
+        "trace",
+        "journal",
+        fixtures=("reader_unknown_fields",),
+        mutations=("extra-fields",),
+        profile="trace",
+        fields=("known_events",),
+        why="Unknown fields are ignored.",
+    ),
+    Check(
+        "J.torn-final-line",
+        "tolerates the torn last line of a crashed writer",
+        "trace",
+        "journal",
+        fixtures=("reader_torn_tail",),
+        mutations=("torn-tail",),
+        profile="trace",
+        fields=("known_events",),
+        why="A journal is appended while the harness works; a crash leaves a partial last "
+        "line, and everything before it is still the record.",
+    ),
+    Check(
+        "J.corrupt-line-not-last",
+        "rejects a corrupt journal line that is not the last",
+        "trace",
+        "journal",
+        fixtures=("reader_corrupt_middle",),
+        mutations=("corrupt-line",),
+        profile="trace",
+        why="Only the last line may be torn; a corrupt line in the middle is damage.",
+    ),
+)
+
+
+def _journal(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
+    want = case.journal
+    why = f" at line {want.rejected_line} ({want.reason})" if want.rejected_line else ""
+    return verdict_then_fields(want.verdict, why, want.summary(), obs, ctx)
+
+
+#: This profile's judges, by the name a check's ``judge`` gives.
+JUDGES: dict[str, JudgeFn] = {
+    "journal": _journal,
+}
+
+
+# ------------------------------------------------------------------ a whole journal
 
 Entry = dict[str, Any]
 Outcome = str  # "pass" | "fail" | "skip"
@@ -76,12 +158,12 @@ def _result(
 EVIDENCE_CAP = 1000
 
 
-class _Check:
+class _JournalCheck:
     """One check as a fold over the journal, one entry at a time, in journal order.
 
     :meth:`entry` sees every parsed entry (recognized or not), :meth:`known` the
     recognized ones; :meth:`result` gives the outcome.  A journal is read once, line by
-    line, whatever its size (``trace check`` held every entry: 752 MiB for 60 MB).
+    line, and no check keeps the entries: memory stays flat whatever the journal's size.
     """
 
     id = ""
@@ -114,7 +196,7 @@ class _Check:
         return _result(self.id, self.name, self.problems, self.seen, **facts)
 
 
-class _SequenceIntegrity(_Check):
+class _SequenceIntegrity(_JournalCheck):
     """Dense increasing seq from 1; one session; RFC 3339 UTC times; balanced turns; an end."""
 
     id = "T.sequence-integrity"
@@ -215,7 +297,7 @@ def _well_formed_time(text: str) -> bool:
     return moment.utcoffset() == _dt.timedelta(0)
 
 
-class _TurnLoopPairing(_Check):
+class _TurnLoopPairing(_JournalCheck):
     """Each requested call resolved exactly once before the next prompt; nothing phantom."""
 
     id = "T.turn-loop-pairing"
@@ -286,7 +368,7 @@ class _TurnLoopPairing(_Check):
         return facts
 
 
-class _AssemblyBudgetHonesty(_Check):
+class _AssemblyBudgetHonesty(_JournalCheck):
     """Per-frame costs add up to the declared total, which fits the budget."""
 
     id = "T.assembly-budget-honesty"
@@ -309,7 +391,7 @@ class _AssemblyBudgetHonesty(_Check):
                 self.problem(seq, f"frames[{index}] is a reference yet costs {frame['token_cost']}")
 
 
-class _StalenessAtUse(_Check):
+class _StalenessAtUse(_JournalCheck):
     """No frame identity rendered after a verify said it was stale or gone."""
 
     id = "T.staleness-at-use"
@@ -341,7 +423,7 @@ class _StalenessAtUse(_Check):
                     )
 
 
-class _CitationAtUse(_Check):
+class _CitationAtUse(_JournalCheck):
     """Every rendered frame carries a non-empty citation label."""
 
     id = "T.citation-at-use"
@@ -357,7 +439,7 @@ class _CitationAtUse(_Check):
                 self.problem(_seq(entry), f"frames[{index}] ({name!r}) has an empty citation label")
 
 
-class _DeterministicComposition(_Check):
+class _DeterministicComposition(_JournalCheck):
     """An unchanged frame set reproduces the same composition_digest."""
 
     id = "T.deterministic-composition"
@@ -386,7 +468,7 @@ class _DeterministicComposition(_Check):
         first.setdefault(key, (_seq(entry), digest))
 
 
-class _EffectExactlyOnce(_Check):
+class _EffectExactlyOnce(_JournalCheck):
     """No effect_id performed twice, within a run or across a resume."""
 
     id = "T.effect-exactly-once"
@@ -419,7 +501,7 @@ class _EffectExactlyOnce(_Check):
             self.done[effect] = _seq(entry)
 
 
-class _ResumeIntegrity(_Check):
+class _ResumeIntegrity(_JournalCheck):
     """A resume recovered everything the journal recorded before it."""
 
     id = "T.resume-integrity"
@@ -453,7 +535,7 @@ class _ResumeIntegrity(_Check):
         return {"work_lost_events": self.lost_total} if self.seen else {}
 
 
-TRACE_CHECKS: tuple[type[_Check], ...] = (
+TRACE_CHECKS: tuple[type[_JournalCheck], ...] = (
     _SequenceIntegrity,
     _TurnLoopPairing,
     _AssemblyBudgetHonesty,
@@ -467,7 +549,7 @@ TRACE_CHECK_IDS = tuple(check.id for check in TRACE_CHECKS)
 
 
 class JournalChecks:
-    """Every check, fed one entry at a time (see :class:`_Check`)."""
+    """Every check, fed one entry at a time (see :class:`_JournalCheck`)."""
 
     def __init__(self) -> None:
         self.checks = [check() for check in TRACE_CHECKS]

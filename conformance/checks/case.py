@@ -1,0 +1,177 @@
+"""A case as the grader sees it, and the oracle's expectation of it in words.
+
+The expected side is always the reference decoder's reading of the case's
+bytes (or a fixture's expectation file, which the decoder is tested to agree
+with), under every conforming reading the case reaches.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from stella_conform.conformance.clients.wrapper import expected_outcome
+from stella_conform.oracle.decoder import Decoded, LineOutcome, RunSummary
+from stella_conform.oracle.envelope import EnvelopeReading, read_envelope
+from stella_conform.oracle.journal import Journal, read_journal
+from stella_conform.oracle.readings import (
+    Alternative,
+    Readings,
+    read_envelope_readings,
+    read_stream,
+)
+from stella_conform.schemas.vocabulary import Vocabulary
+
+
+@dataclass
+class GradedCase:
+    """A case as the grader sees it: bytes, where it came from, and the oracle's reading."""
+
+    name: str
+    stream: bytes
+    source: str  # "fixture" or "generated"
+    mutations: tuple[str, ...] = ()
+    vocab: Vocabulary | None = field(default=None, repr=False)
+    #: "stream" (reader, dashboard, recorder), "envelope" or "scenario" (wrapper).
+    kind: str = "stream"
+    #: Envelope cases: the stella command that printed the document.
+    command: str = "stella run --output-format json"
+    #: Wrapper cases: how the fake stella ends the run (exit, reason, die_mid_line, ...).
+    scenario: dict[str, Any] = field(default_factory=dict)
+    #: Envelope cases: the parts the client claims to read (``None``: all of them).
+    reads: frozenset[str] | None = None
+
+    #: The oracle's reading when the generator already made it (decoded once per case).
+    decoded: Decoded | None = field(default=None, repr=False, compare=False)
+    #: With ``decoded``: the registered points that careful decode noted.
+    touched: frozenset[str] | None = field(default=None, repr=False, compare=False)
+    #: The registered reading this view of the case follows ("" for the default).
+    reading_id: str = ""
+    #: Generated cases: the lines the generator's mutations touched (shown in excerpts).
+    marked: tuple[int, ...] = ()
+
+    @cached_property
+    def readings(self) -> Readings:
+        """Every conforming reading of a stream case (the default first).
+
+        A generated case comes with its careful decode (the default reading and the
+        points it touched), so the stream is decoded again only for an alternative.
+        """
+        if self.decoded is not None and self.touched is not None:
+            return read_stream(self.stream, self.vocab, decoded=(self.decoded, self.touched))
+        return read_stream(self.stream, self.vocab)
+
+    @cached_property
+    def _decoded(self) -> tuple[list[LineOutcome], RunSummary]:
+        if self.decoded is not None:
+            return self.decoded.outcomes, self.decoded.summary
+        default = self.readings.default
+        return default.outcomes, default.summary
+
+    @property
+    def alternatives(self) -> tuple[Alternative, ...]:
+        """The other conforming readings of a stream or an envelope's events (empty when the
+        contract is plain)."""
+        if self.reading_id:
+            return ()
+        if self.kind == "envelope":
+            return self._envelope_alternatives
+        if self.kind != "stream":
+            return ()
+        return self.readings.alternatives
+
+    @cached_property
+    def _envelope_alternatives(self) -> tuple[Alternative, ...]:
+        return read_envelope_readings(self.stream, self.command, self.vocab, self.reads)
+
+    def under(self, alternative: Alternative) -> GradedCase:
+        """This case as the oracle reads it when the client takes ``alternative``."""
+        view = copy.copy(self)
+        if alternative.document is not None:
+            view.__dict__["envelope"] = alternative.document
+        else:
+            view.__dict__["_decoded"] = (alternative.outcomes, alternative.summary)
+        view.reading_id = alternative.reading
+        return view
+
+    @cached_property
+    def envelope(self) -> EnvelopeReading:
+        return read_envelope(self.stream, self.command, self.vocab, self.reads)
+
+    @cached_property
+    def wrapper(self) -> dict[str, Any]:
+        return expected_outcome(self.scenario)
+
+    @cached_property
+    def journal(self) -> Journal:
+        return read_journal(self.stream)
+
+    def reading(self) -> dict[str, Any]:
+        """The oracle's reading of this case, whatever its kind, as JSON."""
+        if self.kind == "envelope":
+            return self.envelope.to_json()
+        if self.kind == "scenario":
+            return dict(self.wrapper)
+        if self.kind == "journal":
+            return self.journal.summary()
+        return self.expected.to_json()
+
+    @property
+    def expected_verdict(self) -> str:
+        if self.kind == "envelope":
+            return self.envelope.verdict
+        if self.kind == "scenario":
+            return str(self.wrapper["verdict"])
+        if self.kind == "journal":
+            return self.journal.verdict
+        return self.expected.verdict
+
+    @property
+    def expected(self) -> RunSummary:
+        return self._decoded[1]
+
+    @property
+    def outcomes(self) -> list[LineOutcome]:
+        return self._decoded[0]
+
+
+def expected_verdict_text(case: GradedCase) -> str:
+    """``accept``, or ``reject at line N (why)``, then ``or ...`` per other conforming
+    reading: a correct client's verdict, as ``run``, ``replay`` and ``smoke`` print it."""
+    exp = case.expected
+    text = (
+        f"reject at line {exp.rejected_line} ({exp.reason})"
+        if exp.verdict == "reject"
+        else "accept"
+    )
+    others = [
+        ("accept" if a.summary.verdict == "accept" else f"reject at line {a.summary.rejected_line}")
+        + f" (reading {a.reading})"
+        for a in case.alternatives
+    ]
+    return " or ".join([text, *others])
+
+
+def expected_text(case: GradedCase) -> dict[str, Any]:
+    """The parts of the oracle's reading worth printing next to a failure."""
+    s = case.reading()
+    if case.kind == "envelope":
+        keys: tuple[str, ...] = (
+            "verdict", "reason", "shape", "status", "files_touched", "rows",
+            "cost_usd", "input_tokens", "output_tokens",
+        )  # fmt: skip
+    elif case.kind == "scenario":
+        keys = ("verdict", "outcome", "reason")
+    elif case.kind == "journal":
+        keys = ("verdict", "rejected_line", "known_events", "unrecognized_events")
+    else:
+        keys = ("verdict", "rejected_line", "unrecognized_events", "final_text", "terminator")
+    out = {k: s[k] for k in keys}
+    if case.kind == "stream" and case.alternatives:
+        out["also_conforming"] = [
+            {"reading": a.reading, **{k: a.summary.to_json()[k] for k in keys}}
+            for a in case.alternatives
+        ]
+    return out

@@ -47,12 +47,12 @@ from stella_conform.conformance.clients.runner import (
     ensure_mode_supported,
 )
 
-#: The longest auto mode waits for a hello (a client's ``--timeout`` may lower it).  About
-#: four times the slowest start measured on a loaded machine (2.3 s through a pyenv shim,
-#: 1.9 s for the TypeScript template, at load average 20 with four busy loops beside:
-#: ``benchmarks/hello_wait.py``).  On Linux a client that waits for its stream is seen
-#: long before (:data:`IDLE_FOR`); only where ``/proc`` is missing does every exit-mode
-#: client cost the whole wait.
+#: The longest auto mode waits for a hello (a client's ``--timeout`` may lower it): about
+#: four times the slowest adapter start ``benchmarks/hello_wait.py`` sees on a loaded
+#: machine (a Python client through a version manager's shim, the TypeScript template,
+#: beside busy loops), so a slow start is not taken for silence.  On Linux a client that
+#: waits for its stream is seen long before (:data:`IDLE_FOR`); only where ``/proc`` is
+#: missing does every exit-mode client cost the whole wait.
 HELLO_WAIT = 10.0
 #: How long a client must sit asleep, using no CPU, without a hello, to count as waiting
 #: for input (an exit-mode client).  The clock ticks that count CPU are 10 ms.
@@ -228,8 +228,8 @@ class _Session:
     """The processes of the client's session, found in ``/proc`` without reading every
     process's ``stat`` file on every look.
 
-    A look every :data:`POLL` read all of them (a few hundred on a shared machine: up to
-    1.4 CPU-seconds of the kit's in a 10 s wait).  A process outside the session stays
+    Reading all of them at every :data:`POLL` (a few hundred on a shared machine) would
+    cost the kit more CPU than the client it waits for.  A process outside the session stays
     outside it (a process can leave a session, with ``setsid``, never join one), so the
     first look reads each process once and remembers those outside; later looks read only
     the session's own processes and the ones started since.  (A process number used again

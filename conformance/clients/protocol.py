@@ -57,8 +57,8 @@ def _checks() -> dict[str, FitCheck]:
 @cache
 def _fits() -> dict[str, Fits]:
     """The same question answered yes/no by generated code (``schemas/fastfit.py``), as the
-    decoder asks it: a client writes a message per line of every case, and the explaining
-    check cost a tenth of the kit's time per case; it now runs only on a no."""
+    decoder asks it: a client writes a message per line of every case, so the explaining
+    check, many times dearer, runs only on a no."""
     compiler = FastCompiler(load_schema("protocol.schema.json"))
     return compiler.compile_many({kind: {"$ref": f"#/$defs/{n}"} for kind, n in _DEFS.items()})
 

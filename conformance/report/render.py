@@ -541,8 +541,8 @@ def report_json_text(doc: Any) -> str:
     A document that is JSON already (the usual case: every client value in it went
     through :func:`json_safe` when its failure was recorded) is written by the C encoder
     as it is, and indented only when small: the pure-Python walk and the indenting encoder
-    took 1.5 CPU-s for a 10,000-cell matrix, which a stopped matrix writes after the
-    signal.  Only a document the C encoder refuses is copied through :func:`json_safe`.
+    are slow on a large matrix, which a stopped matrix writes after the signal.  Only a
+    document the C encoder refuses is copied through :func:`json_safe`.
     """
     try:
         compact = json.dumps(doc, ensure_ascii=False, allow_nan=False)

@@ -1,9 +1,9 @@
 """Event content expanded from one drawn seed, so a case costs tens of draws, not hundreds.
 
-Every field of every event used to be its own Hypothesis draw.  A draw costs about
-40 µs with the engine's bookkeeping (spans, the choice tree, the mutator's scans), and a
-run of thirty-odd events made about 250 of them: most of the CPU the kit spent per case,
-several times what the client spent reading it.  What a check is about is the *plan* of
+A Hypothesis draw per field of every event would cost a run of thirty-odd events about
+250 draws, each with the engine's bookkeeping (spans, the choice tree, the mutator's
+scans): most of the CPU the kit spends per case, several times what the client spends
+reading it.  What a check is about is the *plan* of
 a run — how many turns and steps, which events each step writes — and the mutations;
 the words of a text or the token count of a usage event only need to vary.
 

@@ -1,7 +1,7 @@
 """The JSON grammar and the line framing, production by production, and a scanner that says
 which of them a case's bytes hold.
 
-The generators were built event by event; real parsers break on the text: their line
+The generators build runs event by event; real parsers break on the text: their line
 readers, stream decoders, number types and key matching.  This module is the audit's
 instrument: :data:`PRODUCTIONS` lists what RFC 8259 allows (and forbids) between tokens,
 in strings, numbers and nesting, and what the contract's framing ("one JSON object per

@@ -107,7 +107,7 @@ def json_copy(value: Any) -> Any:
     """A copy of a JSON value (dicts and lists copied all the way down).
 
     ``copy.deepcopy`` keeps a memo for shared and cyclic objects, which JSON has none
-    of; copying every event of a run with it was a tenth of a case's generation.
+    of; copying every event of a run with it would be a tenth of a case's generation.
     """
     if isinstance(value, dict):
         # most values of an event are strings and numbers: copied without a call each

@@ -261,7 +261,7 @@ def runs(
 def _with_schema_only_types(draw: st.DrawFn, vocab: Vocabulary, events: list[Event]) -> list[Event]:
     """Sprinkle events of the types only an imported schema knows (never after the end).
 
-    A function, not a strategy of its own: a strategy made for each run was most of the
+    A function, not a strategy of its own: a strategy made for each run would be most of the
     cost of a run without such types (its label is a digest of this function's source,
     computed for every new strategy), and its draws are the same choices either way."""
     gen = strategies_for(vocab)

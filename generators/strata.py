@@ -197,7 +197,7 @@ def simplest(strategy: st.SearchStrategy[T]) -> T | None:
     Repeatable (no randomness reaches it); ``None`` if that example is rejected.  Drawn as
     Hypothesis's engine draws it (a ``ConjectureData`` whose every choice comes from the
     ``simplest`` template), without a ``@given`` run around each: a run draws about 120
-    strata, and the engine's set-up was about 4 ms of each (half a second a cold run).
+    strata, and the engine's set-up for each would cost more than drawing it.
     ``tests/test_strata.py`` holds it to the first example of a ``@given`` run.
     """
     got = drawn(strategy)

@@ -7,12 +7,10 @@ glibc's ``malloc`` serves a block that large from ``mmap`` and unmaps it at ``fr
 threshold starts at 128 KiB and grows only to the largest block freed so far), and trims
 the top of the heap once 128 KiB or more is free there, so the next such block is fresh
 pages again: a page fault for every 4 KiB written, which on a virtual machine costs more
-than copying the page.  A default persistent run of the reader profile took 50,000 minor
-faults in the kit's process, 18,500 with blocks of up to 32 MiB kept (0.1 s less system
-time for a cold and a warm run, paired A/B).  The price is a little memory: freed
-blocks kept on the heap fragment it, and the peak of a reader and dashboard run is about
-1.7 MiB higher at 25 examples and 3-4 MiB higher at 400 (review-4 J5, ``/usr/bin/time``
-pairs with and without), still flat in the cases graded.
+than copying the page.  Keeping freed blocks of up to 32 MiB cuts the kit's minor faults
+in a default run of the reader profile to under half (``tests/test_allocator.py``
+counts them).  The price is a little memory: freed blocks kept on the heap fragment it,
+so a run's peak is a few MiB higher, still flat in the cases graded.
 
 Only the command line asks for it (:func:`keep_large_blocks` in ``cli.main``): a library
 must not change the allocator of the process it is imported into (the pytest plugin runs

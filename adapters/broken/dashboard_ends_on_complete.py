@@ -5,7 +5,7 @@ Three real consumers were written before stella renamed its turn boundary: they 
 ``"complete"`` to call a run finished.  This one says so honestly in its hello: it knows
 ``complete`` and not ``run_complete``, and it computes ``terminator``, so on a stream of
 today's stella a run never ends for it.  Claims do not hide that:
-``D.run-terminator`` fails with the reason, where it was once a skip.
+``D.run-terminator`` fails with the reason rather than skipping.
 """
 
 import os

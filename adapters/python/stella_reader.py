@@ -25,7 +25,7 @@ import os
 import sys
 
 # Imported where used, not here: a report- or exit-mode client starts once per case, and
-# typing, hashlib (OpenSSL) and base64 were a third of this client's start-up CPU.
+# typing, hashlib (OpenSSL) and base64 are a third of this client's start-up CPU.
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings (from __future__ import annotations)
     from typing import Any, BinaryIO, ClassVar

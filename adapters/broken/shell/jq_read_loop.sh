@@ -1,5 +1,5 @@
 #!/bin/sh
-# BROKEN (on purpose): the kit's jq client as it was, a `while IFS= read -r line` loop in
+# BROKEN (on purpose): the jq client behind a `while IFS= read -r line` loop in
 # front of jq 1.6 - the loop the contract shows for scripts, and jq's raw input.
 #   * `read` drops NUL bytes (dash and bash alike), so the corrupt line
 #     {"type":"text","text":"a<NUL>b"} reaches jq as the valid line "ab";

@@ -91,7 +91,7 @@ def main() -> int:
     )
 
     e2e = [
-        ("Python, default (exit mode)", wall("run", "--no-database", "--", *PY)),
+        ("Python, default (--mode auto)", wall("run", "--no-database", "--", *PY)),
         ("Python, --mode report", wall("run", "--mode", "report", "--no-database", "--", *PY)),
         (
             "Python, --mode persistent",
@@ -100,7 +100,7 @@ def main() -> int:
     ]
     if shutil.which("node"):
         e2e += [
-            ("Node.js, default (exit mode)", wall("run", "--no-database", "--", *NODE)),
+            ("Node.js, default (--mode auto)", wall("run", "--no-database", "--", *NODE)),
             (
                 "Node.js, --mode persistent",
                 wall("run", "--mode", "persistent", "--no-database", "--", *NODE),

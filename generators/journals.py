@@ -10,7 +10,7 @@ stale or gone is never rendered again), costs add up, digests are a function
 of the frame set, and every ``effect_id`` is new.
 
 :data:`DEFECTS` breaks exactly one check each: the property test in
-``tests/test_trace.py`` finds the injected defect and nothing else.
+``tests/conformance/test_trace.py`` finds the injected defect and nothing else.
 
 Entries are built without ``seq``/``at``/``session`` and numbered last
 (:func:`number`), so a defect that inserts or removes a line leaves the

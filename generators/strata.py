@@ -198,7 +198,7 @@ def simplest(strategy: st.SearchStrategy[T]) -> T | None:
     Hypothesis's engine draws it (a ``ConjectureData`` whose every choice comes from the
     ``simplest`` template), without a ``@given`` run around each: a run draws about 120
     strata, and the engine's set-up for each would cost more than drawing it.
-    ``tests/test_strata.py`` holds it to the first example of a ``@given`` run.
+    ``tests/generators/test_strata.py`` holds it to the first example of a ``@given`` run.
     """
     got = drawn(strategy)
     return None if got is None else got.case

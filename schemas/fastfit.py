@@ -5,7 +5,7 @@ path string per field even when everything fits.  Almost every line of a real
 stream fits, so the decoder asks this module first — one straight-line function per
 event type, built once from the same schema with the same reading (extra keys
 ignored, ``oneOf`` as ``anyOf``, JSON integers only) — and asks :mod:`fit` for
-the reason only when the answer is no.  ``tests/test_vocabulary.py`` checks the
+the reason only when the answer is no.  ``tests/schemas/test_vocabulary.py`` checks the
 two agree.
 """
 

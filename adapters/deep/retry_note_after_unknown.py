@@ -16,7 +16,8 @@ Each condition alone is common; together they are rare in random runs, which is
 what makes this a test of ``stella-conform fuzz`` (docs/fuzzing.md): a default
 ``run`` misses it on most seeds.  Every rule-3 check whose cases carry such a line can
 find it: ``R3.missing-or-non-string-type`` and ``R3.no-loud-warning`` report the same
-crash as ``R3.unknown-type-inert`` (tests/test_fuzz.py checks that this is the bug).
+crash as ``R3.unknown-type-inert`` (tests/conformance/fuzz/test_fuzz.py checks that this
+is the bug).
 """
 
 import os

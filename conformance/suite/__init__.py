@@ -585,7 +585,7 @@ def load_case(
         journal = fixture.data if data is None else data
         return GradedCase(fixture.name, journal, "fixture", vocab=vocab, kind="journal")
     stream = fixture.stream if data is None else data
-    # also_conforming is the oracle's to compute (tests/test_fixture_corpus.py holds the
+    # also_conforming is the oracle's to compute (tests/oracle/test_fixture_corpus.py holds the
     # file to it), so a fixture cannot widen what passes
     decoded, touched = _careful_reading(stream, vocab)
     return GradedCase(

@@ -17,7 +17,7 @@ as ``CompositeStrategy.do_draw`` does (without the span), and hands every other
 strategy to ``ConjectureData.draw``;
 its :class:`Provider` is Hypothesis's, with fewer steps to the same integers.  So the
 choice sequence, and the case, are exactly the ones the plain ``ConjectureData`` draws
-(``tests/test_leaves.py`` holds it to them, for every check's strata and random
+(``tests/generators/engine/test_leaves.py`` holds it to them, for every check's strata and random
 examples), and Hypothesis replays and shrinks them as before: a shrink runs under
 Hypothesis's engine, whose data draws every strategy itself.  What a leaf loses is its
 span, which only Hypothesis's shrinker and explain phase read, and neither runs here.
@@ -105,7 +105,7 @@ def _span(min_value: int | None, max_value: int | None) -> tuple[int, int, float
 class Provider(HypothesisProvider):
     """Hypothesis's provider, its integers drawn with fewer steps: the same calls on the
     same ``random.Random`` in the same order, so the same choices
-    (``tests/test_leaves.py``).  A weighted integer draws its sampler's index and
+    (``tests/generators/engine/test_leaves.py``).  A weighted integer draws its sampler's index and
     alternative from the provider directly, not through the data's bookkeeping (which
     does nothing for a draw it does not record), and the distribution's bounds are
     computed once per range."""

@@ -9,7 +9,7 @@ a source of constants; a user's code (an in-process parser under the pytest plug
 is, as Hypothesis intends.
 
 This touches an internal of Hypothesis; if it moves, the kit runs as before, only with
-install-dependent draws again (``tests/test_generators.py`` notices).
+install-dependent draws again (``tests/generators/test_generators.py`` notices).
 """
 
 from __future__ import annotations

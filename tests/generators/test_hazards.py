@@ -63,7 +63,7 @@ def _known_strings(case: Case, line: int) -> list[str]:
 
 
 # ------------------------------------------------------------------ intents (fidelity)
-# Registered into tests/test_generators.py's INTENT table, so every mutation's intent
+# Registered into tests/generators/test_generators.py's INTENT table, so every mutation's intent
 # is checked by the one parametrized test there.
 
 

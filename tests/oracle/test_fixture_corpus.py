@@ -97,8 +97,9 @@ def test_every_registered_reading_has_a_fixture() -> None:
         for entry in f.expect.get("also_conforming", [])
         for point in split_label(entry["reading"])
     }
-    # prose-constraint needs a wire schema (tests/test_readings.py), shape-archived-today
-    # the older stella's vocabulary (archived_complete there: tests/test_claims_versions.py),
+    # prose-constraint needs a wire schema (tests/oracle/test_readings.py),
+    # shape-archived-today the older stella's vocabulary (archived_complete there:
+    # tests/conformance/checks/test_claims_versions.py),
     # tokens-without-usage and tokens-not-read an envelope (fixtures/envelopes: there)
     # learnt-alias a wire schema's descriptions (learnt_aliases there: test_learnt_aliases.py)
     assert named == IDS - {

@@ -67,14 +67,15 @@ POINT_CASES = {
 def test_every_point_is_registered_once_and_tested() -> None:
     assert len(REGISTER) == len(IDS) == len(POINTS)
     # prose-constraint needs a wire schema that states one: tested below; an archived shape
-    # of today in an older stella's stream needs that stella: tests/test_claims_versions.py;
-    # tokens-without-usage is an envelope's: tests/test_readings_envelopes.py
+    # of today in an older stella's stream needs that stella:
+    # tests/conformance/checks/test_claims_versions.py;
+    # tokens-without-usage is an envelope's: tests/oracle/test_readings_envelopes.py
     assert set(POINT_CASES) == IDS - {
         "prose-constraint",
-        "learnt-alias",  # a wire schema's descriptions: tests/test_learnt_aliases.py
+        "learnt-alias",  # a wire schema's descriptions: tests/schemas/test_learnt_aliases.py
         "shape-archived-today",
         "tokens-without-usage",
-        "tokens-not-read",  # an envelope's too: tests/test_readings_envelopes.py
+        "tokens-not-read",  # an envelope's too: tests/oracle/test_readings_envelopes.py
     }
 
 
@@ -276,7 +277,7 @@ def test_an_envelope_s_events_follow_the_same_readings() -> None:
         "e", json.dumps(doc).encode(), "fixture", kind="envelope", command="stella run"
     )
     assert case.envelope.verdict == "accept"  # reading A: a line without a type is skipped
-    # (with no step_usage, its token totals are 0 or unknown: tests/test_readings_envelopes.py)
+    # (with no step_usage, its token totals are 0 or unknown: test_readings_envelopes.py)
     others = {a.reading: a.verdict for a in case.alternatives}
     assert others["missing-or-non-string-type"] == "reject"
     check = BY_ID["E.events-follow-stream-rules"]

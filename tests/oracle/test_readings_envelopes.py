@@ -67,7 +67,7 @@ def test_with_step_usage_there_is_one_reading() -> None:
 
 @pytest.mark.parametrize("fixture", list(iter_envelope_fixtures()), ids=lambda f: f.name)
 def test_envelope_fixtures_list_their_other_readings(fixture: object) -> None:
-    """As a stream fixture's expectation does (tests/test_fixture_corpus.py)."""
+    """As a stream fixture's expectation does (tests/oracle/test_fixture_corpus.py)."""
     expect = fixture.expect  # type: ignore[attr-defined]
     listed = expect.get("also_conforming", [])
     assert listed == envelope_also_conforming(fixture.data, fixture.command)  # type: ignore[attr-defined]

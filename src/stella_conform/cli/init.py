@@ -1,7 +1,7 @@
 """First contact: ``init LANG`` writes an adapter skeleton to start from.
 
 Each template is a complete adapter around a trivial reader that passes ``smoke`` and
-the reader profile as written (``tests/test_init.py`` grades every one), so a client
+the reader profile as written (``tests/cli/test_init.py`` grades every one), so a client
 author starts from green and changes only the lines marked ``EDIT``.  The templates
 are plain files under ``adapters/templates/LANG/``, shipped in the wheel.
 """

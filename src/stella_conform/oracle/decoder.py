@@ -578,7 +578,7 @@ def serde_refuses_number(literal: str) -> bool:
     integer part ``1844674407370955161[6-9]`` (one digit counted in the exponent) and one
     fraction digit ``[0-5]`` (the one that still fits, counted back out): serde refuses the
     valid ``18446744073709551616.0`` as "invalid number" (or "EOF while parsing a value"
-    at the end of its input). All measured, tests/test_readings.py builds the probe."""
+    at the end of its input). All measured, tests/oracle/test_readings.py builds the probe."""
     text = literal.lstrip("-")
     mantissa, _, exp_text = text.replace("E", "e").partition("e")
     whole, point, fraction = mantissa.partition(".")
@@ -668,7 +668,7 @@ _NEG_ZERO = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_neg_zer
 #: The careful decode's prefilters: each a cheap test that says "no" only where the test
 #: it guards would find nothing (the same points, the same outcomes, only sooner).  Tests
 #: set it false to make every one of them say "maybe", and compare
-#: (``tests/test_careful_prefilters.py``).
+#: (``tests/oracle/test_careful_prefilters.py``).
 _PREFILTERS = True
 #: A run of 309 digits, bytes i to i+308, holds one byte at a multiple of 309 (309
 #: consecutive offsets hold one of each remainder), wherever it starts or ends; so a line

@@ -46,7 +46,7 @@ BROKEN_EXAMPLES = 3
 #: the test (its target not failed), so this cannot hide a check that cannot fail.
 BROKEN_EXAMPLES_PER_PROCESS = 1
 #: Broken clients need a failure found and saved, not a minimal one: shrinking is tested
-#: on its own (tests/test_generators.py and test_hazards.py), and here every shrink step
+#: on its own (tests/generators/test_generators.py and test_hazards.py), and here every shrink step
 #: of an exit- or report-mode client is a process (the wrapper clients: two).
 MAX_SHRINKS = 0
 #: Broken clients whose flaw only one option of a mutation shows (a NUL or U+001F in a
@@ -234,7 +234,8 @@ REFERENCES = [
     ),
     pytest.param("persistent", DASHBOARD, ("reader", "dashboard"), id="dashboard-persistent"),
     # the clients of this round's readings, each taking the non-default side at one point
-    # (their seeds: tests/test_reading_clients.py), and a client of two stellas' types
+    # (their seeds: test_reading_clients.py beside this file), and a client of two stellas'
+    # types
     pytest.param(
         "persistent",
         (PY, str(ADAPTERS / "python" / "validating_ts_client.py")),

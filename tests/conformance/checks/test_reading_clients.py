@@ -6,7 +6,7 @@ as the wire schema types ``ts``, the version gap counted by type names, an envel
 totals unknown without ``step_usage``, and 0 tokens from a reader that reads no ``events``.
 Graded on the checks whose cases reach the point, on 20 seeds: a reading the grader
 honours on some seeds only would be a false fail waiting.
-(Every check of their profiles, on the fixtures: tests/test_client_matrix.py.)
+(Every check of their profiles, on the fixtures: tests/conformance/checks/test_client_matrix.py.)
 """
 
 from __future__ import annotations

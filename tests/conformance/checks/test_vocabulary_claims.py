@@ -39,7 +39,7 @@ def test_restrict_narrows_known_but_keeps_what_stella_writes() -> None:
 def test_restrict_keeps_a_type_stella_never_writes_apart() -> None:
     """A claimed name this stella never writes is known to the client, never written: one an
     older stella wrote is read as that stella defined it; one no stella writes, not at all
-    (the claim warns about it: tests/test_claims_versions.py)."""
+    (the claim warns about it: tests/conformance/checks/test_claims_versions.py)."""
     vocab = Vocabulary.default().restrict(["text", "txt", "complete"])
     assert vocab.known == {"text"} and vocab.recognized == {"text", "txt", "complete"}
     assert set(vocab.foreign) == {"complete"} and "txt" not in vocab.dispatch

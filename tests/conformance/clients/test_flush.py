@@ -117,7 +117,7 @@ def test_persistent_client_answers_every_queued_case_before_it_exits(
     assert lines == CASES * (EVENTS + 1)
 
 
-#: Where .ci/run installs TypeScript and the Node.js types (see tests/test_init.py).
+#: Where .ci/run installs TypeScript and the Node.js types (see tests/cli/test_init.py).
 TS_TOOLCHAIN = Path(
     os.environ.get("STELLA_CONFORM_TS_TOOLCHAIN", REPO / ".ci" / ".toolchains" / "ts")
 )

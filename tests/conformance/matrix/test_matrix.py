@@ -248,7 +248,7 @@ def test_failures_are_saved_under_out_and_replay_from_the_matrix_s_folder(
     assert (graded / "out" / "failures") in (graded / saved).parents
     # the client's command has a path relative to the config's folder; the replay command
     # says where to start it, relative to the folder the matrix ran in (a copy of it
-    # elsewhere works as well: tests/test_failures.py)
+    # elsewhere works as well: tests/conformance/suite/test_failures.py)
     argv = replay_args(failure["replay"])
     assert argv[argv.index("--cwd") + 1] == "."
     done = subprocess.run(

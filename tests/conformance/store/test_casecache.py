@@ -152,7 +152,7 @@ def test_a_saved_failure_in_the_example_database_is_replayed_as_without_the_cach
     client's): the run reads the cache all the same, the broken client fails a cached
     case, and the check is graded afresh, the failure replayed and shrunk: the report is
     the one a run without the cache gives.  (A client that passes every cached case and
-    fails an entry: tests/test_kit_drawn.py.)"""
+    fails an entry: tests/generators/engine/test_kit_drawn.py.)"""
     import shutil
 
     checks = ["R5.unknown-fields-ignored"]

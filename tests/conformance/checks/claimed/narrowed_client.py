@@ -7,7 +7,7 @@ adapters/python/both_versions_client.py does) and reads every other one as unrec
 so a claim ``--knows TYPE,...`` is true of it whatever the names; with ``--summary-only``
 it reads the whole text and reports no lines (adapters/python/summary_only_client.py).
 Its hello claims nothing: the test makes the claims, as the command line would.
-tests/test_claims_property.py grades it under random claims.
+tests/conformance/checks/test_claims_property.py grades it under random claims.
 """
 
 import os

@@ -149,7 +149,7 @@ def graded(
     """One default run of a client, in this process: the ``CheckResult`` of every check of
     ``profiles`` (of ``only``, when given), as ``stella-conform run`` grades them."""
     from stella_conform.conformance.checks import select
-    from stella_conform.conformance.claims import from_hello, resolve_profiles
+    from stella_conform.conformance.checks.claims import from_hello, resolve_profiles
     from stella_conform.conformance.clients.runner import (
         Client,
         ensure_mode_supported,

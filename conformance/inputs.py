@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from stella_conform.conformance.checks import Check, select, unmatched_globs
-from stella_conform.conformance.claims import (
+from stella_conform.conformance.checks.claims import (
     Claims,
     claims_from,
     from_hello,

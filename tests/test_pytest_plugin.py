@@ -21,7 +21,7 @@ from conftest import ADAPTERS, KIT, PY_REFERENCE, REPO
 
 # The plugin's run-time imports, made here once: pytester's in-process runs put sys.modules
 # back after each run, so what one run imported first the next would import again.
-import stella_conform.conformance.claims
+import stella_conform.conformance.checks.claims
 import stella_conform.conformance.clients.inprocess
 import stella_conform.conformance.report.render
 import stella_conform.conformance.suite  # noqa: F401

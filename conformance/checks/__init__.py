@@ -23,7 +23,9 @@ Where each part lives:
 * one module per profile, its checks and their judges side by side:
   :mod:`.reader` (R1 to R6), :mod:`.dashboard` (``D.*``), :mod:`.recorder`
   (``P.*``), :mod:`.envelope` (``E.*``), :mod:`.wrapper` (``W.*``) and
-  :mod:`.trace` (``J.*``, and the ``T.*`` checks over a whole journal).
+  :mod:`.trace` (``J.*``, and the ``T.*`` checks over a whole journal);
+* :mod:`.claims`: what a client claims to know, read and compute, and so which
+  checks grade it.
 """
 
 from __future__ import annotations

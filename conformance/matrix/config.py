@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from stella_conform.conformance.checks import PROFILES, Check, select
-from stella_conform.conformance.claims import (
+from stella_conform.conformance.checks.claims import (
     Claims,
     claims_from,
     from_hello,

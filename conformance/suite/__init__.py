@@ -58,7 +58,7 @@ from stella_conform.conformance.checks import (
     expected_text,
     judge,
 )
-from stella_conform.conformance.claims import Claims
+from stella_conform.conformance.checks.claims import Claims
 from stella_conform.conformance.clients.protocol import COMMAND_ENV
 from stella_conform.conformance.clients.runner import (
     LINES,

@@ -161,7 +161,7 @@ def _database(config: pytest.Config) -> Any:
 
 
 def build_config(config: pytest.Config, client: Any) -> Any:
-    from stella_conform.conformance.claims import Claims
+    from stella_conform.conformance.checks.claims import Claims
     from stella_conform.conformance.suite import SuiteConfig
 
     rootdir = Path(str(config.rootpath))
@@ -455,7 +455,7 @@ def conformance_tests(
     Assign the result to a ``test_*`` name in a test module.
     """
     from stella_conform.conformance.checks import select
-    from stella_conform.conformance.claims import claims_from, resolve_profiles
+    from stella_conform.conformance.checks.claims import claims_from, resolve_profiles
     from stella_conform.conformance.clients.inprocess import Parser, reject_kinds, wants_report
     from stella_conform.conformance.clients.runner import Client
     from stella_conform.schemas.vocabulary import Vocabulary

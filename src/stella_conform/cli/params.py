@@ -110,7 +110,7 @@ def _module_file(spec: str) -> str | None:
 def _knows_file(value: str) -> str | None:
     """The file ``--knows`` names: a value without a comma that is a path (there is
     something there, or it reads as a path), not a type's or a vocabulary's name."""
-    from stella_conform.conformance.claims import knows_file
+    from stella_conform.conformance.checks.claims import knows_file
 
     return knows_file(value)
 

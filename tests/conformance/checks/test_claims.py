@@ -17,7 +17,7 @@ import pytest
 from conftest import ADAPTERS, PY_REFERENCE, kit, kit_inline, replay_args
 
 from stella_conform.conformance.checks import BY_ID
-from stella_conform.conformance.claims import (
+from stella_conform.conformance.checks.claims import (
     Claims,
     claims_from,
     from_hello,

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from stella_conform.conformance import suite
 from stella_conform.conformance.checks import BY_ID, CATALOGUE, Check
-from stella_conform.conformance.claims import COMPUTES, READS, Claims, claims_from
+from stella_conform.conformance.checks.claims import COMPUTES, READS, Claims, claims_from
 from stella_conform.conformance.clients.runner import Client, resolve_client
 from stella_conform.conformance.suite import SuiteConfig, run_check, shared_sessions
 from stella_conform.schemas.vocabulary import Vocabulary, bundled_names, bundled_types

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
 from stella_conform.conformance.checks import BY_ID, CATALOGUE
-from stella_conform.conformance.claims import COMPUTES, READS, Claims, claims_from
+from stella_conform.conformance.checks.claims import COMPUTES, READS, Claims, claims_from
 from stella_conform.conformance.suite import check_strategy, graded_case, not_drawable
 from stella_conform.errors import SetupError
 from stella_conform.generators.mutations import MUTATIONS, Stream, applicable, json_copy

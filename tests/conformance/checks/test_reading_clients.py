@@ -18,7 +18,7 @@ import pytest
 from conftest import ADAPTERS
 
 from stella_conform.conformance.checks import BY_ID
-from stella_conform.conformance.claims import from_hello
+from stella_conform.conformance.checks.claims import from_hello
 from stella_conform.conformance.clients.runner import Client, ensure_mode_supported, resolve_client
 from stella_conform.conformance.suite import SuiteConfig, run_check, shared_sessions
 from stella_conform.schemas.vocabulary import Vocabulary

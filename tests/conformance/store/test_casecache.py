@@ -22,7 +22,7 @@ from conftest import ADAPTERS, PY_REFERENCE, REPO
 
 from stella_conform.conformance import suite
 from stella_conform.conformance.checks import BY_ID
-from stella_conform.conformance.claims import Claims
+from stella_conform.conformance.checks.claims import Claims
 from stella_conform.conformance.clients.runner import Client
 from stella_conform.conformance.report.render import Report
 from stella_conform.conformance.store import casecache

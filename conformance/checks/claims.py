@@ -22,11 +22,11 @@ command line (the command line wins, and is the only way in exit mode):
   ``run_complete``) is not a skip but a ``fail`` of the check about those types,
   saying so (:meth:`Claims.unmet`): it is the bug of a client waiting for an old name.
   Only a field named in ``computes``, in a mode that reports summaries, is "computed":
-  without the claim (or in exit mode) the check skips, as it did before claims could fail.
+  without the claim (or in exit mode) the client has said nothing, and the check skips.
 * ``summary_only`` — it does not process line by line (a whole-text reader, a file
   poller), so it writes no line observations; checks that need them are ``skip``.
 
-A claim left out means "everything", which is the behaviour before claims existed.
+A claim left out means "everything": a client that claims nothing is graded on it all.
 Every report prints the claims and what they left ungraded, so a release-gating
 run shows what was *not* checked.
 """
@@ -39,7 +39,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from stella_conform.conformance.checks import CATALOGUE, REPORTING, Check
+from stella_conform.conformance.checks import CATALOGUE
+from stella_conform.conformance.checks.model import PROFILE_INPUT, PROFILES, REPORTING, Check
 from stella_conform.errors import SetupError
 from stella_conform.schemas.vocabulary import (
     BUNDLED,
@@ -356,8 +357,8 @@ def _checked(kind: str, names: Iterable[str], allowed: Sequence[str], where: str
 def knows_file(value: str) -> str | None:
     """The file a ``knows`` value names, or ``None`` for names: a value with no comma that
     reads as a path (a ``/`` in it, or ending ``.json``) or names something there that is
-    no folder (a regular file, or a FIFO, which was read as a type's name). A folder
-    with a type's name (``error``) leaves the name a name."""
+    no folder (a regular file, or a FIFO, which must not be taken for a type's name). A
+    folder with a type's name (``error``) leaves the name a name."""
     spec = value.strip()
     if not spec or "," in spec:
         return None
@@ -386,7 +387,7 @@ def knows_from(
             from stella_conform.safe_files import named_path_problem
 
             problem = named_path_problem(file, "file")
-            if problem is not None:  # a FIFO was read as a type's name (review-6 R6-6)
+            if problem is not None:  # a FIFO or a device: refused, never read for names
                 raise SetupError(f"{where}: {file}: {problem}")
             if not Path(file).is_file():
                 raise SetupError(f"{where}: no such file: {file}")
@@ -474,8 +475,6 @@ def resolve_profiles(given: Sequence[str], hello: Mapping[str, Any] | None) -> t
     ``--profile dashboard`` therefore grades ``reader`` and ``dashboard``; with no
     ``--profile``, the profiles the adapter's hello claims; with neither, ``reader``.
     """
-    from stella_conform.conformance.checks import PROFILE_INPUT, PROFILES
-
     chosen = list(given)
     source = "--profile"
     if not chosen and hello and isinstance(hello.get("profiles"), list):

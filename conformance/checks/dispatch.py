@@ -24,7 +24,7 @@ from stella_conform.conformance.clients.runner import Observation
 from stella_conform.oracle.decoder import RunSummary
 from stella_conform.oracle.readings import Alternative
 
-#: Every judge, by name, in the catalogue's profile order.
+#: Every judge, by the name a check's ``judge`` gives: each profile module's ``JUDGES``.
 JUDGES: dict[str, JudgeFn] = {
     **reader.JUDGES,
     **dashboard.JUDGES,

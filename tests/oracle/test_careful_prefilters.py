@@ -1,5 +1,5 @@
 """The careful decode's prefilters change no answer: with every one of them saying "maybe"
-(``decoder._PREFILTERS`` false: each point's full test on every line) the decode gives the
+(``prefilters.ENABLED`` false: each point's full test on every line) the decode gives the
 same outcomes and notes the same points as with them, on streams that touch every point
 the careful decode finds, beside them, and at the prefilters' edges."""
 
@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from test_readings import TASK  # a task_update breaking the wire schema's prose rule
 
 from stella_conform.generators import MUTATIONS, Case, cases
-from stella_conform.oracle import decoder
+from stella_conform.oracle import prefilters
 from stella_conform.oracle.corpus import bundled_fixtures_dir
 from stella_conform.oracle.decoder import decode
 from stella_conform.oracle.readings import IDS
@@ -155,14 +155,14 @@ def compare(data: bytes, vocab: Vocabulary | None, monkeypatch: pytest.MonkeyPat
     reading touches is taken on top of it; at most 32): the same answers."""
     expected: dict[frozenset[str], tuple[str, set[str]]] = {}
     with monkeypatch.context() as patch:
-        patch.setattr(decoder, "_PREFILTERS", False)
+        patch.setattr(prefilters, "ENABLED", False)
         queue = [frozenset[str]()]
         while queue and len(expected) < 32:
             taken = queue.pop(0)
             if taken not in expected:
                 expected[taken] = careful(data, vocab, taken)
                 queue.extend(taken | {p} for p in sorted(expected[taken][1] - taken))
-    assert decoder._PREFILTERS
+    assert prefilters.ENABLED
     for taken, answer in expected.items():
         assert careful(data, vocab, taken) == answer, sorted(taken)
     return set().union(*(touched for _, touched in expected.values()))

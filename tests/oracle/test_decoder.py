@@ -166,7 +166,8 @@ def test_the_hot_path_parses_exactly_what_json_loads_does(text: str) -> None:
     """The plain and careful scanners skip the regular expressions a stream line does not
     need (no whitespace before its ``{``, only whitespace after its value): what they
     accept, and what they refuse, is ``json.loads``'s all the same."""
-    from stella_conform.oracle.decoder import _CAREFUL_SCAN, _scan, _scan_with
+    from stella_conform.oracle.careful import _CAREFUL_SCAN
+    from stella_conform.oracle.parsing import _scan, _scan_with
 
     try:
         expected: object = json.loads(text)

@@ -13,7 +13,6 @@ from stella_conform.conformance.matrix.config import MatrixConfig
 from stella_conform.conformance.report.compare import check_shape
 from stella_conform.conformance.report.compare import merge as merge_reports
 from stella_conform.conformance.report.render import (
-    STOPPED,
     Report,
     load_known_failures,
 )
@@ -21,7 +20,7 @@ from stella_conform.conformance.suite import (
     CheckResult,
     SuiteConfig,
 )
-from stella_conform.errors import SetupError, read_json_file
+from stella_conform.errors import SetupError, combined_exit_status, read_json_file
 from stella_conform.oracle.corpus import corpus_version
 
 MATRIX_FORMAT = "stella-conform/matrix/1"
@@ -117,12 +116,10 @@ def _document(
 
 
 def exit_code(doc: dict[str, Any]) -> int:
-    """1 if a cell fails; a stopped matrix's (or shard's) 128 + N whatever its cells say."""
-    codes: list[int] = [cell["report"]["exit_code"] for cell in doc["cells"]]
-    stopped = [c for c in codes if c >= STOPPED]
-    if stopped:
-        return max(stopped)
-    return 1 if any(codes) else 0
+    """The cells' statuses taken as one (:func:`~stella_conform.errors.combined_exit_status`):
+    a cell whose client could not be graded makes the matrix a setup error, as ``run``
+    says of that client alone."""
+    return combined_exit_status(cell["report"]["exit_code"] for cell in doc["cells"])
 
 
 def is_matrix(doc: Any) -> bool:

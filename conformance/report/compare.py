@@ -15,8 +15,8 @@ from typing import Any
 import jsonschema
 
 from stella_conform.conformance.checks import CATALOGUE
-from stella_conform.conformance.report.render import OUTCOMES, REPORT_FORMAT, STOPPED
-from stella_conform.errors import SetupError, read_json_file
+from stella_conform.conformance.report.render import OUTCOMES, REPORT_FORMAT
+from stella_conform.errors import STOPPED, SetupError, exit_status, read_json_file
 from stella_conform.safe_text import clip
 from stella_conform.schemas.vocabulary import load_schema
 
@@ -97,18 +97,21 @@ def _totals(merged: dict[str, Any], docs: Sequence[dict[str, Any]]) -> None:
         for c in merged["checks"]
         if c["outcome"] in ("fail", "crash", "error") and not c.get("known_failure")
     ]
-    merged["exit_code"] = 1 if blocking else 0
     # a part that was stopped leaves the merged run incomplete, whichever part it was
     stops = [d for d in docs if isinstance(d.get("incomplete"), str)]
     merged.pop("incomplete", None)
     if stops:
         merged["incomplete"] = "; ".join(dict.fromkeys(d["incomplete"] for d in stops))
-        codes = [d["exit_code"] for d in stops if d.get("exit_code", 0) >= STOPPED]
-        merged["exit_code"] = max(codes) if codes else STOPPED
+    codes = [d["exit_code"] for d in stops if d.get("exit_code", 0) >= STOPPED]
     errors = [d["error"] for d in docs if isinstance(d.get("error"), str)]
     merged.pop("error", None)
     if errors:  # a part whose client could not be graded at all: so is the merged run
-        merged["error"], merged["exit_code"] = errors[0], 2
+        merged["error"] = errors[0]
+    merged["exit_code"] = exit_status(
+        error=bool(errors),
+        stopped=(max(codes) if codes else STOPPED) if stops else None,
+        failing=bool(blocking),
+    )
 
 
 #: Outcomes from the worst: a check two workers graded takes the worse of the two.

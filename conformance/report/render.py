@@ -15,7 +15,7 @@ from stella_conform._version import __version__
 from stella_conform.conformance.checks import BY_ID, unmatched_globs
 from stella_conform.conformance.report.excerpt import show_stream as show_stream  # re-exported
 from stella_conform.conformance.suite import CheckResult, SuiteConfig
-from stella_conform.errors import SetupError, read_toml_file
+from stella_conform.errors import SetupError, exit_status, read_toml_file
 from stella_conform.oracle.corpus import corpus_version
 from stella_conform.safe_files import write_atomic
 from stella_conform.safe_text import (
@@ -55,11 +55,6 @@ def load_known_failures(path: Path) -> dict[str, str]:
             raise SetupError(f"known-failures file {path}: unknown check id {check_id!r}")
         out[check_id] = reason
     return out
-
-
-#: The lowest exit status of a stopped run (128 + the signal that stopped it, or that
-#: killed one of its workers): a report's ``exit_code`` from here up is a stop's.
-STOPPED = 128
 
 
 @dataclass
@@ -122,11 +117,9 @@ class Report:
 
     @property
     def exit_code(self) -> int:
-        if self.error is not None:
-            return 2
-        if self.stopped is not None:
-            return self.stopped
-        return 1 if self.blocking else 0
+        return exit_status(
+            error=self.error is not None, stopped=self.stopped, failing=bool(self.blocking)
+        )
 
     def counts(self) -> dict[str, int]:
         counted = Counter(r.outcome for r in self.results)

@@ -1,13 +1,58 @@
-"""Errors that end a command with one clear line and exit status 2."""
+"""The error taxonomy and the exit statuses every command ends with.
+
+A command ends in one of five ways, each with its own status, so a CI step can tell a
+verdict from a mistake: 0 the thing checked is right, 1 it is wrong (a failing check, a
+stream a client must reject, a regression), 2 bad input to the kit (:class:`SetupError`:
+one clear line, never a traceback), 3 a bug in the kit itself, 128 + N stopped by signal N.
+:func:`exit_status` decides one run's status and :func:`combined_exit_status` the status of
+many runs taken together (a matrix's cells, a merged report's shards), by one precedence.
+"""
 
 from __future__ import annotations
 
 import json
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from stella_conform.safe_files import DOCUMENT_CAP, RefusedFile, read_regular
+
+#: Every required check passed (or is a listed known failure).
+PASSED = 0
+#: The thing checked is wrong: never used for a mistake of the user's or the kit's.
+FAILED = 1
+#: Bad input to the kit: a usage error, a missing file, a client that cannot be graded.
+SETUP_ERROR = 2
+#: A bug in the kit: never 1, which reads as a verdict, nor 2, which blames the input.
+INTERNAL_ERROR = 3
+#: The lowest status of a stopped run: 128 + the signal that stopped it (or that killed
+#: one of its workers). A status from here up is a stop's, whatever was graded before.
+STOPPED = 128
+
+
+def exit_status(*, error: bool = False, stopped: int | None = None, failing: bool = False) -> int:
+    """One run's status: a run that could not grade its client at all says so first (what
+    was graded proves nothing), then a stop (the checks graded before it are not a whole
+    run), then the verdict."""
+    if error:
+        return SETUP_ERROR
+    if stopped is not None:
+        return stopped
+    return FAILED if failing else PASSED
+
+
+def combined_exit_status(statuses: Iterable[int]) -> int:
+    """The status of several runs taken as one, by :func:`exit_status`'s precedence: a part
+    that could not be graded makes the whole a setup error, a stopped part (the highest
+    signal) makes it stopped, any failing part makes it fail."""
+    given = list(statuses)
+    stops = [s for s in given if s >= STOPPED]
+    return exit_status(
+        error=SETUP_ERROR in given,
+        stopped=max(stops) if stops else None,
+        failing=any(s not in (PASSED, SETUP_ERROR) and s < STOPPED for s in given),
+    )
 
 
 class SetupError(Exception):

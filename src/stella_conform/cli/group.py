@@ -11,7 +11,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from stella_conform.errors import SetupError
+from stella_conform.errors import INTERNAL_ERROR, SetupError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -22,11 +22,6 @@ def fail_setup(message: str) -> NoReturn:
 
     click.echo(f"stella-conform: {for_terminal(message)}", err=True)
     sys.exit(2)
-
-
-#: Exit status of a bug in the kit itself: never 1, which every command uses for a verdict
-#: (reject, a failed check, a regression), nor 2 (bad input to the kit).
-INTERNAL_ERROR = 3
 
 
 def _printable_streams() -> None:

@@ -38,7 +38,6 @@ from stella_conform.cli.grading import (
     write_not_graded,
 )
 from stella_conform.cli.group import (
-    INTERNAL_ERROR,
     KitGroup,
     _printable_streams,
     _unwritable_stream,
@@ -59,6 +58,7 @@ from stella_conform.cli.params import (
     option_name,
     refuse_named_path,
 )
+from stella_conform.errors import INTERNAL_ERROR
 
 __all__ = [
     "AUTO_MODE_CHOICE",

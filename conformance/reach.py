@@ -22,6 +22,7 @@ from typing import Any
 
 from stella_conform.conformance.checks import Check, select
 from stella_conform.conformance.clients.runner import Client
+from stella_conform.conformance.kinds import KINDS
 from stella_conform.conformance.suite import (
     STRATA_FROM_EXAMPLES,
     SuiteConfig,
@@ -29,15 +30,7 @@ from stella_conform.conformance.suite import (
     check_strategy,
     random_examples,
 )
-from stella_conform.generators.cases import Case
-from stella_conform.generators.envelopes import EnvelopeCase
 from stella_conform.generators.grammar import scan
-from stella_conform.generators.journals import JournalCase
-from stella_conform.generators.scenarios import ScenarioCase
-
-#: What each profile's cases are, for the scanner (a wrapper's scenario is not scanned:
-#: its case is what the fake stella plays, counted by its kind only).
-KIND = {"stream": "stream", "envelope": "envelope", "journal": "journal", "scenario": "scenario"}
 
 
 @dataclass(frozen=True)
@@ -52,14 +45,17 @@ class DrawnCase:
 
     @property
     def productions(self) -> frozenset[str]:
-        if self.kind == "scenario":
+        """What the grammar finds in the case (nothing in a kind it does not scan: a
+        wrapper's scenario is what the fake stella plays, counted by its kind only)."""
+        form = KINDS[self.kind].text_form
+        if form is None:
             return frozenset()
-        return scan(self.data, self.kind, self.touched)
+        return scan(self.data, form, self.touched)
 
 
 def drawn_cases(check: Check, seed: int = 0, examples: int = 25) -> Iterator[DrawnCase]:
     """The generated cases a default run draws for ``check`` (a client claiming nothing)."""
-    if check.input not in KIND or not (check.mutations or check.valid_runs) or examples < 1:
+    if check.input not in KINDS or not (check.mutations or check.valid_runs) or examples < 1:
         return
     config = SuiteConfig(
         client=Client(argv=("reach",), mode="persistent"),
@@ -80,16 +76,10 @@ def drawn_cases(check: Check, seed: int = 0, examples: int = 25) -> Iterator[Dra
 
 
 def _drawn(check: Check, case: Any) -> DrawnCase:
-    if isinstance(case, Case):
-        touched = case.touched or frozenset()
-        return DrawnCase(check.id, "stream", case.stream, case.mutations, touched)
-    if isinstance(case, EnvelopeCase):
-        return DrawnCase(check.id, "envelope", case.data, (case.variant,))
-    if isinstance(case, JournalCase):
-        return DrawnCase(check.id, "journal", case.data, (case.variant,))
-    if isinstance(case, ScenarioCase):
-        return DrawnCase(check.id, "scenario", case.stream, (case.kind,))
-    raise TypeError(f"not a generated case: {type(case).__name__}")
+    kind = KINDS.of_generated(case)
+    graded = kind.graded(case)
+    touched = graded.touched or frozenset()
+    return DrawnCase(check.id, kind.name, graded.stream, graded.mutations, touched)
 
 
 @dataclass

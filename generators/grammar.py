@@ -25,8 +25,34 @@ from dataclasses import dataclass
 
 from stella_conform.oracle.decoder import UNICODE_WS, beyond_f64, parse_line
 
-#: What the unit of text is: a stream or journal is lines, an envelope one document.
-KINDS = ("stream", "journal", "envelope")
+
+@dataclass(frozen=True)
+class TextForm:
+    """How an input's bytes hold JSON: one object per line, or one document.
+
+    Each input kind the kit grades names its form (``conformance/kinds``); :func:`scan` reads
+    the bytes by it.  The form's ``name`` is what :func:`scan` takes as ``kind``.
+    """
+
+    name: str
+    #: One JSON text (the newline stella prints after it is not its content), not lines.
+    document: bool
+    #: The key the writer puts first (another first key is ``obj.key-order``).
+    first_key: str
+    #: The key naming an event's type ("" when the text has none).
+    type_key: str
+
+
+#: A stream: lines of events, each led by its ``type``.
+STREAM_LINES = TextForm("stream", document=False, first_key="type", type_key="type")
+#: A trace journal: lines of entries, each led by its ``seq``, typed by ``event``.
+JOURNAL_LINES = TextForm("journal", document=False, first_key="seq", type_key="event")
+#: An envelope: one document, led by its ``schema_version``.
+ENVELOPE_DOCUMENT = TextForm("envelope", document=True, first_key="schema_version", type_key="")
+#: The forms :func:`scan` reads, by name.
+FORMS = {form.name: form for form in (STREAM_LINES, JOURNAL_LINES, ENVELOPE_DOCUMENT)}
+#: The names :func:`scan` takes as ``kind``.
+KINDS = tuple(FORMS)
 
 
 @dataclass(frozen=True)
@@ -361,8 +387,6 @@ _EMPTY_OBJECT = re.compile(rb"\{[ \t\r\n]*\}")
 _EMPTY_ARRAY = re.compile(rb"\[[ \t\r\n]*\]")
 _SEPARATORS = (b"\xe2\x80\xa8", b"\xe2\x80\xa9", b"\xc2\x85")
 _JSON_WS = b" \t\r\n"
-_FIRST_KEYS = {"stream": "type", "journal": "seq", "envelope": "schema_version"}
-_TYPE_KEYS = {"stream": "type", "journal": "event", "envelope": ""}
 _BOUNDARY = 4096
 _TWO_53, _I64, _U64 = 2**53, 2**63 - 1, 2**64 - 1
 
@@ -373,7 +397,7 @@ def _parses(text: bytes) -> tuple[bool, object]:
     return error is None, value
 
 
-def _text(found: set[str], data: bytes, kind: str) -> None:
+def _text(found: set[str], data: bytes, form: TextForm) -> None:
     """Productions of one JSON text that parses (a line, or a whole document)."""
     strings = _STRING.findall(data)
     skeleton = _STRING.sub(b'""', data)
@@ -386,7 +410,7 @@ def _text(found: set[str], data: bytes, kind: str) -> None:
     if skeleton[:1] in (b" ", b"\t", b"\r", b"\n"):
         found.add("ws.before-value")
     # a document ends with the newline stella prints after it; a line's is not its content
-    tail = skeleton[:-1] if kind == "envelope" and skeleton.endswith(b"\n") else skeleton
+    tail = skeleton[:-1] if form.document and skeleton.endswith(b"\n") else skeleton
     if tail[-1:] in (b" ", b"\t", b"\r", b"\n"):
         found.add("ws.after-value")
     if _EMPTY_OBJECT.search(skeleton):
@@ -398,7 +422,7 @@ def _text(found: set[str], data: bytes, kind: str) -> None:
     if b"null" in skeleton:
         found.add("lit.null")
     _strings(found, strings)
-    _keys(found, data, kind)
+    _keys(found, data, form)
     _numbers(found, skeleton)
     depth = deepest = 0
     for code in skeleton.translate(None, b'"0123456789:,-+.eEtruefalsn \t\r\n'):
@@ -459,7 +483,7 @@ def _strings(found: set[str], strings: list[bytes]) -> None:
             found.add("str.raw-line-separator")
 
 
-def _keys(found: set[str], data: bytes, kind: str) -> None:
+def _keys(found: set[str], data: bytes, form: TextForm) -> None:
     """Keys (strings followed by a colon), walked in step with the strings of the text."""
     first = True
     tokens = list(_STRING.finditer(data))
@@ -478,12 +502,12 @@ def _keys(found: set[str], data: bytes, kind: str) -> None:
             name = json.loads(key)
         except ValueError:
             continue
-        if first and name != _FIRST_KEYS[kind]:
+        if first and name != form.first_key:
             found.add("obj.key-order")
         first = False
         if b"\\" in key:
             found.add("str.escaped-key")
-        if name == _TYPE_KEYS[kind] and (b"\\" in key or b"\\" in value):
+        if name == form.type_key and (b"\\" in key or b"\\" in value):
             found.add("str.escaped-type")
 
 
@@ -558,7 +582,7 @@ def _two_values(line: bytes) -> bool:
     return isinstance(value, dict)
 
 
-def _lines(found: set[str], data: bytes, kind: str) -> None:
+def _lines(found: set[str], data: bytes, form: TextForm) -> None:
     chunks = data.split(b"\n")
     terminated = [True] * (len(chunks) - 1) + [False]
     if chunks and chunks[-1] == b"":
@@ -604,7 +628,7 @@ def _lines(found: set[str], data: bytes, kind: str) -> None:
         if ok:
             if not isinstance(value, dict):
                 found.add("frame.not-object")
-            _text(found, content, kind)
+            _text(found, content, form)
             if i == last and not terminated[i]:
                 found.add("frame.unterminated-last")
             continue
@@ -651,26 +675,41 @@ def _across_boundary(data: bytes) -> bool:
     return False
 
 
-def scan(data: bytes, kind: str = "stream", touched: Iterable[str] = ()) -> frozenset[str]:
+def scan(
+    data: bytes, kind: str | TextForm = "stream", touched: Iterable[str] = ()
+) -> frozenset[str]:
     """The productions these bytes hold, as the ids of :data:`PRODUCTIONS`.
 
-    ``kind`` is ``stream`` or ``journal`` (lines) or ``envelope`` (one document);
-    ``touched`` are the registered points the oracle saw (a duplicate key is one).
+    ``kind`` is a :class:`TextForm` or its name: ``stream`` or ``journal`` (lines) or
+    ``envelope`` (one document); ``touched`` are the registered points the oracle saw (a
+    duplicate key is one).
     """
-    if kind not in KINDS:
+    form = FORMS.get(kind) if isinstance(kind, str) else kind
+    if form is None:
         raise ValueError(f"unknown kind {kind!r} (known: {', '.join(KINDS)})")
     found: set[str] = set()
-    if kind == "envelope":
+    if form.document:
         ok, _ = _parses(data)
         if ok:
-            _text(found, data, kind)
+            _text(found, data, form)
         else:
             _not_json(found, data)
     else:
-        _lines(found, data, kind)
+        _lines(found, data, form)
     if "duplicate-keys" in touched:
         found.add("obj.duplicate-key")
     return frozenset(found)
 
 
-__all__ = ["BY_ID", "KINDS", "PRODUCTIONS", "Production", "scan"]
+__all__ = [
+    "BY_ID",
+    "ENVELOPE_DOCUMENT",
+    "FORMS",
+    "JOURNAL_LINES",
+    "KINDS",
+    "PRODUCTIONS",
+    "STREAM_LINES",
+    "Production",
+    "TextForm",
+    "scan",
+]

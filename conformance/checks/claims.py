@@ -41,6 +41,7 @@ from typing import Any
 
 from stella_conform.conformance.checks import CATALOGUE
 from stella_conform.conformance.checks.model import PROFILE_INPUT, PROFILES, REPORTING, Check
+from stella_conform.conformance.kinds import KINDS
 from stella_conform.errors import SetupError
 from stella_conform.schemas.vocabulary import (
     BUNDLED,
@@ -282,8 +283,8 @@ class Claims:
                     f"event types the client knows that {vocab.ident} never writes: "
                     f"{', '.join(elsewhere)}"
                 )
-        envelopes = checks is None or any(c.input == "envelope" for c in checks)
-        if self.reads is not None and envelopes:
+        parts_read = checks is None or any(KINDS[c.input].reads_parts for c in checks)
+        if self.reads is not None and parts_read:
             missing = [READS_WORDS[r] for r in READS if r not in self.reads]
             if missing:
                 out.append(f"envelope parts the client does not read: {', '.join(missing)}")
@@ -485,6 +486,6 @@ def resolve_profiles(given: Sequence[str], hello: Mapping[str, Any] | None) -> t
         raise SetupError(f"{source}: unknown profile {unknown[0]!r} (known: {', '.join(PROFILES)})")
     if not chosen:
         chosen = ["reader"]
-    if any(PROFILE_INPUT[p] == "stream" for p in chosen) and "reader" not in chosen:
+    if any(KINDS[PROFILE_INPUT[p]].reader_first for p in chosen) and "reader" not in chosen:
         chosen.insert(0, "reader")
     return tuple(p for p in PROFILES if p in chosen)

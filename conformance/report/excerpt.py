@@ -21,6 +21,7 @@ from typing import Any
 
 from stella_conform.conformance.checks import GradedCase, expected_text, json_equal
 from stella_conform.conformance.clients.runner import REASON_SHOWN, Observation, split_lines
+from stella_conform.conformance.kinds import KINDS
 from stella_conform.oracle.decoder import Kind, LineOutcome
 from stella_conform.safe_text import clip
 from stella_conform.schemas.vocabulary import load_schema
@@ -35,14 +36,13 @@ _LINE_NAMED = re.compile(r"\bline (\d+)\b")
 def decisive_lines(case: GradedCase, obs: Observation, message: str = "") -> tuple[int, ...]:
     """The stream lines that decide this case's judgment, in order."""
     found: set[int] = set()
-    if case.kind == "stream":
-        expected = case.expected
-        if expected.rejected_line is not None:
-            found.add(expected.rejected_line)
+    kind = KINDS[case.kind]
+    rejected = kind.rejected_line(case)
+    if rejected is not None:
+        found.add(rejected)
+    if kind.line_outcomes:
         found.update(_lines_read_differently(case, obs))
         found.update(_lines_behind_fields(case, obs))
-    elif case.kind == "journal" and case.journal.rejected_line is not None:
-        found.add(case.journal.rejected_line)
     found.update(case.marked[:FIELD_LINES])  # where a generated case was broken on purpose
     if obs.rejected_line is not None:
         found.add(obs.rejected_line)
@@ -231,13 +231,8 @@ def compared_fields(case: GradedCase, fields: Sequence[str]) -> list[str]:
     """
     names = ["verdict", *expected_text(case)]
     names += ["texts" if f == "texts-unordered" else f for f in fields]
-    notes = ENVELOPE_NOTES if case.kind == "envelope" else frozenset()
+    notes = KINDS[case.kind].oracle_notes
     return [n for n in dict.fromkeys(names) if n in summary_fields() and n not in notes]
-
-
-#: What the oracle says of a document beside its reading: why it rejects it (a wrapper's
-#: ``reason`` is another thing), which shape it is.
-ENVELOPE_NOTES = frozenset({"reason", "shape"})
 
 
 @cache

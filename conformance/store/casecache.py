@@ -52,6 +52,7 @@ from typing import IO, Any
 
 from stella_conform import stopping
 from stella_conform.conformance.checks import Check, GradedCase
+from stella_conform.conformance.kinds import KINDS
 from stella_conform.safe_files import RefusedFile, open_regular
 from stella_conform.schemas.vocabulary import Vocabulary
 
@@ -69,13 +70,11 @@ CASE_CAP = 64 * 1024 * 1024
 CASES_CAP = 100_000
 #: The size the folder is kept under: the least recently used files go first.
 FOLDER_LIMIT = 1024 * 1024 * 1024
-#: The kinds of case kept (scenario cases drive the fake stella: generated every time).
-KINDS = ("stream", "envelope", "journal")
 
 #: What decides the cases a check draws and the oracle's reading of them, relative to
 #: the package: a change to any of these files is a new key.
 _CODE = ("generators", "schemas", "oracle", "conformance/checks", "conformance/suite",
-         "conformance/store/casecache.py")  # fmt: skip
+         "conformance/kinds", "conformance/store/casecache.py")  # fmt: skip
 
 
 class CacheDamaged(Exception):
@@ -179,7 +178,8 @@ class CacheWriter:
         """One graded case, in grading order (a kind not kept spoils the file: no commit)."""
         if self.failed:
             return
-        if case.kind not in KINDS or len(case.stream) > CASE_CAP:
+        kind = KINDS.get(case.kind)
+        if kind is None or not kind.cached or len(case.stream) > CASE_CAP:
             self.failed = True
             return
         try:
@@ -194,12 +194,8 @@ class CacheWriter:
             "size": len(case.stream),
             "sha256": hashlib.sha256(case.stream).hexdigest(),
             "mutations": list(case.mutations),
+            **kind.cache_fields(case),
         }
-        if case.kind == "stream":
-            entry["marked"] = list(case.marked)
-            entry["touched"] = sorted(case.touched) if case.touched is not None else None
-        if case.kind == "envelope":
-            entry["command"] = case.command
         self.entries.append(entry)
         self.offset += len(case.stream)
 
@@ -299,35 +295,13 @@ class CachedCases:
 
     def cases(self) -> Generator[GradedCase, None, None]:
         """Each case, its bytes checked against their digest (:class:`CacheDamaged` if not)."""
-        from stella_conform.oracle.decoder import decode_all
-
         with open_regular(self.path, follow=False) as fh:
             for entry in self.entries:
                 data = fh.read(entry["size"])
                 digest = hashlib.sha256(data).hexdigest()
                 if len(data) != entry["size"] or digest != entry["sha256"]:
                     raise CacheDamaged(f"{self.path.name}: a case's bytes do not match its digest")
-                yield self._case(entry, data, decode_all)
-
-    def _case(self, entry: dict[str, Any], data: bytes, decode_all: Any) -> GradedCase:
-        kind, mutations = entry["kind"], tuple(entry["mutations"])
-        if kind == "envelope":
-            return GradedCase(
-                entry["name"], data, "generated", mutations, vocab=self.vocab,
-                kind="envelope", command=entry["command"], reads=self.reads,
-            )  # fmt: skip
-        if kind == "journal":
-            return GradedCase(entry["name"], data, "generated", mutations, vocab=self.vocab,
-                              kind="journal")  # fmt: skip
-        touched = entry["touched"]
-        # the oracle's reading is the kit's own, from the bytes: the plain pass (the points
-        # the careful pass found are what it would add)
-        decoded = decode_all(data, self.vocab) if touched is not None else None
-        return GradedCase(
-            entry["name"], data, "generated", mutations, vocab=self.vocab,
-            decoded=decoded, touched=frozenset(touched) if touched is not None else None,
-            marked=tuple(entry["marked"]),
-        )  # fmt: skip
+                yield KINDS[entry["kind"]].from_cache(entry, data, self.vocab, self.reads)
 
     def touch(self) -> None:
         """Mark the file used (the folder's size limit removes the least recently used)."""
@@ -387,11 +361,9 @@ def _read_index(path: Path, key: str, check: Check) -> tuple[int, list[dict[str,
 
 def _validate(entry: Any, check: Check) -> None:
     """One index entry: the right fields, of the right types, with names the kit knows."""
-    from stella_conform.generators.mutations import MUTATIONS
-    from stella_conform.oracle.readings import IDS
-
-    if not isinstance(entry, dict) or entry.get("kind") != _kind_of(check):
+    if not isinstance(entry, dict) or entry.get("kind") != check.input:
         raise CacheDamaged("a case of another kind than the check's")
+    kind = KINDS[check.input]
     size, digest, name = entry.get("size"), entry.get("sha256"), entry.get("name")
     if type(size) is not int or not 0 <= size <= CASE_CAP:
         raise CacheDamaged("a case's size")
@@ -400,26 +372,13 @@ def _validate(entry: Any, check: Check) -> None:
     if not (isinstance(name, str) and len(name) <= 200):
         raise CacheDamaged("a case's name")
     mutations = _strings(entry.get("mutations"))
-    known = MUTATIONS if entry["kind"] == "stream" else check.mutations
+    known = kind.known_mutations(check)
     if any(m not in known for m in mutations) or len(mutations) > 16:
         raise CacheDamaged("a mutation the kit does not know")
-    if entry["kind"] == "stream":
-        marked = entry.get("marked")
-        if not (isinstance(marked, list) and len(marked) <= 10_000):
-            raise CacheDamaged("a case's marked lines")
-        if any(type(n) is not int or n < 1 for n in marked):
-            raise CacheDamaged("a case's marked lines")
-        touched = entry.get("touched")
-        if touched is not None and any(p not in IDS for p in _strings(touched)):
-            raise CacheDamaged("a reading the kit does not know")
-    if entry["kind"] == "envelope" and not (
-        isinstance(entry.get("command"), str) and len(entry["command"]) <= 1000
-    ):
-        raise CacheDamaged("an envelope case's command")
-
-
-def _kind_of(check: Check) -> str:
-    return {"envelope": "envelope", "journal": "journal"}.get(check.input, "stream")
+    try:
+        kind.check_cache_fields(entry)
+    except ValueError as exc:
+        raise CacheDamaged(str(exc)) from None
 
 
 def _hex(text: str) -> bool:

@@ -3,7 +3,7 @@
 
     hostile.py BEHAVIOUR [ARG]
 
-Used by tests/hostile/test_hostile.py; every behaviour is one thing a real client has done.
+Used by the tests beside it; every behaviour is one thing a real client has done.
 """
 
 import json

@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import Any
 
 from stella_conform.conformance.clients.wrapper import expected_outcome
+from stella_conform.conformance.kinds import KINDS, InputKind
 from stella_conform.oracle.decoder import Decoded, LineOutcome, RunSummary
 from stella_conform.oracle.envelope import EnvelopeReading, read_envelope
 from stella_conform.oracle.journal import Journal, read_journal
@@ -34,7 +35,8 @@ class GradedCase:
     source: str  # "fixture" or "generated"
     mutations: tuple[str, ...] = ()
     vocab: Vocabulary | None = field(default=None, repr=False)
-    #: "stream" (reader, dashboard, recorder), "envelope" or "scenario" (wrapper).
+    #: The name of the case's input kind (:data:`~stella_conform.conformance.kinds.KINDS`):
+    #: "stream" (reader, dashboard, recorder), "envelope", "scenario" (wrapper), "journal".
     kind: str = "stream"
     #: Envelope cases: the stella command that printed the document.
     command: str = "stella run --output-format json"
@@ -51,6 +53,11 @@ class GradedCase:
     reading_id: str = ""
     #: Generated cases: the lines the generator's mutations touched (shown in excerpts).
     marked: tuple[int, ...] = ()
+
+    @property
+    def input_kind(self) -> InputKind:
+        """The case's input kind, which says how the oracle reads it."""
+        return KINDS[self.kind]
 
     @cached_property
     def readings(self) -> Readings:
@@ -76,14 +83,11 @@ class GradedCase:
         contract is plain)."""
         if self.reading_id:
             return ()
-        if self.kind == "envelope":
-            return self._envelope_alternatives
-        if self.kind != "stream":
-            return ()
-        return self.readings.alternatives
+        return self.input_kind.alternatives(self)
 
     @cached_property
-    def _envelope_alternatives(self) -> tuple[Alternative, ...]:
+    def envelope_alternatives(self) -> tuple[Alternative, ...]:
+        """The conforming readings of an envelope's events besides the default."""
         return read_envelope_readings(self.stream, self.command, self.vocab, self.reads)
 
     def under(self, alternative: Alternative) -> GradedCase:
@@ -110,23 +114,11 @@ class GradedCase:
 
     def reading(self) -> dict[str, Any]:
         """The oracle's reading of this case, whatever its kind, as JSON."""
-        if self.kind == "envelope":
-            return self.envelope.to_json()
-        if self.kind == "scenario":
-            return dict(self.wrapper)
-        if self.kind == "journal":
-            return self.journal.summary()
-        return self.expected.to_json()
+        return self.input_kind.reading(self)
 
     @property
     def expected_verdict(self) -> str:
-        if self.kind == "envelope":
-            return self.envelope.verdict
-        if self.kind == "scenario":
-            return str(self.wrapper["verdict"])
-        if self.kind == "journal":
-            return self.journal.verdict
-        return self.expected.verdict
+        return self.input_kind.expected_verdict(self)
 
     @property
     def expected(self) -> RunSummary:
@@ -157,21 +149,10 @@ def expected_verdict_text(case: GradedCase) -> str:
 def expected_text(case: GradedCase) -> dict[str, Any]:
     """The parts of the oracle's reading worth printing next to a failure."""
     s = case.reading()
-    if case.kind == "envelope":
-        keys: tuple[str, ...] = (
-            "verdict", "reason", "shape", "status", "files_touched", "rows",
-            "cost_usd", "input_tokens", "output_tokens",
-        )  # fmt: skip
-    elif case.kind == "scenario":
-        keys = ("verdict", "outcome", "reason")
-    elif case.kind == "journal":
-        keys = ("verdict", "rejected_line", "known_events", "unrecognized_events")
-    else:
-        keys = ("verdict", "rejected_line", "unrecognized_events", "final_text", "terminator")
-    out = {k: s[k] for k in keys}
-    if case.kind == "stream" and case.alternatives:
-        out["also_conforming"] = [
-            {"reading": a.reading, **{k: a.summary.to_json()[k] for k in keys}}
-            for a in case.alternatives
-        ]
+    kind = case.input_kind
+    keys = kind.expected_keys
+    out: dict[str, Any] = {k: s[k] for k in keys}
+    others = kind.also_conforming(case, keys)
+    if others:
+        out["also_conforming"] = others
     return out

@@ -47,9 +47,10 @@ def judge(check: Check, case: GradedCase, obs: Observation, ctx: Context) -> Jud
     """
     if not obs.ok and check.judge != "lockstep":
         return unanswered(obs)
-    if obs.summary is not None and case.kind == "stream":
-        summaries = [case.expected, *(a.summary for a in case.alternatives)]
-        obs.summary = expand_digests(obs.summary, summaries)
+    if obs.summary is not None:
+        summaries = case.input_kind.summaries(case)
+        if summaries:
+            obs.summary = expand_digests(obs.summary, summaries)
     ctx.fields = check.fields
     if ctx.computes is not None:
         ctx.fields = tuple(f for f in check.fields if summary_key(f) in ctx.computes)
@@ -82,7 +83,7 @@ def _under_readings(
     passing = [a for a, j in results if j.verdict == "pass"]
     if passing or first.verdict == "pass":
         chosen = next(j for _, j in results if j.verdict == "pass")
-        chosen.readings = _agreed(passing, alternatives, _default_touched(case))
+        chosen.readings = _agreed(passing, alternatives, case.input_kind.default_touched(case))
         return chosen
     fails = [(a, j) for a, j in results if j.verdict == "fail"]
     matched = [
@@ -91,13 +92,6 @@ def _under_readings(
         if obs.verdict == (a.verdict if a is not None else case.expected_verdict)
     ]
     return (matched or [j for _, j in fails] or [first])[0]
-
-
-def _default_touched(case: GradedCase) -> frozenset[str] | None:
-    """The points the default reading of a stream case reached (``None``: not known)."""
-    if case.kind != "stream":
-        return None
-    return case.readings.default.touched
 
 
 def _agreed(

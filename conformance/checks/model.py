@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from stella_conform.conformance.kinds import KINDS, InputKind
+
 Tier = Literal["MUST", "SHOULD"]
 Judge = Literal[
     "verdict",
@@ -51,7 +53,9 @@ REPORTING = frozenset({"report", "persistent"})
 EXIT_ONLY = frozenset({"exit"})
 LAUNCHED = frozenset({"exit", "report"})
 
-#: What each profile feeds a client: a stream, an envelope document, or a wrapper scenario.
+#: What each profile feeds a client, by the name of its input kind
+#: (:data:`~stella_conform.conformance.kinds.KINDS`): a stream, an envelope document, a
+#: wrapper scenario, a trace journal.
 PROFILE_INPUT = {
     "reader": "stream",
     "dashboard": "stream",
@@ -94,7 +98,13 @@ class Check:
 
     @property
     def input(self) -> str:
+        """The name of the input kind the check's profile feeds a client."""
         return PROFILE_INPUT[self.profile]
+
+    @property
+    def kind(self) -> InputKind:
+        """The input kind the check's profile feeds a client."""
+        return KINDS[self.input]
 
     def grades_in(self, mode: str) -> bool:
         return mode in self.modes

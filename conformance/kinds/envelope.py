@@ -12,6 +12,7 @@ from stella_conform.generators.grammar import ENVELOPE_DOCUMENT, TextForm
 
 if TYPE_CHECKING:
     from stella_conform.conformance.checks.case import GradedCase
+    from stella_conform.oracle.readings import Alternative
     from stella_conform.schemas.vocabulary import Vocabulary
 
 
@@ -24,6 +25,20 @@ class EnvelopeKind(InputKind):
     #: The oracle's notes on a document: why it rejects it (a wrapper's ``reason`` is
     #: another thing), which shape it is.
     oracle_notes = frozenset({"reason", "shape"})
+
+    expected_keys = (
+        "verdict", "reason", "shape", "status", "files_touched", "rows",
+        "cost_usd", "input_tokens", "output_tokens",
+    )  # fmt: skip
+
+    def reading(self, case: GradedCase) -> dict[str, Any]:
+        return case.envelope.to_json()
+
+    def expected_verdict(self, case: GradedCase) -> str:
+        return case.envelope.verdict
+
+    def alternatives(self, case: GradedCase) -> tuple[Alternative, ...]:
+        return case.envelope_alternatives
 
     def owns_generated(self, case: Any) -> bool:
         from stella_conform.generators.envelopes import EnvelopeCase

@@ -20,6 +20,14 @@ class JournalKind(InputKind):
     text_form: ClassVar[TextForm | None] = JOURNAL_LINES
     cached = True
 
+    expected_keys = ("verdict", "rejected_line", "known_events", "unrecognized_events")
+
+    def reading(self, case: GradedCase) -> dict[str, Any]:
+        return case.journal.summary()
+
+    def expected_verdict(self, case: GradedCase) -> str:
+        return case.journal.verdict
+
     def owns_generated(self, case: Any) -> bool:
         from stella_conform.generators.journals import JournalCase
 

@@ -13,13 +13,15 @@ case cache's entries, the report, :attr:`GradedCase.kind`): those stay as they a
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from stella_conform.conformance.checks.case import GradedCase
     from stella_conform.conformance.checks.model import Check
     from stella_conform.generators.grammar import TextForm
+    from stella_conform.oracle.decoder import RunSummary
+    from stella_conform.oracle.readings import Alternative
     from stella_conform.schemas.vocabulary import Vocabulary
 
 
@@ -63,6 +65,35 @@ class InputKind(ABC):
         """A generated case as the grader sees it (``reads``: the parts the client claims)."""
 
     # ------------------------------------------------------------------ the oracle
+
+    #: The parts of the oracle's reading worth printing next to a failure.
+    expected_keys: ClassVar[tuple[str, ...]] = ("verdict",)
+
+    @abstractmethod
+    def reading(self, case: GradedCase) -> dict[str, Any]:
+        """The oracle's reading of the case, as JSON (holding :attr:`expected_keys`)."""
+
+    @abstractmethod
+    def expected_verdict(self, case: GradedCase) -> str:
+        """What a correct client concludes of the case (``accept`` or ``reject``)."""
+
+    def alternatives(self, case: GradedCase) -> tuple[Alternative, ...]:
+        """The other conforming readings of the case (empty when the contract is plain)."""
+        return ()
+
+    def also_conforming(self, case: GradedCase, keys: Sequence[str]) -> list[dict[str, Any]]:
+        """The other conforming readings as a failure lists them beside the expected one
+        (``keys`` of each; empty: none are listed)."""
+        return []
+
+    def summaries(self, case: GradedCase) -> list[RunSummary]:
+        """The oracle's summaries under every reading, against which a client's digested
+        texts are expanded (empty: the kind's summaries hold no digests)."""
+        return []
+
+    def default_touched(self, case: GradedCase) -> frozenset[str] | None:
+        """The registered points the default reading reached (``None``: not known)."""
+        return None
 
     def rejected_line(self, case: GradedCase) -> int | None:
         """The line the oracle rejects the case at (``None``: none, or no lines)."""

@@ -19,6 +19,14 @@ class ScenarioKind(InputKind):
     # and the grammar audit does not scan them: the stream it plays is a stream's
     name = "scenario"
 
+    expected_keys = ("verdict", "outcome", "reason")
+
+    def reading(self, case: GradedCase) -> dict[str, Any]:
+        return dict(case.wrapper)
+
+    def expected_verdict(self, case: GradedCase) -> str:
+        return str(case.wrapper["verdict"])
+
     def owns_generated(self, case: Any) -> bool:
         from stella_conform.generators.scenarios import ScenarioCase
 

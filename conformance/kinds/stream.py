@@ -3,7 +3,7 @@ json``), the kit's first and default input."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from stella_conform.conformance.kinds.protocol import InputKind
@@ -13,6 +13,8 @@ from stella_conform.generators.grammar import STREAM_LINES, TextForm
 if TYPE_CHECKING:
     from stella_conform.conformance.checks.case import GradedCase
     from stella_conform.conformance.checks.model import Check
+    from stella_conform.oracle.decoder import RunSummary
+    from stella_conform.oracle.readings import Alternative
     from stella_conform.schemas.vocabulary import Vocabulary
 
 
@@ -41,6 +43,29 @@ class StreamKind(InputKind):
             case.stream, "generated", case.mutations, vocab=vocab, kind=self.name,
             decoded=case.decoded, touched=case.touched, marked=tuple(marked),
         )  # fmt: skip
+
+    expected_keys = ("verdict", "rejected_line", "unrecognized_events", "final_text", "terminator")
+
+    def reading(self, case: GradedCase) -> dict[str, Any]:
+        return case.expected.to_json()
+
+    def expected_verdict(self, case: GradedCase) -> str:
+        return case.expected.verdict
+
+    def alternatives(self, case: GradedCase) -> tuple[Alternative, ...]:
+        return case.readings.alternatives
+
+    def also_conforming(self, case: GradedCase, keys: Sequence[str]) -> list[dict[str, Any]]:
+        return [
+            {"reading": a.reading, **{k: a.summary.to_json()[k] for k in keys}}
+            for a in case.alternatives
+        ]
+
+    def summaries(self, case: GradedCase) -> list[RunSummary]:
+        return [case.expected, *(a.summary for a in case.alternatives)]
+
+    def default_touched(self, case: GradedCase) -> frozenset[str] | None:
+        return case.readings.default.touched
 
     def rejected_line(self, case: GradedCase) -> int | None:
         return case.expected.rejected_line

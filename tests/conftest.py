@@ -14,8 +14,8 @@ from hypothesis import settings
 REPO = Path(__file__).resolve().parent.parent
 
 # Hypothesis's default deadline (200 ms an example) is a wall-clock assertion, which the
-# suite makes nowhere: on two shared cores at load 11-13 one example of
-# test_claims_versions' mutations took longer, a test red for the machine's load alone.
+# suite makes nowhere: on a loaded machine an example of test_claims_versions' mutations
+# can take longer, which would make a test red for the machine's load alone.
 # Tests that want another profile (test_fuzz's "wiring") build it on this one.
 settings.register_profile("stella-conform-tests", deadline=None)
 settings.load_profile("stella-conform-tests")
@@ -56,8 +56,8 @@ def _cache_rewritten_plugins() -> None:
     pytest rewrites the asserts of every module of every distribution that registers a
     pytest plugin (all of Hypothesis, xdist, ...: about a hundred modules) in every pytest
     process, and saves the result only where bytecode may be written.  With
-    ``PYTHONDONTWRITEBYTECODE`` set that was 0.7 of the 1.2 CPU-seconds of each pytest the
-    suite starts (the plugin's pytester runs, xdist workers).  A cached rewrite is still
+    ``PYTHONDONTWRITEBYTECODE`` set, that rewrite is most of the CPU time of each pytest
+    the suite starts (the plugin's pytester runs, xdist workers).  A cached rewrite is still
     read, so one collection-only pytest run without the variable serves every later one.
     """
     import tempfile

@@ -1,7 +1,7 @@
 """The kit's command line keeps the large blocks it frees (``stella_conform/allocator.py``).
 
-A megabyte case makes several blocks of a megabyte or more; glibc gave each back at its
-``free`` and the next one was fresh pages, a page fault for every 4 KiB.  Counted in page
+A megabyte case makes several blocks of a megabyte or more; by default glibc gives each
+back at its ``free`` and the next one is fresh pages, a page fault for every 4 KiB.  Counted in page
 faults, never in time: the second round of the same large blocks takes none.
 """
 

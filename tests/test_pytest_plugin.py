@@ -382,10 +382,10 @@ test_lambda = conformance_tests(
 def test_every_bad_ini_value_is_a_usage_error(
     pytester: pytest.Pytester, ini: str, said: str
 ) -> None:
-    """An unbalanced quote was an INTERNALERROR, ``abc`` a traceback, ``nan`` accepted; a
-    bad ``stella_database`` failed every check with a traceback, and the claims, profiles
-    and known failures were checked once the client had run: every value is a usage
-    error (exit 4) before the client starts (it logs each start)."""
+    """An unbalanced quote, ``abc`` for a count, ``nan`` for a timeout, a bad
+    ``stella_database``, bad claims, profiles or known failures: every value is a usage
+    error (exit 4) naming it, checked before the client starts (it logs each start), not
+    an INTERNALERROR, a traceback, a value accepted, or a check failed once it has run."""
     pytester.makepyfile(
         starts="""
 import pathlib, sys

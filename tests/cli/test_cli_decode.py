@@ -126,9 +126,9 @@ def test_validate_with_wire_schema(wire_schema: Path) -> None:
 
 def test_validate_names_the_reading_a_problem_fits_under(wire_schema: Path, tmp_path: Path) -> None:
     """4200.0 where the wire schema says integer: JSON Schema 2020-12's integer is a value
-    test (jsonschema finds no error), so validate, naming that schema, said it broke it with
-    nothing more (review-6 R6-9). It stays a problem of the default reading (as decode's exit
-    says), and says the reading it fits under, as decode does; 4200.5 fits under none."""
+    test (jsonschema finds no error), so a bare "breaks the schema" would say nothing a
+    reader can check. It stays a problem of the default reading (as decode's exit says),
+    and validate says the reading it fits under, as decode does; 4200.5 fits under none."""
     jsonschema = pytest.importorskip("jsonschema")
     body = '{"type":"tool_result","call_id":"c1","output":{"ok":{"content":""}},"duration_ms":'
     stream = tmp_path / "s.jsonl"
@@ -157,8 +157,8 @@ def _validated(out: subprocess.CompletedProcess[str]) -> dict[int, str]:
 
 @pytest.mark.parametrize("name", ["utf8_bom", "unicode_whitespace"])
 def test_validate_names_the_json_text_reading_a_line_parses_under(name: str) -> None:
-    """A line that is not JSON by the default reading named no reading (review follow-up):
-    a BOM before line 1 and Unicode whitespace around a line are each read by reading B
+    """A line that is not JSON by the default reading is named with the reading it parses
+    under: a BOM before line 1 and Unicode whitespace around a line are each read by reading B
     of their point, as decode says. Every line the fixture's other reading reads and the
     default does not is named with that reading, as its outcome there is."""
     from stella_conform.oracle.decoder import Kind

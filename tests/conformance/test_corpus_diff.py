@@ -177,10 +177,10 @@ def test_plain_recordings_need_no_expectations_and_are_named_as_export_names_the
 def test_corpus_diff_compares_every_file_and_refuses_a_folder_it_could_not_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """review-4 J1: the folder reader's cap on files (a --seed-corpus holds what it
-    reads) compared the first 2,000 of a bigger folder in silence, and a folder of links
-    only compared nothing, both "100 %" and exit 0. corpus diff holds nothing: every file
-    is compared; a folder of which nothing could be read is refused (exit 2)."""
+    """corpus diff holds nothing, so the folder reader's cap on files (a --seed-corpus
+    holds what it reads) does not apply: every file is compared, not the first 2,000 of a
+    bigger folder in silence; and a folder of which nothing could be read (links only) is
+    refused (exit 2), not reported as "100 %" and exit 0."""
     from click.testing import CliRunner
 
     from stella_conform.cli import main

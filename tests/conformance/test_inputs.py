@@ -2,9 +2,9 @@
 
 Each command is given one bad value and a client that writes a line to ``starts.log``
 each time it is started: the command must stop with a usage error naming the value
-(exit 2) and the log must stay empty.  ``fuzz`` read the claims, ``matrix`` a later
-client's claims and timeouts, only after a client had run (review 2, G3); the plugin's
-rows are in tests/test_pytest_plugin.py.
+(exit 2) and the log must stay empty: ``fuzz``'s claims and a ``matrix``'s later
+clients' claims and timeouts included, which a command could otherwise read only once a
+client has run.  The plugin's rows are in tests/test_pytest_plugin.py.
 """
 
 from __future__ import annotations
@@ -109,8 +109,9 @@ def test_a_matrix_checks_every_client_before_it_starts_any(
 # ------------------------------------------- a path that is no file or folder (item 2)
 
 #: Every path a command takes, as (command line with ``P`` where the path goes, how the
-#: message names it). A FIFO, a socket or a device there was silently unused (the example
-#: database, the case cache), replaced (a report renamed over a FIFO) or waited on.
+#: message names it). A FIFO, a socket or a device there is refused; unchecked, it would be
+#: silently unused (the example database, the case cache), replaced (a report renamed over
+#: a FIFO) or waited on.
 PATHS = [
     (["run", "--database", "P"], "--database"),
     (["run", "--case-cache", "P"], "--case-cache"),
@@ -141,7 +142,7 @@ PATHS = [
     (["corpus", "diff", "--json", "P"], "--json"),
     (["init", "python", "P"], "DIRECTORY"),
     (["trace", "check", "P"], "JOURNAL"),
-    # review-6 R6-6: every path of every command, the values that may hold one too
+    # every path of every command, the values that may hold one too
     (["run", "--knows", "P"], "--knows"),
     (["fuzz", "--for", "5s", "--knows", "P"], "--knows"),
     (["fuzz", "--for", "5s", "--known-failures", "P"], "--known-failures"),
@@ -173,8 +174,8 @@ def specials() -> Iterator[dict[str, str]]:
     socket's must fit in 108 bytes).
 
     The device is a null device made in the test's own folder where the test may make
-    one (root), not ``/dev/null`` itself: run against a kit without the check (a
-    reviewer's "fails without it"), a report written through it is renamed over the
+    one (root), not ``/dev/null`` itself: run against a kit without the check (to see
+    the test fail without it), a report written through it is renamed over the
     path, and a machine without ``/dev/null`` breaks every process on it."""
     import shutil
     import socket
@@ -253,7 +254,7 @@ def _commands(group: object, prefix: tuple[str, ...] = ()) -> Iterator[tuple[str
 
 def test_every_path_option_is_checked() -> None:
     """Every option and argument of every command that names a path, or may hold one, goes
-    through the one check (``KitPath``, ``PathIn``: review-6 R6-6: ``--knows FIFO`` was a
+    through the one check (``KitPath``, ``PathIn``: otherwise ``--knows FIFO`` would be a
     type's name, ``--parser`` through a link to a FIFO "no such file"), and has its rows
     in PATHS above; an option that names none says why in NOT_PATHS."""
     import click
@@ -291,8 +292,8 @@ def test_every_path_option_is_checked() -> None:
 def test_an_output_that_names_a_file_descriptor_is_a_usage_error(
     logged: Path, option: str, path: str
 ) -> None:
-    """``--markdown /dev/stdout``: the report was written to a new file beside the link and
-    renamed over it, so a run as root replaced ``/dev/stdout`` itself with a regular file.
+    """``--markdown /dev/stdout``: a report written to a new file beside the link and renamed
+    over it would replace ``/dev/stdout`` itself with a regular file in a run as root.
     (``stdout`` here is a link of the test's own to ``/proc/self/fd/1``, as ``/dev/stdout``
     is: without the check, what is replaced is the test's link, not the machine's.)"""
     if path == "stdout":

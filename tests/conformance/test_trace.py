@@ -130,11 +130,11 @@ def test_trace_check_exit_codes_and_json(tmp_path: Path) -> None:
 
 
 def test_an_integral_float_in_a_journal_is_an_error_that_says_why() -> None:
-    """review-6 R6-5: integral-float is a reading of the stream and the envelope, whose
+    """integral-float is a reading of the stream and the envelope, whose
     sources part (the wire schema's dialect, JSON.parse, jq by value); the journal's one typed
     source is its Rust declaration (serde_json: a float is no u64), so "seq":2.0 is unreadable
-    under every reading. trace check said only "must be integer, got number" (of 2.0), and
-    the register's title named "a count" without saying the journal takes A."""
+    under every reading. trace check says so beyond "must be integer, got number" (of
+    2.0), and the register's title names the inputs the reading is of, not the journal."""
     from stella_conform.oracle.readings import BY_ID
 
     golden = (TRACE_DIR / "golden.jsonl").read_bytes()

@@ -64,7 +64,7 @@ def test_the_strata_hold_every_rare_production_of_the_profile(profile: str) -> N
 
 
 def test_the_strata_hold_every_raw_control_character_the_corrupt_lines_have() -> None:
-    """Review-3 H6: U+001F (jq 1.6 takes it) and NUL (a shell's `read` drops it) are in
+    """U+001F (jq 1.6 takes it) and NUL (a shell's `read` drops it) are in
     every run's R6.corrupt-line-not-last cases."""
     raw = next(f for f in CORRUPT_FAMILIES if b'"a\tb"' in f[0])
     assert {b"\x1f", b"\x00"} <= {line[-4:-3] for line in raw}
@@ -192,10 +192,10 @@ def _escape_kind(escape: bytes) -> str:
 
 @pytest.mark.parametrize("check_id", ["R1.valid-runs-accepted", "E.unknown-keys-ignored"])
 def test_a_client_failing_one_spelling_is_shown_that_spelling_alone(check_id: str) -> None:
-    """Review-4 J3: a failing stratum is shown whole (Hypothesis does not shrink an explicit
-    example), and one text stratum held every kind of escape at once: a client refusing
-    ``\\/`` was shown a dozen spellings.  The first stratum holding a kind of escape (the
-    one such a client fails on) holds that kind alone."""
+    """A failing stratum is shown whole (Hypothesis does not shrink an explicit example),
+    so a text stratum holding every kind of escape at once would show a client refusing
+    ``\\/`` a dozen spellings.  The first stratum holding a kind of escape (the one such a
+    client fails on) holds that kind alone."""
     import re
 
     strata = check_strata(BY_ID[check_id], _vocab())
@@ -239,10 +239,10 @@ def _solidus_client(folder: Any) -> list[str]:
 def test_a_failing_stratum_is_shrunk_and_its_replay_works_from_a_copied_folder(
     tmp_path: Any,
 ) -> None:
-    """Review-4 J3: a case a stratum finds was shown as drawn, never shrunk.  Its choices
-    are handed to Hypothesis's shrinker (suite.shrink_drawn), so the case shown first is
-    smaller than the stratum, still has the flaw, and replays from a copy of the folder;
-    the stratum as drawn is listed after it."""
+    """A case a stratum finds is shrunk, not shown as drawn: its choices are handed to
+    Hypothesis's shrinker (suite.shrink_drawn), so the case shown first is smaller than
+    the stratum, still has the flaw, and replays from a copy of the folder; the stratum
+    as drawn is listed after it."""
     import json
     import re
     import shutil
@@ -283,10 +283,10 @@ def test_a_failing_stratum_is_shrunk_and_its_replay_works_from_a_copied_folder(
 
 @pytest.mark.skipif(not shutil.which("jq"), reason="no jq")
 def test_every_failing_stratum_of_a_check_is_listed(tmp_path: Any) -> None:
-    """Review-4 J8: jq_read_loop.sh fails two strata of R6.corrupt-line-not-last for two
-    flaws (jq 1.6 takes a raw U+001F; the shell's `read` drops the NUL): Hypothesis stopped
-    at the first failing explicit example, so the NUL was never named.  Each flaw the
-    strata show is listed now, told apart by the character the reason names."""
+    """jq_read_loop.sh fails two strata of R6.corrupt-line-not-last for two
+    flaws (jq 1.6 takes a raw U+001F; the shell's `read` drops the NUL).  Hypothesis stops
+    at the first failing explicit example, which would leave the NUL unnamed: each flaw the
+    strata show is listed, told apart by the character the reason names."""
     from conftest import ADAPTERS
 
     from stella_conform.conformance.suite import run_check
@@ -331,9 +331,9 @@ main(Broken)
 
 
 def test_each_flaw_the_strata_show_is_listed_once_with_a_count(tmp_path: Any) -> None:
-    """Review-5 K2: every failing stratum was listed, so ten lines of one flaw (whitespace)
-    hid a second (nesting) behind '… and 2 more'.  A flaw (message and mutations) is
-    listed once, with the strata alike counted on its line."""
+    """A flaw (message and mutations) is listed once, with the strata alike counted on
+    its line, so ten lines of one flaw (whitespace) cannot hide a second (nesting) behind
+    '… and 2 more'."""
     import json
 
     from conftest import ADAPTERS, kit
@@ -356,9 +356,9 @@ def test_each_flaw_the_strata_show_is_listed_once_with_a_count(tmp_path: Any) ->
 
 
 def test_a_stratum_that_times_out_ends_the_strata(tmp_path: Any) -> None:
-    """Review-5 K1: every stratum was graded after one timed out, each holding the spelling
-    costing a --timeout (twice: a timeout is run again): five for a lexer that hangs on a
-    \\u00 escape.  A timeout ends the strata, as it ends shrinking."""
+    """A timeout ends the strata, as it ends shrinking: grading the rest would cost a
+    --timeout for each stratum holding the same spelling (twice: a timeout is run again),
+    five for a lexer that hangs on a \\u00 escape."""
     from conftest import ADAPTERS
 
     from stella_conform.conformance.suite import run_check

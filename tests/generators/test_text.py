@@ -139,7 +139,7 @@ def test_a_spelled_journal_s_torn_tail_is_a_cut_object(case: JournalCase) -> Non
 def test_a_query_envelope_keeps_schema_version_first(case: EnvelopeCase) -> None:
     """The query envelope is "schema_version first, then the payload" (the contract's
     words, unlike the turn envelope's free key order): however a query document is
-    spelled, a reader that gates on its first key finds the version there (review G10)."""
+    spelled, a reader that gates on its first key finds the version there."""
     pairs = json.loads(case.data, object_pairs_hook=list)
     keys = [key for key, _ in pairs]
     if case.command in QUERY_COMMANDS and "schema_version" in keys:

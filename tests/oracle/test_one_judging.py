@@ -1,10 +1,10 @@
 """``decode``, ``replay``, ``smoke`` and ``run`` judge a stream alike: by the oracle's readings.
 
 A point the contract's sources read two ways (docs/contract-readings.md) is one the kit
-must not fail a client for, whichever command judges the stream.  ``run`` judged every
-reading; ``replay`` without ``--check`` held the client to the default reading's verdict
-alone, and ``1.0`` where an integer is due (JSON Schema's ``integer`` by value, serde_json's
-float) was no reading at all, so ``decode`` called it a reject "with no other reading".
+must not fail a client for, whichever command judges the stream: ``replay`` without
+``--check`` judges every reading as ``run`` does, not the default reading's verdict alone,
+and ``1.0`` where an integer is due (JSON Schema's ``integer`` by value, serde_json's
+float) is a reading, so ``decode`` does not call it a reject "with no other reading".
 """
 
 from __future__ import annotations
@@ -76,11 +76,11 @@ def test_a_fraction_where_an_integer_is_due_fails_in_every_command(tmp_path: Pat
 
 
 def test_replay_check_shows_the_reading_the_client_took_and_the_others(tmp_path: Path) -> None:
-    """replay --check's field-by-field table showed the default reading's values alone: a
-    client passing by reading B saw "≠ verdict: expected reject" above "judgment: pass".
-    Now the table is of the reading the judgment was made under, named, and every other
-    conforming reading follows with the fields where it differs; plain replay's line table
-    follows that reading too (it showed the default's lines 1-3, "reject" at 3)."""
+    """replay --check's field-by-field table is of the reading the judgment was made
+    under, named, and every other conforming reading follows with the fields where it
+    differs; plain replay's line table follows that reading too.  Showing the default
+    reading's values alone, a client passing by reading B would see "≠ verdict: expected
+    reject" above "judgment: pass"."""
 
     def replayed(command: tuple[str, ...]) -> list[str]:
         out = kit(
@@ -121,14 +121,14 @@ def test_replay_check_shows_the_reading_the_client_took_and_the_others(tmp_path:
     )
 
 
-#: 4200.0 and a negative ts on one line: it fits only taking B at both points (review-6 R6-4).
+#: 4200.0 and a negative ts on one line: it fits only taking B at both points.
 BOTH = INTEGRAL.read_bytes().replace(b'"duration_ms":4200.0}', b'"duration_ms":4200.0,"ts":-5}')
 
 
 def test_an_integral_float_beside_a_bad_stamp_is_read_taking_b_at_both(tmp_path: Path) -> None:
-    """classify tried each point alone (the floats made integers, or the stamp dropped), so
-    a line needing both fitted under no reading: decode listed none, and a client taking B
-    at both (4200.0 is 4200, ts is ignored) was failed. Now the pair is a reading."""
+    """classify tries the points together as well as each alone (the floats made integers,
+    or the stamp dropped), so a line needing both fits a reading: decode lists it, and a
+    client taking B at both (4200.0 is 4200, ts is ignored) is not failed."""
     assert BOTH != INTEGRAL.read_bytes()
     saved = tmp_path / "both.jsonl"
     saved.write_bytes(BOTH)

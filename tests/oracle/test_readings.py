@@ -344,11 +344,11 @@ _REPEATED = b'{"type":"text","text":"a","text":"b"}'
 def test_a_key_written_twice_is_noted_on_a_line_another_reading_parses(
     wrapped: bytes, point: str
 ) -> None:
-    """A line that parses only taking B at a JSON-text point (a BOM, Unicode whitespace)
-    was searched for a repeated key as written, BOM and all, where the search found no
-    JSON: duplicate-keys was never touched, and the reading that takes B at both (a
-    serde-derive client that strips the BOM or trims the line) never computed. Under it the
-    line reads as the bare line reads taking B at duplicate-keys."""
+    """A line that parses only taking B at a JSON-text point (a BOM, Unicode whitespace) is
+    searched for a repeated key as that reading parses it, not as written, BOM and all
+    (where the search would find no JSON, leave duplicate-keys untouched and never compute
+    the reading that takes B at both: a serde-derive client that strips the BOM or trims
+    the line). Under it the line reads as the bare line reads taking B at duplicate-keys."""
     from stella_conform.oracle.decoder import decode_all
 
     bare = decode_all(_REPEATED + b"\n" + RC, choices=frozenset({"duplicate-keys"}))
@@ -360,10 +360,9 @@ def test_a_key_written_twice_is_noted_on_a_line_another_reading_parses(
 
 
 def test_a_key_written_twice_is_noted_beside_an_integer_of_any_length() -> None:
-    """The search for a repeated key parsed integers with int(), which refuses more than
-    4300 digits: beside such an integer a repeated key went unnoted (beside 400 digits it
-    was). The repeat is noted whatever the integer's length, as the reference decoder reads
-    the line alike (both are beyond f64)."""
+    """The search for a repeated key does not parse integers with int(), which refuses more
+    than 4300 digits: the repeat is noted whatever the integer's length, beside 5000 digits
+    as beside 400, as the reference decoder reads the line alike (both are beyond f64)."""
     from stella_conform.oracle.decoder import decode_all
 
     for digits in (400, 5000):
@@ -421,11 +420,11 @@ def test_a_number_serde_json_or_a_correct_parse_finds_beyond_f64_is_the_point(
     power of ten: it refuses, "number out of range", numbers a correctly rounded parse reads
     as the largest float (1.7976931348623158e308, 2**1024 - 2**970 - 1); and a correct parse
     makes an integer infinite from 2**1024 - 2**970, a tie rounded to even, not from 2**1024.
-    The point was only touched from 2**1024 and for literals Python reads as infinite, so a
-    serde client refusing such a line (reading B, stella's) was failed. Each literal here,
+    Touched only from 2**1024 and for literals Python reads as infinite, the point would
+    fail a serde client refusing such a line (reading B, stella's). Each literal here,
     in an unrecognized event, touches the point exactly when serde_json, built here and
     asked, refuses it, or Python's float() overflows on it; serde also refuses the valid
-    18446744073709551616.0 ("invalid number", its parse_decimal's digit check), which was
+    18446744073709551616.0 ("invalid number", its parse_decimal's digit check), which is
     not the point either."""
     import subprocess
 

@@ -117,7 +117,7 @@ def _usage_judged(
 def test_a_reader_that_does_not_read_events_reports_no_tokens_as_0_or_null(
     tokens: int | None,
 ) -> None:
-    """Review K7. The envelope has no token keys ("A default run ... reports status, text,
+    """The envelope has no token keys ("A default run ... reports status, text,
     cost_usd, reason, model, and events"); the counts are in step_usage events, which a
     reader claiming reads=run never reads. Its totals: nothing read (null, A) or none
     counted (0, B: the contract's own jq prints a count it lacks as `.revisions // 0`)."""

@@ -42,7 +42,8 @@ def test_the_schema_s_descriptions_name_eight_aliases(wire_schema: Path) -> None
 
 def test_every_line_of_the_fixture_needs_one_and_is_read_both_ways(wire_schema: Path) -> None:
     """Each line alone: stella (A) reads it; the schema's keywords (B) refuse it, or leave
-    the old event name unrecognized.  The kit used to reject them ("must be 'unknown'")."""
+    the old event name unrecognized, and the kit reads it that way too (not as a schema
+    error, "must be 'unknown'")."""
     vocab = Vocabulary.from_wire_schema(wire_schema)
     lines = FIXTURE.read_bytes().splitlines(keepends=True)
     needing = [line for line in lines if read_stream(line, vocab).touched]
@@ -63,10 +64,10 @@ def test_every_line_of_the_fixture_needs_one_and_is_read_both_ways(wire_schema: 
 
 
 def test_a_learnt_alias_beside_an_integral_float_or_a_bad_stamp_is_read(wire_schema: Path) -> None:
-    """The tolerant fit (the alias, reading A) was tried on the body as written only, so a
-    line needing an alias and 4200.0 read as 4200, or the alias and its bad stamp dropped,
-    fitted under no reading (review-6 R6-4, the same gap with learnt-alias): a client that
-    knows the alias, as stella does, and takes B at the other point was failed."""
+    """The tolerant fit (the alias, reading A) is tried beside the other readings, not on
+    the body as written only: a line needing an alias and 4200.0 read as 4200, or the alias
+    and its bad stamp dropped, fits, so a client that knows the alias, as stella does, and
+    takes B at the other point is not failed."""
     vocab = Vocabulary.from_wire_schema(wire_schema)
     line = FIXTURE.read_bytes().splitlines(keepends=True)[1]  # step_usage, "role":"judge"
     assert b'"role":"judge"' in line and b'"duration_ms":40,' in line
@@ -121,9 +122,9 @@ def test_a_client_of_the_schema_s_keywords_passes_on_every_seed(
 
 
 def test_the_self_describing_pair_changes_only_the_spelling() -> None:
-    """Review G9: R4.legacy-spelling-fits' paired stream was written back with raw
-    surrogates (not UTF-8), ``Infinity`` (not JSON) and without a line's CR, so a client
-    could read the pair differently for another reason than the spelling."""
+    """R4.legacy-spelling-fits' paired stream keeps lone surrogates escaped (raw they are
+    not UTF-8), writes no ``Infinity`` (not JSON) and keeps a line's CR, so a client can
+    read the pair differently for no other reason than the spelling."""
     from stella_conform.conformance.checks import GradedCase
     from stella_conform.conformance.suite import self_describing
 
@@ -142,7 +143,7 @@ def test_the_self_describing_pair_changes_only_the_spelling() -> None:
     assert list(json.loads(first)) == ["type", "text", "n"]  # where the legacy name stood
     assert json.loads(second) == {"type": "text", "text": "new"}
     assert last + b"\n" == end  # a line without a legacy spelling is left as it came
-    # review-3: an escaped U+2028 written back raw is a line end to str.splitlines()
+    # an escaped U+2028 written back raw would be a line end to str.splitlines()
     escaped = b'{"type":"text","delta":"a\\u2028b"}\n'
     assert b"\\u2028" in (self_describing(GradedCase("c", escaped + end, "generated")) or b"")
     raw = '{"type":"text","delta":"a\u2028b"}\n'.encode()

@@ -30,8 +30,8 @@ from stella_conform.schemas.vocabulary import Vocabulary
 
 PY = sys.executable
 pytest_plugins = ["pytester"]
-#: ``--mode exit``: what these tests were written for (the default is now auto; a later
-#: ``--mode`` wins).
+#: ``--mode exit``: the mode these tests grade in (the default is auto; a later ``--mode``
+#: wins).
 FAST = (
     "--mode", "exit", "--examples", "2", "--seed", "3", "--no-database", "-j", "1",
     "--max-shrinks", "5",
@@ -123,8 +123,8 @@ def test_a_knows_file_that_is_no_file_is_refused_wherever_it_is_given(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A ini's or a matrix entry's ``knows`` (not only ``--knows``, whose click type says
-    it first): a FIFO was read as a type's name, a misspelt file too, each a warning only
-    (review-6 R6-6). A folder with a type's name leaves the name a name."""
+    it first): a FIFO or a misspelt file is refused, not read as a type's name with a
+    warning only. A folder with a type's name leaves the name a name."""
     import os
 
     monkeypatch.chdir(tmp_path)

@@ -10,8 +10,8 @@ vocabulary).  A few random checks of its profiles are graded, in process, on one
 and one generated case each.  Every one passes or skips, except a check the claims
 themselves fail (:meth:`Claims.unmet`: a field named in ``computes`` whose event types the
 client does not know, in a mode that reports a summary); and that check says so first.
-Review G0 was this property broken: ``--mode exit --knows tool_start,tool_result`` failed
-R4.legacy-spelling-fits.
+``--mode exit --knows tool_start,tool_result`` on R4.legacy-spelling-fits is one of its
+examples: knows without computes claims no field computed.
 """
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ def _envelope_reading(reads: list[str], name: str, check_id: str) -> tuple[objec
 
 @settings(max_examples=10, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(honest_runs(), st.integers(0, 2**16))
-# review G0: knows without computes, in exit mode and with a hello's three types
+# knows without computes, in exit mode and with a hello's three types
 @example(_narrowed("tool_start,tool_result", "exit", "R4.legacy-spelling-fits"), 0)
 @example(_narrowed("error,run_complete,text", "persistent", "D.stages-per-scope"), 0)
 # a client claiming nothing in the older stella's column (speed, coord 21:07)

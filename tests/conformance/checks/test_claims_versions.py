@@ -189,7 +189,8 @@ def _claims(stella: Vocabulary, knows: str, computes: str | None = None) -> Clai
 
 def test_a_field_computed_without_its_type_is_a_failure_with_the_reason() -> None:
     """A client that computes terminator and does not know run_complete: the bug of one
-    waiting for `complete`, which its claims used to turn into a skip."""
+    waiting for `complete`, so the check fails with the reason rather than skipping on
+    the claims."""
     stella = Vocabulary.default()
     terminator = BY_ID["D.run-terminator"]
     waits = _claims(stella, "text,complete,error", computes="terminator,final_text")
@@ -208,9 +209,9 @@ def test_a_field_computed_without_its_type_is_a_failure_with_the_reason() -> Non
 
 
 def test_a_field_is_computed_only_when_the_client_says_so_in_a_mode_that_reports() -> None:
-    """Review G0: knows without computes (every field "computed") failed a conforming
-    client for fields it never claimed; in exit mode, where it writes no summary at all,
-    the statement was false.  Both skip, as before claims could fail."""
+    """Knows without computes does not mean every field is computed: that would fail a
+    conforming client for fields it never claimed, and in exit mode, where it writes no
+    summary at all, it would be false.  Both skip."""
     stella = Vocabulary.default()
     legacy = BY_ID["R4.legacy-spelling-fits"]
     tools = _claims(stella, "tool_start,tool_result")  # no computes claimed
@@ -276,8 +277,8 @@ def test_one_matrix_grades_a_client_of_both_stellas_in_both_columns(tmp_path: Pa
 
 
 def test_the_adapter_protocol_says_what_an_unknown_claimed_name_does() -> None:
-    """Review G8: docs/adapter-protocol.md said any unknown claimed name is exit 2; a
-    ``knows`` name no stella writes has been a warning since claims could name any type."""
+    """docs/adapter-protocol.md says what an unknown claimed name does: a ``knows`` name no
+    stella writes is a warning (claims may name any type), not exit 2."""
     stella = Vocabulary.default()
     typo = claims_from(
         knows="text,txet", reads=None, computes=None, summary_only=None, vocab=stella,
@@ -298,10 +299,10 @@ def test_the_adapter_protocol_says_what_an_unknown_claimed_name_does() -> None:
 
 
 def test_a_fixture_is_read_anew_for_a_client_knowing_an_older_stella_s_type() -> None:
-    """The fixture reading kept per run (a0b86f7) was keyed by the types of this stella a
-    client knows, so a client knowing also ``complete`` got the reading of one that does
-    not (test_client_matrix's both-versions client failed R3.unknown-counted when another
-    client's run came first in its process)."""
+    """The fixture reading kept per run is keyed by every type a client knows, not only
+    this stella's: otherwise a client knowing also ``complete`` would get the reading of
+    one that does not (test_client_matrix's both-versions client would fail
+    R3.unknown-counted when another client's run came first in its process)."""
     from stella_conform.conformance.suite import load_case
 
     path = REPO / "fixtures" / "archived_complete.jsonl"

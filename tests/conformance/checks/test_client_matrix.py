@@ -117,7 +117,7 @@ def test_every_mechanics_run_has_a_power_run_of_the_same_client() -> None:
 
 
 def test_one_go_and_one_cargo_build_for_templates_and_broken_clients() -> None:
-    """adapters/broken/builds.py is the one place a Go or Rust client is built (review G5):
+    """adapters/broken/builds.py is the one place a Go or Rust client is built:
     the offline Debian registry is configured once, and tests/toolchains.py builds the
     templates through it."""
     needle = "replace-with = " + '"debian"'  # (not spelled whole here)
@@ -135,7 +135,7 @@ def test_one_go_and_one_cargo_build_for_templates_and_broken_clients() -> None:
 
 
 def test_the_go_and_rust_broken_clients_read_with_the_templates_rules() -> None:
-    """No second copy of a template's reader (review G5): the broken Go and Rust clients
+    """No second copy of a template's reader: the broken Go and Rust clients
     are built with the template's own rules (what a line must be, the known bodies, the
     legacy spellings) compiled in, so a fix to a template's reading reaches them."""
     from builds import go_template_rules, rust_template_rules
@@ -176,9 +176,10 @@ def test_the_jq_client_reads_a_character_its_read_blocks_split(tmp_path: Path) -
 def test_the_jq_client_rejects_a_raw_control_character(
     tmp_path: Path, control: bytes, how: str
 ) -> None:
-    """Review-3 H6: jq 1.6's lexer takes a raw U+001F in a string and the client's old
-    ``IFS= read -r`` loop dropped a NUL, so both corrupt streams were accepted; the broken
-    client adapters/broken/shell/jq_read_loop.sh keeps that loop and still accepts them."""
+    """jq 1.6's lexer takes a raw U+001F in a string and an ``IFS= read -r`` loop drops a
+    NUL, so a jq client built on that loop accepts both corrupt streams; the kit's jq client
+    refuses them, and the broken client adapters/broken/shell/jq_read_loop.sh keeps that
+    loop and accepts them."""
     import subprocess
 
     data = b'{"type":"text","text":"a' + control + b'b"}\n'
@@ -233,7 +234,7 @@ REFERENCES = [
         marks=pytest.mark.skipif(not shutil.which("jq"), reason="no jq"),
     ),
     pytest.param("persistent", DASHBOARD, ("reader", "dashboard"), id="dashboard-persistent"),
-    # the clients of this round's readings, each taking the non-default side at one point
+    # the reading clients, each taking the non-default side at one point
     # (their seeds: test_reading_clients.py beside this file), and a client of two stellas'
     # types
     pytest.param(

@@ -1,5 +1,5 @@
-"""A conforming client for each reading registered this round, taking the non-default side,
-passes what it claims on every seed; this round's broken clients fail on every seed.
+"""A conforming client for each of these readings, taking the non-default side, passes
+what it claims on every seed; the broken clients of the same points fail on every seed.
 
 Each client takes reading B at one point (docs/contract-readings.md): ``ts: null`` rejected
 as the wire schema types ``ts``, the version gap counted by type names, an envelope's token

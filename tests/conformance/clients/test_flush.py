@@ -1,10 +1,10 @@
 """Reference clients and templates write every answer they owe before they exit.
 
 Node.js writes to a pipe asynchronously: what does not fit in the pipe waits in the
-process, and ``process.exit()`` drops it.  The Node.js reference client used to end on
-``process.exit(0)`` at a shutdown, and lost the answers of the cases queued before it
-(243-556 of 610 answered, docs/performance.md).  Authors copy the reference clients, so
-each must end by letting its output drain.
+process, and ``process.exit()`` drops it.  A client ending on ``process.exit(0)`` at a
+shutdown loses the answers of the cases queued before it, most of them when many are
+queued.  Authors copy the reference clients, so each must end by letting its output
+drain.
 
 The tests are deterministic without timing: every case (and the shutdown, or the end of
 input) is written at once, and nothing is read until the client's output pipe is full

@@ -54,7 +54,7 @@ def _graded(tmp_path: Path, client: str, chatty: bool) -> tuple[dict[str, str], 
 
 def test_the_checks_of_a_run_share_a_client_process(tmp_path: Path) -> None:
     """The quiet check graded first, on the run's first process, which every check after it
-    shares: one start a run (it was two: a fresh process for the quiet check, listed third)."""
+    shares: one start a run, not a second, fresh process for the quiet check."""
     outcomes, starts = _graded(tmp_path, PY_REFERENCE[1], chatty=True)
     assert set(outcomes.values()) == {"pass"}, outcomes
     assert starts == 1
@@ -119,7 +119,7 @@ def test_a_warning_after_64_kib_of_earlier_stderr_still_fails_the_quiet_check(
 def test_the_quiet_check_graded_after_another_gets_a_fresh_process(tmp_path: Path) -> None:
     """The rule behind the order: in a worker that graded another check first, the quiet
     check starts a fresh process, and fails a client that warns once per process all the
-    same (review-3 H7)."""
+    same."""
     client = tmp_path / "notice_once.py"
     client.write_text(NOTICE_ONCE.format(python=str(ADAPTERS / "python")))
     wrapper = tmp_path / "wrapper.py"

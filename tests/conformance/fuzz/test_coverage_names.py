@@ -86,7 +86,8 @@ def test_a_client_s_coverage_is_the_same_from_any_checkout_and_working_folder(
         _python_features((sys.executable, "client.py"), one.parent),
         _python_features((sys.executable, str(other)), elsewhere),
         # started through a link (an installed ~/bin/client): a file it loads by its path
-        # was named from the link's folder ('../one/plugin.py', not '../plugin.py')
+        # is named from the script's own folder ('../plugin.py'), not from the link's
+        # ('../one/plugin.py')
         _python_features((sys.executable, str(link)), elsewhere),
     ]
     assert runs[0] and runs[0] == runs[1] == runs[2] == runs[3]
@@ -177,9 +178,9 @@ def test_a_node_script_is_named_from_the_client_s_folder(tmp_path: Path) -> None
 
 def test_a_node_client_started_by_npm_run_is_named_from_its_own_folder(tmp_path: Path) -> None:
     """``npm run`` (a package.json script) from two checkouts gives one set of features:
-    each node process's coverage file is named from its own folder.  The hook wrote one
-    folder, the first node process's, which was npm's (review-7 R7-7): the client's
-    scripts were named from npm's folder, ``../../../../tmp/…/one/bin/client.js``."""
+    each node process's coverage file is named from its own folder.  Named from one
+    folder, the first node process's, which is npm's, the client's scripts would be
+    ``../../../../tmp/…/one/bin/client.js``, different in every checkout."""
     if shutil.which("npm") is None:
         pytest.skip("no npm")
     found = []

@@ -273,11 +273,11 @@ def _hash_mod_64(salt: int) -> int:
 def test_a_hash_order_failure_replays_with_the_session_s_hash_seed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The session gave its traced client ``PYTHONHASHSEED`` = the seed; its final pass and
-    its replay line carry it too (review-4 J9): a failure that depends on the hash order is
-    found again in the final pass and fails again when the printed line is run, from a
-    copy of the failures folder, in a shell whose own hash seed would hide it.  Without it
-    the final pass said "not when replayed" and the line passed under another salt."""
+    """The session gives its traced client ``PYTHONHASHSEED`` = the seed; its final pass and
+    its replay line carry it too: a failure that depends on the hash order is found again
+    in the final pass and fails again when the printed line is run, from a copy of the
+    failures folder, in a shell whose own hash seed would hide it.  Without it the final
+    pass would say "not when replayed" and the line pass under another salt."""
     monkeypatch.delenv("PYTHONHASHSEED", raising=False)
     script = tmp_path / "hash_order.py"
     script.write_text(HASH_ORDER)
@@ -346,9 +346,9 @@ def test_a_node_client_s_case_reaches_the_same_blocks_however_often_it_runs(
 ) -> None:
     """One case sent again and again to one persistent Node.js client reaches the same
     features every time: the hook keeps V8's optimizing compilers off.  With TurboFan on,
-    the client's hot reader was optimized after about thirty cases, the small function it
-    inlined was no longer counted, and the same case had other features from then on (at
-    a case that depended on when V8's background compiler finished)."""
+    the client's hot reader is optimized after about thirty cases, the small function it
+    inlines stops being counted, and the same case has other features from then on (from
+    a case that depends on when V8's background compiler finishes)."""
     script = tmp_path / "hot_client.js"
     script.write_text(HOT_NODE_CLIENT % json.dumps(str(ADAPTERS / "node" / "reference_client.js")))
     feedback = NodeCoverage()
@@ -414,7 +414,7 @@ def test_a_seeded_session_on_a_node_client_is_the_same_every_time(tmp_path: Path
 
 def test_fuzz_scales_a_node_client_s_timeouts_and_says_why() -> None:
     """The default timeout and a user's alike, per case and per line; every timeout's
-    message names the reason (review-7 R7-9)."""
+    message names the reason."""
     for asked in (10.0, 2.5):
         client = Client(argv=("node", "x.js"), timeout=asked, line_timeout=asked / 2)
         traced = traced_client(client, NodeCoverage())
@@ -460,8 +460,9 @@ def _seconds_of(argv: list[str], env: dict[str, str]) -> float:
 def test_fuzz_does_not_time_out_a_node_client_its_coverage_slows_down(tmp_path: Path) -> None:
     """A Node.js client whose case takes a fixed amount of JS work, with a ``--timeout``
     between its time without the coverage hook and its time with it (calibrated here
-    against the same client run both ways, no constant), passes fuzz.  Before the hook's
-    slowdown scaled fuzz's timeouts, each case timed out (review-7 R7-9: ERROR, exit 1)."""
+    against the same client run both ways, no constant), passes fuzz: fuzz scales a
+    Node.js client's timeouts by the hook's slowdown, or each case would time out (ERROR,
+    exit 1)."""
     script = tmp_path / "busy_client.js"
     script.write_text(BUSY_NODE_CLIENT % 30000)
     plain = _seconds_of(["node", str(script)], dict(os.environ))
@@ -655,7 +656,7 @@ test_stella_fuzz = fuzz_targets(read, only=["R1.valid-runs-accepted"])
 @pytest.mark.slow
 def test_a_fuzz_target_grades_its_check_s_strata(pytester: pytest.Pytester) -> None:
     """A plugin fuzz run reaches at least what ``run`` reaches: the check's strata too,
-    graded as ``run`` grades them (review-5 K3: one mechanism, the shrink included).  A
+    graded as ``run`` grades them (one mechanism, the shrink included).  A
     lexer without ``\\/`` (which only a stratum spells on this seed) fails the target with
     ``run``'s report: the case shrunk to the two lines that spell it, a replay line; without
     the strata its ten examples pass."""

@@ -106,11 +106,12 @@ def test_an_input_whose_rare_thing_no_mutant_reaches_again_stops_drawing_picks()
 
 
 def test_inputs_that_start_from_a_recording_get_one_pick_in_eight() -> None:
-    """With --seed-corpus, mutants of real recordings found new shapes at every turn and
-    became most of the corpus (45 of 60 inputs, 77 of 129 picks by case 408 on the
-    rule-3 deep client); the generator's own structures (turns after the first, which no
-    short recording has) were starved.  However many of the corpus they are, the inputs
-    that start from a recording get the share of the picks that fresh runs give them."""
+    """With --seed-corpus, mutants of real recordings find new shapes at every turn; picked
+    by their number they become most of the corpus (45 of 60 inputs, 77 of 129 picks by
+    case 408 on the rule-3 deep client) and starve the generator's own structures (turns
+    after the first, which no short recording has).  However many of the corpus they are,
+    the inputs that start from a recording get the share of the picks that fresh runs
+    give them."""
     from types import SimpleNamespace
 
     from stella_conform.conformance.fuzz import Arm, Entry, Fuzzer

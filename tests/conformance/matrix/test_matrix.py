@@ -409,10 +409,10 @@ def test_bad_config_is_a_setup_error(tmp_path: Path, text: str, message: str) ->
 
 
 def test_every_renderer_shows_how_many_more_strata_failed_alike(tmp_path: Path) -> None:
-    """A failure's ``alike`` (more strata that failed the same way) was in the terminal and
-    the JSON, but not in matrix.md, matrix.html or the report's Markdown: each renderer now
-    takes it from one place (``report.alike``), from the failure or from its JSON, where a
-    shard's value that is no count shows nothing."""
+    """A failure's ``alike`` (more strata that failed the same way) is in every output: the
+    terminal, the JSON, matrix.md, matrix.html and the report's Markdown, each renderer
+    taking it from one place (``report.alike``), from the failure or from its JSON, where
+    a shard's value that is no count shows nothing."""
     from stella_conform.conformance import matrix as m
     from stella_conform.conformance.report.render import Report, alike
     from stella_conform.conformance.suite import CaseFailure, CheckResult

@@ -97,7 +97,7 @@ def test_field_differences_mark_what_differs_and_what_was_not_reported() -> None
 
 
 def test_replay_check_prints_the_stream_and_every_field_whole(tmp_path: Path) -> None:
-    long_text = "z" * 900  # far past the old 400-character cut
+    long_text = "z" * 900  # far past any excerpt's cut
     stream = (
         STAGE
         + json.dumps({"type": "text_delta", "delta": long_text}).encode() + b"\n"

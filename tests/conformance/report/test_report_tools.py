@@ -51,8 +51,8 @@ def test_shards_merge_into_the_unsharded_report(tmp_path: Path) -> None:
 def test_a_stopped_shard_leaves_the_merged_run_incomplete(tmp_path: Path, stopped: int) -> None:
     """A shard a stop signal cut short (its report as a stopped run writes it: the checks
     graded before the stop, ``incomplete``, exit status 143) makes the merged report
-    incomplete with that status, whichever shard it was: the merge kept the first shard's
-    fields only, so a stopped second shard merged into a whole run that passed, exit 0."""
+    incomplete with that status, whichever shard it was: keeping the first shard's fields
+    only, a stopped second shard would merge into a whole run that passed, exit 0."""
     shards = []
     for i in (1, 2):
         code, doc = graded(tmp_path, f"s{i}.json", *R6, "--shard", f"{i}/2", "--", *PY_REFERENCE)

@@ -1,10 +1,10 @@
 """The GitHub-artifact cache is a folder in the working tree: checked before it is used.
 
 No network: the download is replaced by a stand-in that records it was asked for (and
-returns nothing, or a zip the test made). Before the checks, a zip stamped 9999-12-31
-was used for ever; a FIFO, a link to /dev/zero, a badly named zip or a folder in the
-cache crashed the kit (exit 3) or hung it; a 13 MB zip bomb took it to 3.1 GiB; a member
-packed with an unknown method was a traceback.
+returns nothing, or a zip the test made). Unchecked, a zip stamped 9999-12-31 would be
+used for ever; a FIFO, a link to /dev/zero, a badly named zip or a folder in the cache
+would crash the kit (exit 3) or hang it; a 13 MB zip bomb would take it to gigabytes; a
+member packed with an unknown method would be a traceback.
 """
 
 from __future__ import annotations

@@ -155,7 +155,7 @@ def test_cases_drawn_with_recordings_are_kept_under_keys_of_their_own() -> None:
 @pytest.mark.slow
 def test_a_recording_in_legacy_spellings_is_mutated_without_crashing(tmp_path: Path) -> None:
     """The mutations were written for generated runs (self-describing spellings); a real
-    recording's legacy `delta` on a `text` must not crash the kit (it did: KeyError)."""
+    recording's legacy `delta` on a `text` must not crash the kit (a KeyError)."""
     from conftest import PY_REFERENCE
 
     fixture = ADAPTERS.parent / "fixtures" / "from_a_newer_stella.jsonl"
@@ -172,9 +172,9 @@ def test_a_recording_in_legacy_spellings_is_mutated_without_crashing(tmp_path: P
 def test_one_folder_of_recordings_is_read_alike_by_seed_corpus_and_corpus_diff(
     tmp_path: Path,
 ) -> None:
-    """review-3 H4: ``corpus diff`` stopped (exit 2) at a link or a FIFO in the folder
-    where ``--seed-corpus`` read the link and skipped the FIFO. One rule
-    (recordings.folder_files) for both: the same files read, the same skipped."""
+    """One rule (recordings.folder_files) for ``corpus diff`` and ``--seed-corpus``: the
+    same files read, the same skipped: a link or a FIFO in the folder is passed over by
+    both, not a stop (exit 2) of one and read by the other."""
     elsewhere = tmp_path / "elsewhere.jsonl"
     elsewhere.write_bytes(RECORDING)
     folder = tmp_path / "recorded"
@@ -211,7 +211,7 @@ def test_one_folder_of_recordings_is_read_alike_by_seed_corpus_and_corpus_diff(
 def test_files_past_the_cap_are_said_not_dropped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """review-4 J1: the files of a folder past FILES_CAP were dropped in silence."""
+    """The files of a folder past FILES_CAP are not dropped in silence."""
     from stella_conform.conformance.store import recordings
 
     monkeypatch.setattr(recordings, "FILES_CAP", 2)

@@ -653,7 +653,8 @@ def _team_worker(db: KitDatabase, seed: int, client: bytes, checks: int) -> Any:
 
 def test_a_seed_of_any_size_takes_its_place_in_the_roll_call() -> None:
     """``--seed`` takes any integer and the roll call packs it in 64 bits: a seed of 2**63
-    (reviewer-5 K6) was a ``struct.error``, exit 3; seeds equal in those bits are twins."""
+    takes its place (packed as given, it would be a ``struct.error``, exit 3); seeds equal
+    in those bits are twins."""
     inner = Flaky()
     db = KitDatabase(None, SharedDatabase(inner, "redis://test", (ConnectionError,)))  # type: ignore[arg-type]
     huge, negative, small = (_team_worker(db, s, b"client A", 4) for s in (2**63, -1, 5))
@@ -710,10 +711,10 @@ def test_workers_on_one_client_s_checks_divide_them() -> None:
 def test_a_worker_a_team_leaves_without_checks_of_its_own_draws_afresh() -> None:
     """Two workers on one check, four on three: the roll call leaves a worker without a
     share of the checks, and it draws every case afresh instead of mutating the corpus
-    the others take deep (on the rule-5 deep bug, where a fresh case is the bug as often
-    as a mutant, two workers both mutating one check's shared corpus were later than two
-    alone on 13 seeds of 40 and sooner on 4, docs/fuzzing.md).  A worker with a share,
-    and a worker alone, draw as before: a quarter afresh, the same random draws."""
+    the others take deep: a second search of the same corpus adds little where a fresh
+    case finds a bug as often as a mutant does (the rule-5 deep bug, docs/fuzzing.md).  A
+    worker with a share, and a worker alone, draw a quarter afresh, the same random draws
+    as ever."""
     from random import Random
 
     from stella_conform.conformance.fuzz import FRESH_SHARE, Entry
@@ -766,12 +767,11 @@ def test_a_worker_a_team_leaves_without_checks_of_its_own_draws_afresh() -> None
 def test_a_run_on_a_shared_redis_replays_a_budget_of_what_it_holds_and_reads_its_cache(
     tmp_path: Path, server: RedisServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Review-6 R6-8 on a real Redis: other workers' clients still fail what a fixed
-    client passes and save it again, so each of its runs meets entries there.  Each run
-    replays a budget of them (max(2, ⌈25 / 10⌉) = 3, the shrunk one first, after the
-    strata) and, from the second on, grades its own cases from the case cache, not
-    generated again.  (Every run
-    replayed all six, and never read the cache while any was held.)"""
+    """On a real Redis: other workers' clients still fail what a fixed client passes and
+    save it again, so each of its runs meets entries there.  Each run replays a budget of
+    them (max(2, ⌈25 / 10⌉) = 3, the shrunk one first, after the strata) and, from the
+    second on, grades its own cases from the case cache, not generated again, rather than
+    replaying all six every run and never reading the cache while any is held."""
     from test_kit_drawn import (
         BUDGET,
         CHECK,

@@ -348,10 +348,10 @@ runpy.run_path({str(LINE_LIMIT[1])!r}, run_name="__main__")
 def test_a_run_stopped_mid_check_leaves_its_failures_folder_bounded(
     tmp_path: Path, signum: int, jobs: str
 ) -> None:
-    """A CI cancel (SIGINT, then SIGTERM) mid-check: the check's cases were written as it
-    went and bounded only once it finished, so a stop left every one (6 files, 4,267,259
-    bytes, review R7-4); now the stop bounds them as the end of the check would, inline
-    (``-j 1``: the Stopped) and in a worker (``-j 2``: its stop handler, before it goes)."""
+    """A CI cancel (SIGINT, then SIGTERM) mid-check: the check's cases are written as it
+    goes and bounded once it finishes, so the stop bounds them as the end of the check
+    would, or it would leave every one (here 6 files, over 4 MB): inline (``-j 1``: the
+    Stopped) and in a worker (``-j 2``: its stop handler, before it goes)."""
     (tmp_path / "client.py").write_text(SLOW_LINE_LIMIT)
     failures = tmp_path / "failures"
     proc = subprocess.Popen(
@@ -715,10 +715,9 @@ def test_a_rejection_is_signed_without_the_client_s_reason() -> None:
 def test_every_judge_signs_a_wrong_verdict_without_the_client_s_words() -> None:
     """Every judge (JUDGES), on each of its checks' first fixture: an observation with the
     wrong verdict, given in two wordings, is one reaction, and a fail quoting the client's
-    words carries a signature without them.  (Review G2: the line-separator and
-    legacy-spelling judges built their message by hand, so fuzz split one bug by the
-    client's wording; a new judge doing so is red here.)  A judge no check uses yet is
-    tried on a reader check's fixture."""
+    words carries a signature without them.  (A judge building its message by hand would
+    make fuzz split one bug by the client's wording; a judge doing so is red here.)  A
+    judge no check uses yet is tried on a reader check's fixture."""
     from dataclasses import replace
 
     from stella_conform.conformance.checks import CATALOGUE, JUDGES, Context, judge

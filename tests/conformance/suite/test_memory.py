@@ -1,8 +1,8 @@
 """Memory is flat: nothing a run keeps grows with the cases it has graded.
 
-A run used to keep about 105 KiB per case to its end (1.06 GiB on runs of about 1,200
-lines): every generated case of a check stayed alive until the check ended, and each
-check's garbage outlived it.  These tests count objects, not bytes or time, so they
+A run that kept every generated case of a check alive until the check ended, or let a
+check's garbage outlive it, would grow by about 105 KiB a case (a gigabyte on runs of
+about 1,200 lines).  These tests count objects, not bytes or time, so they
 hold on a loaded machine; the peak-RSS figures are benchmarks/bench_memory.py's.
 """
 
@@ -64,10 +64,10 @@ def test_a_check_holds_one_generated_case_at_a_time(
 def test_a_check_holds_one_stratum_at_a_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Review-4 J6: a check's strata were all drawn before its first case and held to its
-    end (R1.long-lines' two megabyte strata, 14 MiB of a default run's peak).  Each is
-    drawn when graded and dropped after: the generated cases (strata and random examples
-    alike) alive while a case is graded are at most that one and the one before."""
+    """A check's strata are not all drawn before its first case and held to its end
+    (R1.long-lines' two megabyte strata alone would be 14 MiB of a default run's peak).
+    Each is drawn when graded and dropped after: the generated cases (strata and random
+    examples alike) alive while a case is graded are at most that one and the one before."""
     made_so_far: list[weakref.ref[object]] = []
     most = [0]
     made = suite.graded_case
@@ -107,7 +107,7 @@ def test_a_run_keeps_no_garbage_of_the_checks_it_graded(tmp_path: Path) -> None:
 def test_the_fuzzer_keeps_what_an_input_reached_in_a_fraction_of_the_memory() -> None:
     """A fuzz session keeps, for every corpus input, what it reached (for its weight):
     hundreds of code edges and input shapes an input.  As a frozenset of Python integers
-    that was 17 KiB an input and 2 MiB a minute; as 8-byte integers, a fraction."""
+    that would be about 17 KiB an input; as 8-byte integers it is a fraction."""
     from types import SimpleNamespace
 
     from stella_conform.conformance.fuzz import _HASHED, Fuzzer

@@ -74,7 +74,7 @@ def _a_seed_drawing(strategy: Any, count: int, wanted: Any) -> list[Any]:
     the constants of the local modules the process has loaded, which Hypothesis mixes
     into a share of its draws (a user's code is meant to be a source,
     ``generators/engine/seeded.py``): in a test worker, whatever earlier tests imported.  With
-    seed 3 alone, the largest of 400 cases was 89 lines in one order of the suite and
+    one fixed seed, the largest of 400 cases can be 89 lines in one order of the suite and
     over 90 in another."""
     for seed in range(3, 60):
         found = list(drawn(strategy, seed, count))
@@ -236,8 +236,8 @@ def test_a_fixed_client_s_next_run_draws_the_seed_s_own_cases(
     each as it passes, then the kit's own draws of its seed, without the engine, and
     keeps its strata and draws in the case cache.  The next runs grade the cache's cases
     with the next budget of entries after the strata, until none is left.  (Hypothesis
-    replays three ``.secondary`` entries a run and drops only those: a fixed client's next
-    six runs were on the engine's path, other cases, no case cache: review-5 K5.)"""
+    replays three ``.secondary`` entries a run and drops only those, so left to it a fixed
+    client's next six runs would be on the engine's path: other cases, no case cache.)"""
     database = DirectoryBasedExampleDatabase(str(tmp_path / "db"))
     cache = tmp_path / "cases"
     broken = _config(_reader(most_lines=8), database=database, case_cache=cache)
@@ -438,12 +438,12 @@ def _failed_run_left(tmp_path: Path, name: str) -> tuple[bytes, dict[bytes, set[
 def test_a_read_only_database_s_passing_entries_cost_a_budget_and_the_cache_is_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Review-6 R6-8: a read-only database (a GitHub artifact, a directory mounted
-    read-only) keeps every entry a fixed client passes, so every run meets them again:
-    each replays only a budget of them (the shrunk one first), and from its second run on
-    grades its own cases from the case cache, not generated again, the entries after the
-    strata as before.  (Every run replayed
-    all six, and never read the cache, while any was held.)"""
+    """A read-only database (a GitHub artifact, a directory mounted read-only) keeps
+    every entry a fixed client passes, so every run meets them again: each replays only a
+    budget of them (the shrunk one first), and from its second run on grades its own cases
+    from the case cache, not generated again, the entries after the strata as in the
+    first.  Replaying all of them every run, and never reading the cache while any is
+    held, would make a run's cost grow with the database."""
     key, left = _failed_run_left(tmp_path, "artifact")
     held = left[b""] | left[UNSHRUNK]
     assert len(held) > BUDGET

@@ -160,7 +160,7 @@ def test_a_hypothesis_whose_internals_moved_is_drawn_the_plain_way(
     """leaves.py reads Hypothesis's internals, which move between releases (6.150 has no
     ``INTEGERS_DISTRIBUTION``: an ImportError; a release could change a signature instead,
     and draw other choices or fail): the kit then draws with Hypothesis's own classes, the
-    same cases, instead of dying on import (review-6 R6-1)."""
+    same cases, instead of dying on import."""
     import sys
 
     from hypothesis.internal.conjecture.providers import HypothesisProvider

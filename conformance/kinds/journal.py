@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from stella_conform.conformance.kinds.protocol import InputKind
@@ -10,23 +11,79 @@ from stella_conform.conformance.kinds.registry import register
 from stella_conform.generators.grammar import JOURNAL_LINES, TextForm
 
 if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
+
     from stella_conform.conformance.checks.case import GradedCase
+    from stella_conform.conformance.checks.model import Check
+    from stella_conform.generators.runs import Run
+    from stella_conform.generators.strata import Stratum
     from stella_conform.schemas.vocabulary import Vocabulary
 
 
 @register
 class JournalKind(InputKind):
     name = "journal"
+    suffix = ".jsonl"  # as a stream's: the expectation beside it tells them apart
+    fixture_folder = "trace"
+    expected_keys = ("verdict", "rejected_line", "known_events", "unrecognized_events")
     text_form: ClassVar[TextForm | None] = JOURNAL_LINES
     cached = True
 
-    expected_keys = ("verdict", "rejected_line", "known_events", "unrecognized_events")
+    def load(
+        self, path: Path, vocab: Vocabulary | None = None, data: bytes | None = None
+    ) -> GradedCase | None:
+        from stella_conform.conformance.checks.case import GradedCase
+        from stella_conform.conformance.kinds.files import jsonl_fixture
+        from stella_conform.oracle.corpus import TraceFixture
+
+        fixture = jsonl_fixture(path)  # validates the expectation too
+        if not isinstance(fixture, TraceFixture):
+            return None
+        journal = fixture.data if data is None else data
+        return GradedCase(fixture.name, journal, "fixture", vocab=vocab, kind=self.name)
+
+    # the journal is written whole, as one document: Feed("document"), the default
+
+    # ------------------------------------------------------------------ the oracle
 
     def reading(self, case: GradedCase) -> dict[str, Any]:
         return case.journal.summary()
 
     def expected_verdict(self, case: GradedCase) -> str:
         return case.journal.verdict
+
+    def rejected_line(self, case: GradedCase) -> int | None:
+        return case.journal.rejected_line
+
+    # ------------------------------------------------------------------ saving a failure
+
+    def save(
+        self,
+        directory: Path,
+        name: str,
+        case: GradedCase,
+        *,
+        check: Check,
+        description: str,
+        seed: int | None,
+    ) -> Path:
+        from stella_conform.oracle.corpus import write_trace_fixture
+
+        return write_trace_fixture(directory, name, case.stream, description)
+
+    # ------------------------------------------------------------------ generated cases
+
+    def strategy(
+        self, check: Check, vocab: Vocabulary, recordings: Sequence[Run] = ()
+    ) -> SearchStrategy[Any] | None:
+        from stella_conform.generators.journals import journal_cases
+
+        return journal_cases(variants=check.mutations)
+
+    def stratum_list(self, check: Check, vocab: Vocabulary) -> Iterator[Stratum]:
+        from stella_conform.generators import strata
+
+        return strata.journal_stratum_list(check.mutations)
 
     def owns_generated(self, case: Any) -> bool:
         from stella_conform.generators.journals import JournalCase
@@ -42,8 +99,7 @@ class JournalKind(InputKind):
             "generated", case.data, "generated", (case.variant,), vocab=vocab, kind=self.name
         )
 
-    def rejected_line(self, case: GradedCase) -> int | None:
-        return case.journal.rejected_line
+    # ------------------------------------------------------------------ the case cache
 
     def from_cache(
         self,

@@ -5,9 +5,14 @@ check carries (``KINDS[case.kind]``)."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from stella_conform.conformance.kinds.protocol import InputKind
+
+if TYPE_CHECKING:
+    from stella_conform.conformance.checks.case import GradedCase
+    from stella_conform.schemas.vocabulary import Vocabulary
 
 K = TypeVar("K", bound=type[InputKind])
 
@@ -41,6 +46,28 @@ class Registry(Mapping[str, InputKind]):
     def remove(self, name: str) -> None:
         """Unregister a kind (a test's toy kind, once graded)."""
         del self._kinds[name]
+
+    def load(
+        self, path: Path, vocab: Vocabulary | None = None, *, data: bytes | None = None
+    ) -> GradedCase:
+        """A case file of any kind as a case, validated: read by the kind whose suffix its
+        name ends with (the longest such suffix first; kinds sharing one, a stream's and a
+        journal's, tell their files apart by reading them), else by the fallback kind.
+
+        ``data``: the case's bytes where the caller has read them already (``replay``,
+        through the safe reader, refusing a link): the case file is not read again, so
+        what is graded is what was checked, never a file swapped in between."""
+        from stella_conform.errors import SetupError
+
+        kinds = list(self._kinds.values())
+        fitting = sorted(
+            (k for k in kinds if path.name.endswith(k.suffix)), key=lambda k: -len(k.suffix)
+        )
+        for kind in fitting or [k for k in kinds if k.fallback]:
+            case = kind.load(path, vocab, data)
+            if case is not None:
+                return case
+        raise SetupError(f"{path}: not a case file of any kind ({', '.join(self._kinds)})")
 
     def of_generated(self, case: Any) -> InputKind:
         """The kind whose strategy drew ``case``."""

@@ -69,12 +69,12 @@ class SeedCorpus:
     ignored: int = 0
 
     def summary(self) -> str:
-        kinds = {"stream": 0, "envelope": 0}
-        for run in self.recordings:
-            kinds["envelope" if (run.recording or "").endswith(".json") else "stream"] += 1
+        # an envelope's recording is a .json document, a stream's .jsonl lines
+        envelopes = sum((run.recording or "").endswith(".json") for run in self.recordings)
+        streams = len(self.recordings) - envelopes
         return (
             f"seed corpus: {len(self.recordings)} recording(s) read "
-            f"({kinds['stream']} stream(s), {kinds['envelope']} envelope(s)), "
+            f"({streams} stream(s), {envelopes} envelope(s)), "
             f"{len(self.skipped)} skipped"
         )
 

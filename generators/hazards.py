@@ -42,15 +42,8 @@ from hypothesis import strategies as st
 from stella_conform.generators.content import SEEDS, Content
 from stella_conform.generators.engine.picks import choose_at, option_at, set_at, text_at
 from stella_conform.generators.events import Event, strategies_for
-from stella_conform.generators.mutations import (
-    Apply,
-    Line,
-    Mutation,
-    Stream,
-    _field_types,
-    _insert_at,
-    _required_fields,
-)
+from stella_conform.generators.mutations.bodies import field_types, required_fields
+from stella_conform.generators.mutations.stream import Apply, Line, Mutation, Stream, insert_at
 from stella_conform.generators.runs import encode
 from stella_conform.schemas.vocabulary import Vocabulary
 
@@ -414,8 +407,8 @@ def bad_read_values(reads: Sequence[str] = DASHBOARD_READS) -> Apply:
             t
             for t in tags
             if any(
-                {"integer", "number"} & set(_field_types(vocab, t, f) or ())
-                for f in _required_fields(vocab, t)
+                {"integer", "number"} & set(field_types(vocab, t, f) or ())
+                for f in required_fields(vocab, t)
             )
         }
         # Hypothesis draws the first options most often: the numeric types go first
@@ -423,15 +416,15 @@ def bad_read_values(reads: Sequence[str] = DASHBOARD_READS) -> Apply:
         weighted = [t for t in tags for _ in range(4 if t in numeric_tags else 1)]
         for _ in range(20):
             tag = _pick(draw, weighted)
-            fields = _required_fields(vocab, tag)
+            fields = required_fields(vocab, tag)
             if not fields:
                 continue
             numeric = [
-                f for f in fields if {"integer", "number"} & set(_field_types(vocab, tag, f) or ())
+                f for f in fields if {"integer", "number"} & set(field_types(vocab, tag, f) or ())
             ]
             prefer_numeric = bool(numeric) and draw(st.integers(0, 7)) < 7
             name = _pick(draw, numeric if prefer_numeric else fields)
-            types = _field_types(vocab, tag, name) or ["string"]
+            types = field_types(vocab, tag, name) or ["string"]
             existing = [
                 i for i in stream.event_indexes(vocab) if stream.lines[i].obj["type"] == tag
             ]
@@ -449,7 +442,7 @@ def bad_read_values(reads: Sequence[str] = DASHBOARD_READS) -> Apply:
             if vocab.misfit(tag, normalized) is None or vocab.archived_shape(tag, event):
                 continue
             if line is None:
-                _insert_at(draw, stream, Line(event, marks={mark}))
+                insert_at(draw, stream, Line(event, marks={mark}))
             else:
                 line.obj = event
                 line.marks.add(mark)
@@ -508,7 +501,7 @@ def _number_fields(vocab: Vocabulary, tag: str) -> frozenset[str]:
     props = vocab.members.get(tag, {}).get("properties", {})
     found = set()
     for name in props:
-        types = _field_types(vocab, tag, name) or []
+        types = field_types(vocab, tag, name) or []
         if "number" in types and "integer" not in types:
             found.add(name)
     return frozenset(found)

@@ -37,13 +37,8 @@ from stella_conform.generators.content import SEEDS, Content
 from stella_conform.generators.engine.picks import between, choose, choose_at
 from stella_conform.generators.events import tool_start
 from stella_conform.generators.hazards import Spelling
-from stella_conform.generators.mutations import (
-    Line,
-    Mutation,
-    Stream,
-    _insert_at,
-    _unknown_tag,
-)
+from stella_conform.generators.mutations.stream import Line, Mutation, Stream, insert_at
+from stella_conform.generators.mutations.unknown_types import unknown_tag
 from stella_conform.generators.runs import encode
 from stella_conform.schemas.vocabulary import Vocabulary
 
@@ -99,7 +94,7 @@ def two_values_per_line(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> N
         return
     # a run too short for either: a text event with a stray token, before the last line
     raw = encode({"type": "text", "text": "two values"}) + choose(draw, STRAYS)
-    _insert_at(draw, stream, Line(raw=raw, marks={mark}), not_last=True)
+    insert_at(draw, stream, Line(raw=raw, marks={mark}), not_last=True)
 
 
 def value_across_lines(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
@@ -177,10 +172,10 @@ def unknown_big_numbers(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> N
     c = Content(draw(SEEDS))
     first = choose_at(draw, "big-number", BIG_NUMBERS)
     numbers = [first, *c.sample(BIG_NUMBERS, c.count(0, 3))]
-    event = {"type": _unknown_tag(c, vocab), "id": first, "counters": numbers}
+    event = {"type": unknown_tag(c, vocab), "id": first, "counters": numbers}
     if c.chance():
         event["nested"] = {"offset": c.pick(BIG_NUMBERS), "scale": 1.5}
-    _insert_at(draw, stream, Line(event, marks={"unknown-big-numbers"}))
+    insert_at(draw, stream, Line(event, marks={"unknown-big-numbers"}))
 
 
 def deep_tool_input(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
@@ -193,7 +188,7 @@ def deep_tool_input(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     for level in range(depth - 3):  # the event, its call and the input object are 3 levels
         value = [value] if level % 2 else {"k": value}
     call["call"] = {**call["call"], "input": {"tree": value}}
-    _insert_at(draw, stream, Line(call, marks={"deep-tool-input"}), not_last=True)
+    insert_at(draw, stream, Line(call, marks={"deep-tool-input"}), not_last=True)
 
 
 TEXT: tuple[Mutation, ...] = (

@@ -6,7 +6,6 @@ read once, and its claims and profiles apply to every cell of its row.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -34,6 +33,9 @@ from stella_conform.conformance.suite import (
     SHRINK_BUDGET,
 )
 from stella_conform.errors import SetupError, read_toml_file
+from stella_conform.options.kinds import Count, Problem
+from stella_conform.options.kinds import Seconds as SecondsKind
+from stella_conform.options.model import BY_NAME, OPTIONS, InMatrix
 from stella_conform.schemas.vocabulary import (
     BUNDLED,
     BUNDLED_ALIASES,
@@ -120,6 +122,15 @@ class MatrixConfig:
     #: every fixture.
     fixtures_per_check: int | None = None
 
+    def settings(self) -> dict[str, Any]:
+        """The ``[matrix]`` values every cell grades with, by the options model's names."""
+        return {
+            "examples": self.examples,
+            "seed": self.seed,
+            "max_shrinks": self.max_shrinks,
+            "fixtures_per_check": self.fixtures_per_check,
+        }
+
     def cells(self) -> list[tuple[ClientSpec, VocabularySpec]]:
         return [(c, v) for c in self.clients for v in self.vocabularies]
 
@@ -168,13 +179,13 @@ def load_config(path: Path) -> MatrixConfig:
             clients,
             vocabularies,
             base,
-            examples=int(settings.get("examples", 10)),
-            seed=int(settings.get("seed", 0)),
-            jobs=int(settings.get("jobs", 2)),
+            examples=int(settings.get("examples", _default("examples"))),
+            seed=int(settings.get("seed", _default("seed"))),
+            jobs=int(settings.get("jobs", _default("jobs"))),
             failures_dir=base / str(settings["failures_dir"])
             if "failures_dir" in settings
             else None,
-            max_shrinks=int(settings.get("max_shrinks", SHRINK_BUDGET)),
+            max_shrinks=int(settings.get("max_shrinks", _default("max_shrinks"))),
             fixtures_per_check=_sample_size(settings["fixtures_per_check"], path)
             if "fixtures_per_check" in settings
             else None,
@@ -186,6 +197,7 @@ def load_config(path: Path) -> MatrixConfig:
         ) from None
     if config.examples < 0 or config.jobs < 1 or config.max_shrinks < 0:
         raise SetupError(f"{path}: [matrix] examples and max_shrinks must be >= 0, jobs >= 1")
+    _in_range(settings, path)
     # every value of the file is checked before any client starts (the hellos below)
     _check_claims(config, path)
     config.clients = [_with_hello(client, base, path) for client in config.clients]
@@ -244,7 +256,7 @@ def _client(entry: dict[str, Any], base: Path, path: Path) -> ClientSpec:
     program = command[0]
     if os.sep in program and not os.path.isabs(program):
         command = [str(base / program), *command[1:]]
-    mode = entry.get("mode", "persistent")
+    mode = entry.get("mode", _default("mode"))
     if mode not in MODES:
         raise SetupError(f"{path}: client {name!r}: unknown mode {mode!r}")
     profiles = entry.get("profiles", [])
@@ -270,25 +282,50 @@ def _client(entry: dict[str, Any], base: Path, path: Path) -> ClientSpec:
         mode,
         tuple(profiles),  # the hello's are added once every entry is checked (_with_hello)
         known_path,
-        _seconds(entry, "timeout", 10.0, 0.1, name, path),
-        _seconds(entry, "line_timeout", 5.0, 0.05, name, path),
+        _seconds(entry, "timeout", name, path),
+        _seconds(entry, "line_timeout", name, path),
         claims,
     )
 
 
-def _seconds(
-    entry: dict[str, Any], key: str, default: float, least: float, name: str, path: Path
-) -> float:
-    """A client's ``timeout`` / ``line_timeout``: a finite number of seconds (text, ``nan``
-    and ``inf`` are refused with the key's name)."""
-    value = entry.get(key, default)
-    seconds = float(value) if type(value) in (int, float) else math.nan
-    if not math.isfinite(seconds) or seconds < least:
+def _default(name: str) -> Any:
+    """The matrix's default for the model's option ``name``: its own, else the model's."""
+    option = BY_NAME[name]
+    assert isinstance(option.matrix, InMatrix)
+    return option.default if option.matrix.default is None else option.matrix.default
+
+
+def _in_range(settings: dict[str, Any], path: Path) -> None:
+    """Each ``[matrix]`` number within the model's range, in the words every source uses."""
+    for option in OPTIONS:
+        where = option.matrix
+        if not (isinstance(where, InMatrix) and where.table == "matrix"):
+            continue
+        if isinstance(option.kind, Count) and type(settings.get(where.key)) in (int, float):
+            try:
+                option.kind.parse(settings[where.key])
+            except Problem as problem:
+                if problem.reason == "above":
+                    raise SetupError(f"{path}: [matrix] {where.key}: {problem}") from None
+
+
+def _seconds(entry: dict[str, Any], key: str, name: str, path: Path) -> float:
+    """A client's ``timeout`` / ``line_timeout``: a finite number of seconds in the model's
+    range (text, ``nan`` and ``inf`` are refused with the key's name)."""
+    kind = BY_NAME[key].kind
+    assert isinstance(kind, SecondsKind)
+    value = entry.get(key, _default(key))
+    try:
+        if type(value) not in (int, float):
+            raise Problem("not a number", "kind")
+        return kind.parse(value)
+    except Problem as problem:
+        if problem.reason == "above":
+            raise SetupError(f"{path}: client {name!r}: {key}: {problem}") from None
         raise SetupError(
-            f"{path}: client {name!r}: {key} must be a number of seconds, at least {least} "
-            f"(got {value!r})"
-        )
-    return seconds
+            f"{path}: client {name!r}: {key} must be a number of seconds, at least "
+            f"{kind.least} (got {value!r})"
+        ) from None
 
 
 def _vocabulary(entry: dict[str, Any], base: Path, path: Path) -> VocabularySpec:

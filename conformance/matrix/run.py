@@ -28,18 +28,18 @@ from stella_conform.safe_files import inside
 
 
 def _suite_config(config: MatrixConfig, client: ClientSpec, vocab: VocabularySpec) -> SuiteConfig:
-    return SuiteConfig(
-        client=Client(
+    from stella_conform.options.suite import suite_config
+
+    return suite_config(
+        Client(
             client.command,
             client.mode,  # type: ignore[arg-type]
             timeout=client.timeout,
             line_timeout=client.line_timeout,
             cwd=str(config.base),
         ),
-        examples=config.examples,
-        seed=config.seed,
-        shrink_budget=config.max_shrinks,
-        fixtures_per_check=config.fixtures_per_check,
+        config.settings(),
+        claims=client.claims_on(vocab.load()),
         share_generation=True,
         # names come from the config: "../../x" must not write outside the failures folder
         failures_dir=inside(
@@ -47,7 +47,7 @@ def _suite_config(config: MatrixConfig, client: ClientSpec, vocab: VocabularySpe
         ),
         database_dir=None,  # a matrix is reproducible from its seed alone
         wire_schema=vocab.source,
-    ).with_claims(client.claims_on(vocab.load()))
+    )
 
 
 def _run_group(group: list[tuple[SuiteConfig, Check]]) -> list[CheckResult]:

@@ -20,7 +20,6 @@ makes a test parametrized by check id in that module (see docs/pytest-plugin.md)
 
 from __future__ import annotations
 
-import math
 import shlex
 import threading
 import warnings
@@ -30,37 +29,24 @@ from typing import Any
 
 import pytest
 
-STELLA_OPTIONS = (
-    ("client", None, "command of the client to grade (enables the stella-conform items)"),
-    (
-        "mode",
-        "auto",
-        "adapter protocol mode: auto (the client's hello decides), exit, report or persistent",
-    ),
-    ("profile", None, "check profile(s), comma separated (default: the hello's, else reader)"),
-    ("examples", None, "generated cases per check (default 25, or the Hypothesis profile's)"),
-    ("seed", None, "seed for generated cases (default: --hypothesis-seed, else 0)"),
-    ("known-failures", None, "TOML file of checks expected to fail, with reasons"),
-    ("timeout", "10", "seconds per case"),
-    ("wire-schema", None, "a stella release's agentevent.schema.json"),
-    ("vocabulary", None, "a bundled vocabulary by name (stella-older), or a wire schema file"),
-    ("knows", None, "event types the client recognizes, comma separated (or a schema file)"),
-    ("reads", None, "envelope parts it reads: run, pipeline, query, events, files_touched"),
-    ("computes", None, "summary fields it computes, comma separated"),
-    ("summary-only", None, "true: the client reports only a summary, no line observations"),
-    (
-        "database",
-        None,
-        "example database: a directory, and/or redis://HOST:PORT/N shared beside it "
-        "(default: Hypothesis's configured one)",
-    ),
-    (
-        "case-cache",
-        None,
-        "folder of generated cases kept between runs (default .stella-conform/cases under "
-        "the rootdir; 'off': none)",
-    ),
+from stella_conform.options.kinds import Problem
+from stella_conform.options.model import OPTIONS, Ini
+
+#: The plugin's options, ``--stella-NAME`` and the ini value ``stella_NAME``, with their
+#: ini defaults and help: the options model's (:mod:`stella_conform.options.model`).
+STELLA_OPTIONS = tuple(
+    (ini_name.removeprefix("stella_").replace("_", "-"), default, help_text)
+    for option in OPTIONS
+    if isinstance(option.ini, Ini)
+    for ini_name, help_text, default in option.ini.names
 )
+#: The model's option behind each of the plugin's names.
+_MODEL = {
+    ini_name.removeprefix("stella_").replace("_", "-"): option
+    for option in OPTIONS
+    if isinstance(option.ini, Ini)
+    for ini_name, _, _ in option.ini.names
+}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -83,56 +69,41 @@ def _active(config: pytest.Config) -> bool:
     return _option(config, "client") is not None
 
 
-def _whole(config: pytest.Config, name: str, minimum: int | None = None) -> int | None:
-    """An option or ini value that must be a whole number (``None`` when not given): a
-    usage error otherwise (``stella_examples = abc`` was a traceback)."""
+def _checked(config: pytest.Config, name: str) -> Any:
+    """An option or ini value as the model's kind reads it (``None`` when not given); a
+    usage error in the model's words otherwise."""
     value = _option(config, name)
     if value is None:
         return None
     try:
-        number = int(str(value).strip())
-    except ValueError:
+        return _MODEL[name].kind.parse(str(value))
+    except Problem as problem:
         raise pytest.UsageError(
-            f"stella_{name.replace('-', '_')} (--stella-{name}): a whole number, got {value!r}"
+            f"stella_{name.replace('-', '_')} (--stella-{name}): {problem}"
         ) from None
-    if minimum is not None and number < minimum:
-        raise pytest.UsageError(
-            f"stella_{name.replace('-', '_')} (--stella-{name}): at least {minimum}, got {number}"
-        )
-    return number
 
 
 def _timeout(config: pytest.Config) -> float:
-    """``stella_timeout``: seconds, a finite number of at least 0.1 (``nan`` was taken)."""
-    value = _option(config, "timeout")
-    if value is None:
-        return 10.0
-    try:
-        seconds = float(str(value).strip())
-    except ValueError:
-        seconds = math.nan
-    if not math.isfinite(seconds) or seconds < 0.1:
-        raise pytest.UsageError(
-            f"stella_timeout (--stella-timeout): seconds, a number of at least 0.1, got {value!r}"
-        )
-    return seconds
+    """``stella_timeout``: seconds, a finite number in the model's range."""
+    seconds = _checked(config, "timeout")
+    return float(_MODEL["timeout"].default) if seconds is None else float(seconds)
 
 
 def _examples(config: pytest.Config) -> int:
-    explicit = _whole(config, "examples", minimum=0)
+    explicit = _checked(config, "examples")
     if explicit is not None:
-        return explicit
+        return int(explicit)
     if config.getoption("hypothesis_profile", default=None):
         from hypothesis import settings
 
         return int(settings().max_examples)  # the profile the user chose
-    return 25
+    return int(_MODEL["examples"].default)
 
 
 def _seed(config: pytest.Config) -> int:
-    explicit = _whole(config, "seed")
+    explicit = _checked(config, "seed")
     if explicit is not None:
-        return explicit
+        return int(explicit)
     hyp = config.getoption("hypothesis_seed", default=None)
     return int(hyp) if hyp is not None else 0
 
@@ -162,22 +133,24 @@ def _database(config: pytest.Config) -> Any:
 
 def build_config(config: pytest.Config, client: Any) -> Any:
     from stella_conform.conformance.checks.claims import Claims
-    from stella_conform.conformance.suite import SuiteConfig
+    from stella_conform.options.suite import suite_config
 
     rootdir = Path(str(config.rootpath))
-    wire = _vocabulary_option(config)
-    suite = SuiteConfig(
-        client=client,
-        examples=_examples(config),
-        seed=_seed(config),
-        failures_dir=rootdir / ".stella-conform" / "failures",
+    options = {
+        "examples": _examples(config),
+        "seed": _seed(config),
+        "failures_dir": rootdir / ".stella-conform" / "failures",
+        "wire_schema": _vocabulary_option(config),
+        "case_cache": _case_cache(config, rootdir),
+    }
+    return suite_config(
+        client,
+        options,
+        claims=config.stash.get(_CLAIMS_KEY, Claims()),
         database_dir=None,
         database=_database(config),
-        wire_schema=str(wire) if wire else None,
         mode_reason=config.stash.get(_MODE_REASON_KEY, None),
-        case_cache=_case_cache(config, rootdir),
     )
-    return suite.with_claims(config.stash.get(_CLAIMS_KEY, Claims()))
 
 
 def _case_cache(config: pytest.Config, rootdir: Path) -> Path | None:
@@ -201,9 +174,10 @@ def _told(config: pytest.Config) -> Any:
     from stella_conform.conformance.inputs import check_told
     from stella_conform.errors import SetupError
 
-    flag = str(_option(config, "summary-only") or "").strip().lower()
-    if flag not in ("", "true", "false", "1", "0", "yes", "no"):
-        raise pytest.UsageError(f"stella_summary_only: expected true or false, got {flag!r}")
+    try:
+        summary_only = _MODEL["summary-only"].kind.parse(_option(config, "summary-only") or "")
+    except Problem as problem:
+        raise pytest.UsageError(f"stella_summary_only: {problem}") from None
     given = [p.strip() for p in str(_option(config, "profile") or "").split(",") if p.strip()]
     known = _option(config, "known-failures")
     _refuse_named_paths(config)
@@ -216,7 +190,7 @@ def _told(config: pytest.Config) -> Any:
             knows=_option(config, "knows"),
             reads=_option(config, "reads"),
             computes=_option(config, "computes"),
-            summary_only=flag in ("true", "1", "yes"),
+            summary_only=bool(summary_only),
             # built again in each check (Hypothesis's profile may not be loaded yet); here
             # a bad value is refused before the client starts
             database=lambda: _database(config),
@@ -360,9 +334,11 @@ def pytest_configure(config: pytest.Config) -> None:
         argv = resolve_client(words)
     except SetupError as exc:
         raise pytest.UsageError(f"--stella-client: {exc}") from None
-    mode = str(_option(config, "mode") or "auto")
-    if mode not in ("auto", "exit", "report", "persistent"):
-        raise pytest.UsageError(f"--stella-mode: unknown mode {mode!r}")
+    mode = str(_option(config, "mode") or _MODEL["mode"].default)
+    try:
+        _MODEL["mode"].kind.parse(mode)
+    except Problem as problem:
+        raise pytest.UsageError(f"--stella-mode: {problem}") from None
     # an xdist worker grades in the mode the controller chose: every worker the same
     chosen = getattr(config, "workerinput", {}).get(_WORKER_MODE)
     if chosen is not None:
@@ -541,7 +517,8 @@ def fuzz_targets(
         wants_report,
     )
     from stella_conform.conformance.clients.runner import Client
-    from stella_conform.conformance.suite import SuiteConfig, check_strategy, graded_case
+    from stella_conform.conformance.suite import check_strategy, graded_case
+    from stella_conform.options.suite import suite_config
     from stella_conform.schemas.vocabulary import Vocabulary
 
     vocab = Vocabulary.default()
@@ -567,9 +544,7 @@ def fuzz_targets(
         which Hypothesis refuses inside this test's own (its nested_given health check,
         that HypoFuzz will not have suppressed, is per thread)."""
         if check.id not in strata_failed:
-            config = SuiteConfig(
-                client=client, database_dir=None, strata_only=True, fixtures_per_check=0
-            )
+            config = suite_config(client, database_dir=None, strata_only=True, fixtures_per_check=0)
             done: list[Any] = []
             worker = threading.Thread(
                 target=lambda: done.append(_graded(check, config)), name="stella-strata"

@@ -6,7 +6,6 @@ from stella_conform.cli.client import (
     AUTO_MODE_CHOICE,
     AUTO_MODE_HELP,
     MODE_CHOICE,
-    _remember,
     auto_mode_default,
     client_options,
     load_vocabulary,
@@ -17,7 +16,6 @@ from stella_conform.cli.client import (
 from stella_conform.cli.databases import (
     DEFAULT_DATABASE,
     SKIPPED_SHOWN,
-    _named_recordings,
     artifact_option,
     build_database,
     database_option,
@@ -26,7 +24,6 @@ from stella_conform.cli.databases import (
 )
 from stella_conform.cli.grading import (
     JOBS_PER_CPU,
-    _default_jobs,
     cap_jobs,
     claim_options,
     color_option,
@@ -73,12 +70,9 @@ __all__ = [
     "KitPath",
     "PathIn",
     "Seconds",
-    "_default_jobs",
     "_knows_file",
     "_module_file",
-    "_named_recordings",
     "_printable_streams",
-    "_remember",
     "_unless_url",
     "_unwritable_stream",
     "artifact_option",

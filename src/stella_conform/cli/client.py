@@ -8,23 +8,15 @@ from typing import Any, TypeVar
 
 import click
 
-from stella_conform.cli.params import KitPath, Seconds
+from stella_conform.cli.options import model_option
 from stella_conform.errors import SetupError
+from stella_conform.options.model import BY_NAME
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def wire_schema_option(func: F) -> F:
-    return click.option(
-        "--wire-schema",
-        "--vocabulary",
-        "wire_schema",
-        type=KitPath("file", dir_okay=False),
-        default=None,
-        metavar="FILE|NAME",
-        help="Grade against a stella release's agentevent.schema.json, or a bundled "
-        "vocabulary by name (stella-default, stella-older; see stella-conform vocabulary).",
-    )(func)
+    return model_option("wire_schema")(func)
 
 
 def load_vocabulary(wire_schema: Path | str | None) -> Any:
@@ -35,10 +27,11 @@ def load_vocabulary(wire_schema: Path | str | None) -> Any:
 
 MODE_CHOICE = click.Choice(["exit", "report", "persistent"])
 #: ``run`` and ``fuzz`` (and the pytest plugin) also take ``auto``, their default.
-AUTO_MODE_CHOICE = click.Choice(["auto", "exit", "report", "persistent"])
-AUTO_MODE_HELP = (
-    "auto: the client's hello within a short wait decides (persistent or report per its "
-    "modes; no hello: exit); exit: exit status only (any client); report/persistent: the "
+AUTO_MODE_CHOICE = click.Choice(list(BY_NAME["mode"].kind.choices))  # type: ignore[union-attr]
+AUTO_MODE_HELP = BY_NAME["mode"].help
+#: ``replay``'s ``--mode``: one case, no hello awaited.
+EXIT_MODE_HELP = (
+    "exit: exit status only (any client); report/persistent: the "
     "adapter protocol (docs/adapter-protocol.md)."
 )
 
@@ -48,55 +41,17 @@ def auto_mode_default(command: click.Command) -> None:
     for param in command.params:
         if param.name == "mode":
             param.type = AUTO_MODE_CHOICE
-            param.default = "auto"
+            param.default = BY_NAME["mode"].default
             param.help = AUTO_MODE_HELP
 
 
 def client_options(func: F) -> F:
-    func = click.option(
-        "--mode",
-        type=MODE_CHOICE,
-        default="exit",
-        show_default=True,
-        help="exit: exit status only (any client); report/persistent: the "
-        "adapter protocol (docs/adapter-protocol.md).",
-    )(func)
-    func = click.option(
-        "--timeout",
-        type=Seconds(min=0.1),
-        default=10.0,
-        show_default=True,
-        help="Seconds a client may take for one case.",
-    )(func)
-    func = click.option(
-        "--line-timeout",
-        type=Seconds(min=0.05),
-        default=5.0,
-        show_default=True,
-        help="Report mode: seconds to acknowledge one line (lockstep).",
-    )(func)
-    func = click.option(
-        "--reject-exit-codes",
-        metavar="CODES",
-        callback=_remember,
-        expose_value=False,
-        help="Exit mode: the exit statuses that mean 'rejected', comma-separated [default: 1].",
-    )(func)
-    func = click.option(
-        "--crash-detection/--no-crash-detection",
-        default=True,
-        callback=_remember,
-        expose_value=False,
-        help="Grade a runtime's crash report on stderr (uncaught exception, panic) as a "
-        "crash, not a rejection [default: on].",
-    )(func)
+    """``--mode`` (``exit`` by default; :func:`auto_mode_default` makes it ``auto``),
+    ``--timeout``, ``--line-timeout``, ``--reject-exit-codes``, ``--crash-detection``."""
+    func = model_option("mode", type=MODE_CHOICE, default="exit", help=EXIT_MODE_HELP)(func)
+    for name in ("timeout", "line_timeout", "reject_exit_codes", "crash_detection"):
+        func = model_option(name)(func)
     return func
-
-
-def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    """Client settings every grading command shares, kept for :func:`make_client`."""
-    ctx.meta[f"stella_conform.{param.name}"] = value
-    return value
 
 
 def parse_exit_codes(spec: str | None) -> frozenset[int]:

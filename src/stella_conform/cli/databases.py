@@ -3,14 +3,13 @@ artifact) and the recordings of ``--seed-corpus``."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from stella_conform.cli.params import KitPath, PathIn, _unless_url
+from stella_conform.cli.options import model_option
 from stella_conform.errors import SetupError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -18,16 +17,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def artifact_option(func: F) -> F:
     """``--github-artifact``: read a CI artifact's example database beside the local one."""
-    return click.option(
-        "--github-artifact",
-        "github_artifact",
-        default=None,
-        metavar="OWNER/REPO[/ARTIFACT]",
-        envvar="STELLA_CONFORM_GITHUB_ARTIFACT",
-        help="Also read (never write) the example database a CI job uploaded as this "
-        "GitHub Actions artifact (default name stella-conform-db; needs GITHUB_TOKEN; "
-        "env STELLA_CONFORM_GITHUB_ARTIFACT).",
-    )(func)
+    return model_option("github_artifact")(func)
 
 
 #: The local example database of ``run`` and ``fuzz`` (the one they share).
@@ -36,18 +26,7 @@ DEFAULT_DATABASE = Path(".stella-conform/hypothesis")
 
 def database_option(func: F) -> F:
     """``--database DIR|redis://HOST:PORT/N``: the local directory, a shared Redis, or both."""
-    return click.option(
-        "--database",
-        "databases",
-        multiple=True,
-        # a folder that is a FIFO, a socket, a device or a file: Hypothesis saved nothing
-        type=PathIn("folder", _unless_url),
-        metavar="DIR|URL",
-        envvar="STELLA_CONFORM_DATABASE",
-        help="Hypothesis example database: a directory (default "
-        f"{DEFAULT_DATABASE}), and/or a shared redis://HOST:PORT/N read and written beside "
-        "it (needs stella-conform[redis]); repeatable (env STELLA_CONFORM_DATABASE).",
-    )(func)
+    return model_option("database")(func)
 
 
 def build_database(
@@ -81,33 +60,9 @@ def build_database(
         raise SetupError(str(exc)) from None
 
 
-def _named_recordings(
-    ctx: click.Context, param: click.Parameter, paths: tuple[Path, ...]
-) -> tuple[Path, ...]:
-    """A named ``--seed-corpus`` path that is missing, or neither a folder nor a regular
-    file, is a usage error here, before any client starts: a typo in a CI job must not
-    fuzz without the recordings it names. A file inside a named folder that cannot be read
-    stays a warning."""
-    for path in paths:
-        try:
-            os.stat(path)
-        except OSError as exc:
-            raise click.BadParameter(f"{path}: {exc.strerror or 'cannot be read'}") from None
-    return paths
-
-
 def seed_corpus_option(func: F) -> F:
     """``--seed-corpus PATH``: real recordings a generated stream case may start from."""
-    return click.option(
-        "--seed-corpus",
-        "seed_corpus",
-        multiple=True,
-        type=KitPath("folder or file"),
-        callback=_named_recordings,
-        metavar="PATH",
-        help="A folder (or file) of recorded streams (.jsonl) and json envelopes: "
-        "generated stream cases may start from their runs (repeatable).",
-    )(func)
+    return model_option("seed_corpus")(func)
 
 
 #: Skipped recordings named one by one before the rest are counted.

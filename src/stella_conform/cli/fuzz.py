@@ -29,6 +29,7 @@ from stella_conform.cli.grading import (
     use_color,
     write_not_graded,
 )
+from stella_conform.cli.options import model_option, model_options
 from stella_conform.errors import SetupError
 
 
@@ -40,60 +41,24 @@ def _clock(seconds: float) -> str:
 
 @click.command()
 @client_options
-@click.option(
-    "--for",
-    "duration",
-    default=None,
-    metavar="DURATION",
-    help="How long to fuzz: 90s, 5m, 1h30m (default: until Ctrl-C).",
-)
-@click.option(
-    "--profile",
+@model_option("duration")
+@model_option(
     "profiles",
-    multiple=True,
-    default=(),
     help="Check profile to fuzz (repeatable); dashboard and recorder add to reader. "
     "Default: the profiles the adapter's hello claims, else reader.",
 )
 @claim_options
-@click.option("--only", multiple=True, metavar="GLOB", help="Only checks matching (repeatable).")
-@click.option("--skip", multiple=True, metavar="GLOB", help="Skip checks matching (repeatable).")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option(
-    "--stop-on-first",
-    is_flag=True,
-    help="Stop fuzzing a check at its first failure, and stop when every check has failed.",
-)
-@click.option(
-    "--max-failures",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Stop after this many distinct failures (any checks).",
-)
-@click.option(
-    "--max-cases",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Stop after this many cases (the same session on a fast machine and a loaded one).",
-)
-@click.option(
-    "--no-feedback",
-    is_flag=True,
-    help="Do not ask the client for coverage (Python and Node.js clients give it by default).",
-)
+@model_options("only", "skip", "seed", "stop_on_first", "max_failures", "max_cases", "no_feedback")
 @database_option
 @seed_corpus_option
-@click.option("--no-database", is_flag=True, help="Neither read nor write the example database.")
+@model_option("no_database", help="Neither read nor write the example database.")
 @artifact_option
 @report_options
-@click.option(
-    "--max-shrinks",
-    type=click.IntRange(min=0),
-    default=150,
-    show_default=True,
+@model_option(
+    "max_shrinks",
     help="Client runs the final report may spend shrinking each failing check's case.",
 )
-@click.option("--verbose", "-v", is_flag=True, help="A progress line every second.")
+@model_option("verbose", help="A progress line every second.")
 @color_option
 @wire_schema_option
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
@@ -142,7 +107,8 @@ def fuzz(
     from stella_conform.conformance.fuzz import FuzzConfig, Fuzzer, Progress, parse_duration
     from stella_conform.conformance.fuzz.feedback import feedback_for, timeout_note
     from stella_conform.conformance.store.database import warm
-    from stella_conform.conformance.suite import SuiteConfig, preflight
+    from stella_conform.conformance.suite import preflight
+    from stella_conform.options.suite import suite_config
     from stella_conform.safe_files import pin_dir
 
     try:
@@ -167,17 +133,15 @@ def fuzz(
     checks = told.checks(hello)
     if not checks:
         raise SetupError("no checks selected")
-    suite = SuiteConfig(
-        client=client,
+    suite = suite_config(
+        client,
+        click.get_current_context().params,
+        claims=claims,
         examples=1,
-        seed=seed,
-        failures_dir=failures_dir,
         database_dir=None,
         database=database,
-        wire_schema=str(wire_schema) if wire_schema else None,
-        shrink_budget=max_shrinks,
         mode_reason=mode_reason,
-    ).with_claims(claims)
+    )
     suite = dataclasses.replace(suite, recordings=load_seed_corpus(seed_corpus, suite.vocabulary()))
     probe = preflight(checks, suite)
     if probe is not None and probe.cannot_start:  # every report asked for says why

@@ -11,20 +11,14 @@ from typing import IO, Any, TypeVar
 import click
 
 from stella_conform.cli.databases import build_database
-from stella_conform.cli.params import KitPath, PathIn, _knows_file
+from stella_conform.cli.options import model_option, model_options
 from stella_conform.errors import SetupError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def color_option(func: F) -> F:
-    return click.option(
-        "--color",
-        type=click.Choice(["auto", "always", "never"]),
-        default="auto",
-        show_default=True,
-        help="Colour the outcomes: auto = on a terminal unless NO_COLOR is set.",
-    )(func)
+    return model_option("color")(func)
 
 
 def use_color(choice: str, stream: IO[str]) -> bool:
@@ -57,11 +51,6 @@ def shard_checks(checks: list[Any], spec: str) -> list[Any]:
     return [c for position, c in enumerate(checks) if position % total == index - 1]
 
 
-def _default_jobs() -> int:
-
-    return max(1, min(4, os.cpu_count() or 1))
-
-
 #: ``-j`` is at most this many workers per CPU: each worker runs a client, and more than a
 #: few per core only make every timeout likelier.
 JOBS_PER_CPU = 4
@@ -89,35 +78,9 @@ def claim_options(func: F) -> F:
     """``--knows``, ``--reads``, ``--computes``, ``--summary-only``: what the client claims.
 
     They work in every mode (exit mode has no hello to carry them) and win over the
-    hello's claims. Leaving one out grades everything, as before claims existed.
+    hello's claims. Leaving one out grades everything.
     """
-    func = click.option(
-        "--summary-only",
-        is_flag=True,
-        default=None,
-        help="The client reports only a summary, no line observations; checks that need them skip.",
-    )(func)
-    func = click.option(
-        "--computes",
-        metavar="FIELD,...",
-        default=None,
-        help="Summary fields the client computes; a check of other fields skips.",
-    )(func)
-    func = click.option(
-        "--reads",
-        metavar="WHAT,...",
-        default=None,
-        help="Envelope parts the client reads: run, pipeline, query, events, files_touched.",
-    )(func)
-    func = click.option(
-        "--knows",
-        metavar="TYPE,...|FILE|NAME",
-        type=PathIn("file", _knows_file),
-        default=None,
-        help="Event types the client recognizes (or a wire schema / bundled vocabulary "
-        "whose types it knows); any other type is unrecognized for it.",
-    )(func)
-    return func
+    return model_options("knows", "reads", "computes", "summary_only")(func)
 
 
 def told_on_the_command_line() -> Any:
@@ -151,33 +114,7 @@ def told_on_the_command_line() -> Any:
 
 def report_options(func: F) -> F:
     """Where a grading command writes its verdicts: one set for ``run`` and ``fuzz``."""
-    for option in reversed(
-        (
-            click.option(
-                "--known-failures",
-                type=KitPath("file"),
-                default=None,
-                help='TOML file: [known-failures] "CHECK-ID" = "reason".',
-            ),
-            click.option("--json", "json_path", type=KitPath("output"), default=None),
-            click.option("--junit-xml", "junit_path", type=KitPath("output"), default=None),
-            click.option(
-                "--markdown",
-                "markdown_path",
-                type=KitPath("output"),
-                default=None,
-                help="Markdown summary (e.g. $GITHUB_STEP_SUMMARY).",
-            ),
-            click.option(
-                "--failures-dir",
-                type=KitPath("folder"),
-                default=Path(".stella-conform/failures"),
-                show_default=True,
-            ),
-        )
-    ):
-        func = option(func)
-    return func
+    return model_options("known_failures", "json", "junit_xml", "markdown", "failures_dir")(func)
 
 
 def write_not_graded(
@@ -193,7 +130,7 @@ def write_not_graded(
     """Every report asked for, for a client that could not be graded at all (its first
     contact failed): no check, the reason as the report's ``error``, exit status 2."""
     from stella_conform.conformance.report.render import Report, write_outputs
-    from stella_conform.conformance.suite import SuiteConfig
+    from stella_conform.options.suite import suite_config
 
-    report = Report(config or SuiteConfig(client=client), [], vocab.ident, error=message)
+    report = Report(config or suite_config(client), [], vocab.ident, error=message)
     write_outputs(report, json_path=json_path, junit_path=junit_path, markdown_path=markdown_path)

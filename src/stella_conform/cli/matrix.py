@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from stella_conform.cli.grading import cap_jobs, parse_shard
+from stella_conform.cli.options import model_option
 from stella_conform.cli.params import KitPath
 from stella_conform.cli.report import _write_matrix
 from stella_conform.errors import SetupError
@@ -21,15 +22,16 @@ from stella_conform.errors import SetupError
     default=Path("matrix-report"), show_default=True,
     help="Directory for matrix.json, matrix.md, matrix.html and the failing cases (failures/).",
 )  # fmt: skip
-@click.option("--shard", metavar="I/N", help="Grade only shard I of N of the (cell, check) tasks.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Parallel workers (config: jobs).")
-@click.option(
-    "--examples",
-    type=click.IntRange(min=0),
+@model_option("shard", help="Grade only shard I of N of the (cell, check) tasks.")
+@model_option("jobs", default=None, show_default=False, help="Parallel workers (config: jobs).")
+@model_option(
+    "examples",
+    default=None,
+    show_default=False,
     help="Generated cases per check; from 25 on, each check's strata too (docs/generators.md).",
 )
-@click.option("--seed", type=int, help="Seed (config: seed).")
-@click.option("-v", "--verbose", is_flag=True, help="One line per graded check.")
+@model_option("seed", default=None, show_default=False, help="Seed (config: seed).")
+@model_option("verbose", help="One line per graded check.")
 def matrix(
     config_path: Path,
     out_dir: Path,

@@ -212,8 +212,9 @@ def _replay_as_check(
         other_reading,
         show_stream,
     )
-    from stella_conform.conformance.suite import CaseRunner, SuiteConfig, load_case
+    from stella_conform.conformance.suite import CaseRunner, load_case
     from stella_conform.conformance.suite.travel import portable_path
+    from stella_conform.options.suite import suite_config
 
     if check_id is None:
         raise SetupError(f"{case.name}: say which check judges it with --check ID")
@@ -226,7 +227,7 @@ def _replay_as_check(
         raise SetupError(f"{case.name} is a {graded.kind} case; {check.id} grades {check.input}s")
     if not check.grades_in(client.mode):
         raise SetupError(f"{check.id} {check.skip_reason(client.mode)}")
-    runner = CaseRunner(SuiteConfig(client).with_claims(claims), check)
+    runner = CaseRunner(suite_config(client, claims=claims), check)
     try:
         obs = runner.run(graded)
     finally:

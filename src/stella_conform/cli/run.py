@@ -23,7 +23,6 @@ from stella_conform.cli.databases import (
     seed_corpus_option,
 )
 from stella_conform.cli.grading import (
-    _default_jobs,
     cap_jobs,
     claim_options,
     color_option,
@@ -34,81 +33,23 @@ from stella_conform.cli.grading import (
     use_color,
     write_not_graded,
 )
-from stella_conform.cli.params import KitPath, Seconds
+from stella_conform.cli.options import model_option, model_options
 from stella_conform.errors import SetupError
 
 
 @click.command()
 @client_options
-@click.option(
-    "--profile",
-    "profiles",
-    multiple=True,
-    default=(),
-    help="Check profile to grade (repeatable); dashboard and recorder add to reader. "
-    "Default: the profiles the adapter's hello claims, else reader.",
-)
+@model_option("profiles")
 @claim_options
-@click.option(
-    "--examples",
-    type=click.IntRange(min=0),
-    default=25,
-    show_default=True,
-    help="Generated cases per check (0: fixtures only); from 25 on, each check also grades "
-    "its strata first, the simplest case of each of its mutations (docs/generators.md).",
-)
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option(
-    "-j",
-    "--jobs",
-    type=click.IntRange(min=1),
-    default=_default_jobs,
-    show_default="CPUs, at most 4",
-    help="Checks graded in parallel.",
-)
-@click.option("--only", multiple=True, metavar="GLOB", help="Only checks matching (repeatable).")
-@click.option("--skip", multiple=True, metavar="GLOB", help="Skip checks matching (repeatable).")
+@model_options("examples", "seed", "jobs", "only", "skip")
 @report_options
-@click.option(
-    "--no-database", is_flag=True, help="Do not read or write the Hypothesis example database."
-)
+@model_option("no_database")
 @database_option
 @seed_corpus_option
 @artifact_option
-@click.option(
-    "--case-cache",
-    type=KitPath("folder", file_okay=False),
-    default=Path(".stella-conform/cases"),
-    show_default=True,
-    help="Folder of generated cases kept between runs: a later run with the same kit, "
-    "vocabulary, claims, seed and examples grades them without generating them again.",
-)
-@click.option("--no-case-cache", is_flag=True, help="Generate every case afresh; keep none.")
-@click.option(
-    "--max-shrinks",
-    type=click.IntRange(min=0),
-    default=150,
-    show_default=True,
-    help="Client runs a check may spend shrinking its first failing generated case "
-    "(0: report the case as found).",
-)
-@click.option(
-    "--shard",
-    default=None,
-    metavar="I/N",
-    help="Grade only shard I of N (checks split deterministically; merge the JSON "
-    "reports with 'stella-conform report merge').",
-)
-@click.option(
-    "--time-budget",
-    type=Seconds(min=1),
-    default=None,
-    metavar="SECONDS",
-    help="Bound the whole run: no case starts after SECONDS (a case in flight may take one "
-    "more --timeout); checks not graded in full are errors that say so.",
-)
+@model_options("case_cache", "no_case_cache", "max_shrinks", "shard", "time_budget")
 @color_option
-@click.option("--verbose", "-v", is_flag=True)
+@model_option("verbose")
 @wire_schema_option
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def run(
@@ -157,7 +98,8 @@ def run(
         write_outputs,
     )
     from stella_conform.conformance.store.database import warm
-    from stella_conform.conformance.suite import CheckResult, SuiteConfig, preflight, run_suite
+    from stella_conform.conformance.suite import CheckResult, preflight, run_suite
+    from stella_conform.options.suite import suite_config
     from stella_conform.safe_files import pin_dir
     from stella_conform.safe_text import for_terminal
 
@@ -187,20 +129,15 @@ def run(
         raise SetupError("no checks selected")
     warm(database)  # an artifact is downloaded once, before workers fork
     started = time.monotonic()
-    config = SuiteConfig(
-        client=client,
-        examples=examples,
-        seed=seed,
-        failures_dir=failures_dir,
+    config = suite_config(
+        client,
+        click.get_current_context().params,
+        claims=claims,
+        started=started,
         database_dir=None,
         database=database,
-        wire_schema=str(wire_schema) if wire_schema else None,
-        shrink_budget=max_shrinks,
-        deadline=None if time_budget is None else started + time_budget,
-        time_budget=time_budget,
         mode_reason=mode_reason,
-        case_cache=None if no_case_cache else case_cache,
-    ).with_claims(claims)
+    )
     # the same recordings as the fuzz session: what it found on them replays as found
     config = replace(config, recordings=load_seed_corpus(seed_corpus, config.vocabulary()))
     how = f" (auto: {mode_reason})" if mode_reason else ""

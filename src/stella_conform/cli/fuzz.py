@@ -29,7 +29,7 @@ from stella_conform.cli.grading import (
     use_color,
     write_not_graded,
 )
-from stella_conform.cli.options import model_option, model_options
+from stella_conform.cli.options import ConfiguredCommand, model_option, model_options
 from stella_conform.errors import SetupError
 
 
@@ -39,7 +39,7 @@ def _clock(seconds: float) -> str:
     return (f"{hours}:" if hours else "") + f"{rest // 60:02d}:{rest % 60:02d}"
 
 
-@click.command()
+@click.command(cls=ConfiguredCommand)
 @client_options
 @model_option("duration")
 @model_option(

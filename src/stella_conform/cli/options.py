@@ -182,3 +182,49 @@ def model_options(*names: str) -> Callable[[F], F]:
         return func
 
     return apply
+
+
+def _flags(flags: tuple[str, ...]) -> set[str]:
+    """Every flag of a model option: ``--crash-detection/--no-crash-detection`` is two."""
+    return {f for spec in flags for f in spec.split("/") if f.startswith("-")}
+
+
+def pyproject_defaults(command: click.Command) -> dict[str, Any]:
+    """The defaults the nearest ``pyproject.toml``'s ``[tool.stella-conform]`` gives
+    ``command``'s options, by their click names (:mod:`stella_conform.options.pyproject`).
+    A value a command's choice does not take (``replay`` has no ``--mode auto``) is left."""
+    from stella_conform.options.pyproject import read
+
+    _, values = read()
+    defaults: dict[str, Any] = {}
+    for param in command.params:
+        opts = set(param.opts) | set(param.secondary_opts)
+        for name, value in values.items():
+            cli = BY_NAME[name].cli
+            if not (isinstance(cli, Cli) and opts & _flags(cli.flags)):
+                continue
+            if isinstance(param.type, click.Choice) and value not in param.type.choices:
+                continue
+            defaults[str(param.name)] = list(value) if isinstance(value, tuple) else value
+    return defaults
+
+
+class ConfiguredCommand(click.Command):
+    """A grading command whose option defaults a client's ``pyproject.toml`` may set; the
+    command line wins over it (click's ``default_map``)."""
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        if "default_map" not in extra:
+            given = args[: args.index("--")] if "--" in args else args
+            try:
+                extra["default_map"] = pyproject_defaults(self)
+            except Exception:
+                if not {"-h", "--help"} & set(given):
+                    raise  # a bad table is a usage error; --help still shows the options
+        return super().make_context(info_name, args, parent, **extra)

@@ -14,6 +14,7 @@ import click
 
 from stella_conform.cli.client import client_options, make_client, wire_schema_option
 from stella_conform.cli.grading import claim_options, told_on_the_command_line
+from stella_conform.cli.options import ConfiguredCommand
 from stella_conform.cli.params import MODULE_SPEC, KitPath
 from stella_conform.errors import SetupError
 from stella_conform.safe_text import clip, for_terminal
@@ -25,7 +26,7 @@ def _echo(text: object = "", **kwargs: Any) -> None:
     click.echo(for_terminal(str(text)), **kwargs)
 
 
-@click.command()
+@click.command(cls=ConfiguredCommand)
 @client_options
 @wire_schema_option
 @click.option(

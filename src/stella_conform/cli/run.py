@@ -33,11 +33,11 @@ from stella_conform.cli.grading import (
     use_color,
     write_not_graded,
 )
-from stella_conform.cli.options import model_option, model_options
+from stella_conform.cli.options import ConfiguredCommand, model_option, model_options
 from stella_conform.errors import SetupError
 
 
-@click.command()
+@click.command(cls=ConfiguredCommand)
 @client_options
 @model_option("profiles")
 @claim_options

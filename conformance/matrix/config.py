@@ -29,9 +29,6 @@ from stella_conform.conformance.clients.runner import (
 from stella_conform.conformance.report.render import (
     load_known_failures,
 )
-from stella_conform.conformance.suite import (
-    SHRINK_BUDGET,
-)
 from stella_conform.errors import SetupError, read_toml_file
 from stella_conform.options.kinds import Count, Problem
 from stella_conform.options.kinds import Seconds as SecondsKind
@@ -52,15 +49,22 @@ DEFAULT_OUT = Path("matrix-report")
 CLAIM_KEYS = ("knows", "reads", "computes", "summary_only")
 
 
+def _default(name: str) -> Any:
+    """The matrix's default for the model's option ``name``: its own, else the model's."""
+    option = BY_NAME[name]
+    assert isinstance(option.matrix, InMatrix)
+    return option.default if option.matrix.default is None else option.matrix.default
+
+
 @dataclass(frozen=True)
 class ClientSpec:
     name: str
     command: tuple[str, ...]
-    mode: str = "persistent"
+    mode: str = _default("mode")
     profiles: tuple[str, ...] = ("reader",)
     known_failures: Path | None = None
-    timeout: float = 10.0
-    line_timeout: float = 5.0
+    timeout: float = _default("timeout")
+    line_timeout: float = _default("line_timeout")
     #: The config's claim keys, as written (checked against each vocabulary).
     claims: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
     #: The adapter's hello, read once at load (its claims and profiles apply).
@@ -110,14 +114,14 @@ class MatrixConfig:
     clients: list[ClientSpec]
     vocabularies: list[VocabularySpec]
     base: Path
-    examples: int = 10
-    seed: int = 0
-    jobs: int = 2
+    examples: int = _default("examples")
+    seed: int = _default("seed")
+    jobs: int = _default("jobs")
     #: Where failing cases are saved (one folder per cell); ``None``: under the output
     #: folder (``stella-conform matrix --out``), so a matrix's failures travel with it.
     failures_dir: Path | None = None
     #: Client runs a failing check may spend shrinking (``run --max-shrinks``).
-    max_shrinks: int = SHRINK_BUDGET
+    max_shrinks: int = _default("max_shrinks")
     #: At most this many fixtures per check (``SuiteConfig.fixtures_per_check``); ``None``:
     #: every fixture.
     fixtures_per_check: int | None = None
@@ -286,13 +290,6 @@ def _client(entry: dict[str, Any], base: Path, path: Path) -> ClientSpec:
         _seconds(entry, "line_timeout", name, path),
         claims,
     )
-
-
-def _default(name: str) -> Any:
-    """The matrix's default for the model's option ``name``: its own, else the model's."""
-    option = BY_NAME[name]
-    assert isinstance(option.matrix, InMatrix)
-    return option.default if option.matrix.default is None else option.matrix.default
 
 
 def _in_range(settings: dict[str, Any], path: Path) -> None:

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import click
 
 from stella_conform.cli.params import KitPath, PathIn, Seconds, _knows_file, _unless_url
-from stella_conform.options.kinds import Count, Problem, too_large
+from stella_conform.options.kinds import Choice, Count, Problem, too_large
 from stella_conform.options.kinds import Seconds as SecondsKind
 from stella_conform.options.model import BY_NAME, Cli
 
@@ -145,8 +145,6 @@ def _click_type(name: str) -> Any:
         return int if kind.least is None and kind.most is None else CountRange(kind)
     if isinstance(kind, SecondsKind):
         return SecondsRange(kind)
-    from stella_conform.options.kinds import Choice
-
     if isinstance(kind, Choice):
         return click.Choice(list(kind.choices))
     return None

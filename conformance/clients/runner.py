@@ -1,8 +1,9 @@
 """Feed one case to a client and record what it did, in any of the three modes.
 
-The runner observes; it never judges (that is :mod:`grader`).  Whatever the
-client does — answer, reject, crash, hang, babble — the result is an
-:class:`Observation`, and the client's processes are gone when it returns.
+The runner observes; it never judges (the judges of :mod:`stella_conform.conformance.checks`
+do).  Whatever the client does — answer, reject, crash, hang, babble — the result is an
+:class:`Observation`, and the client's processes are gone when it returns.  What a
+reporting client may say, and when, is :mod:`.answers`' to enforce.
 """
 
 from __future__ import annotations
@@ -19,16 +20,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 from stella_conform import stopping
+from stella_conform.conformance.clients.answers import AnswerReader, expect_hello
 from stella_conform.conformance.clients.crash import crash_signature
-from stella_conform.conformance.clients.process import ClientProcess, Exit, LineTooLong
+from stella_conform.conformance.clients.process import ClientProcess, Exit
 from stella_conform.conformance.clients.protocol import (
     DIGESTS_ENV,
     MODE_ENV,
     PROTOCOL_ENV,
     PROTOCOL_VERSION,
     ProtocolError,
-    excerpt,
-    parse_message,
 )
 from stella_conform.errors import SetupError
 from stella_conform.safe_files import RefusedFile, read_regular
@@ -392,147 +392,6 @@ def _take_recording(obs: Observation, proc: ClientProcess, path: str | None) -> 
         obs.status, obs.detail = "crash", f"the recording is over {RECORDING_CAP} bytes"
 
 
-#: What one case's line observations may hold: a base plus a multiple of the input.
-OBSERVATIONS_BASE = 8 * 1024 * 1024
-OBSERVATIONS_PER_INPUT_BYTE = 4
-
-
-#: The fields of a line observation the kit keeps (all the grader and the report read).
-OBSERVATION_KEPT = ("kind", "line", "outcome", "type", "reason", "id")
-
-
-def observations_cap(input_size: int) -> int:
-    return OBSERVATIONS_BASE + OBSERVATIONS_PER_INPUT_BYTE * input_size
-
-
-class _Reader:
-    """Reads validated messages from a client, enforcing the report-mode rules."""
-
-    def __init__(
-        self,
-        proc: ClientProcess,
-        obs: Observation,
-        written: list[int],
-        case_id: str | None = None,
-        input_size: int = 0,
-        summary_only: bool = False,
-    ) -> None:
-        self.proc = proc
-        self.obs = obs
-        self.written = written  # lines written so far, as a one-item list
-        self.case_id = case_id
-        self.summary_only = summary_only
-        self.pending: set[int] = set()
-        # Observations are kept for grading; a client echoing a 4 MB ``event`` on every
-        # line would otherwise hold gigabytes. What it may say is bounded by what it got.
-        self.budget = observations_cap(input_size)
-        self.kept = 0
-
-    def next(self, deadline: float) -> dict[str, Any] | None:
-        try:
-            raw = self.proc.next_line(deadline)
-        except LineTooLong as exc:
-            raise ProtocolError(str(exc)) from None
-        if raw is None:
-            return None
-        message = parse_message(raw)
-        if self.case_id is not None and message["kind"] != "hello":
-            got = message.get("id")
-            if got != self.case_id:
-                hint = (
-                    " (an answer without a case id: the adapter may not support persistent "
-                    "mode; try --mode report, or list its modes in its hello)"
-                    if got is None
-                    else ""
-                )
-                raise ProtocolError(
-                    f"answer for case {got!r} while case {self.case_id!r} is running: "
-                    f"{excerpt(raw)}{hint}"
-                )
-        self.record(message, raw)
-        return message
-
-    def record(self, message: dict[str, Any], raw: bytes) -> None:
-        kind = message["kind"]
-        if kind == "hello":
-            raise ProtocolError(f"a second hello: {excerpt(raw)}")
-        if self.obs.summary is not None:
-            raise ProtocolError(f"{kind} after the summary: {excerpt(raw)}")
-        if kind in ("line", "pending"):
-            n = message["line"]
-            if n > self.written[0]:
-                raise ProtocolError(
-                    f"{kind} for line {n}, but only {self.written[0]} line(s) were written: "
-                    f"{excerpt(raw)}"
-                )
-            if kind == "pending":
-                self.pending.add(n)
-                return
-            if n in self.obs.lines:
-                raise ProtocolError(f"a second observation for line {n}: {excerpt(raw)}")
-            self.kept += len(raw)
-            if self.kept > self.budget:
-                raise ProtocolError(
-                    f"the line observations of this case exceed {self.budget} bytes "
-                    f"({OBSERVATIONS_BASE} + {OBSERVATIONS_PER_INPUT_BYTE} per input byte), "
-                    f"at line {n}"
-                )
-            # only what is graded is kept: an echoed event can be few bytes and many objects
-            # (3.8 MiB of {} is a million dicts parsed, over a hundred MiB if kept)
-            self.obs.lines[n] = {k: message[k] for k in OBSERVATION_KEPT if k in message}
-            self.pending.discard(n)
-        elif kind == "summary":
-            if self.summary_only:
-                pass  # it claimed to answer with a summary alone
-            elif self.written[0] > 0 and not self.obs.lines and not self.pending:
-                raise ProtocolError(f"summary before any observation: {excerpt(raw)}")
-            self.obs.summary = message
-            self.obs.verdict = message["verdict"]
-            self.obs.take_reason()
-
-
-class UnsupportedMode(SetupError):
-    """The adapter's hello lists the modes it supports, and the one asked for is not one."""
-
-
-def check_mode(hello: Mapping[str, Any], mode: str) -> None:
-    """Raise :class:`UnsupportedMode` when the hello declares modes that exclude ``mode``.
-
-    A set-up error, not a per-case one: grading a report-only adapter in persistent
-    mode would otherwise give an error for every case, none of them naming the cause.
-    """
-    modes = hello.get("modes")
-    if modes is None or mode in modes:
-        return
-    name = (hello.get("client") or {}).get("name", "the adapter")
-    supported = ", ".join(str(m) for m in modes) or "none"
-    raise UnsupportedMode(
-        f"{name} does not support --mode {mode}: its hello lists the modes {supported}"
-    )
-
-
-#: What a missing hello tells the user: which mode grades a client without the protocol.
-NO_HELLO = (
-    " (a client that does not speak the adapter protocol is graded with --mode exit, "
-    "or --mode auto, which chooses by its hello)"
-)
-
-
-def _expect_hello(reader: _Reader, deadline: float, mode: str | None = None) -> dict[str, Any]:
-    try:
-        raw = reader.proc.next_line(deadline)
-    except LineTooLong as exc:
-        raise ProtocolError(str(exc)) from None
-    if raw is None:
-        if reader.proc.stdout_closed:
-            raise ProtocolError(f"no hello: the client closed stdout without writing one{NO_HELLO}")
-        raise ProtocolError(f"no hello within the timeout{NO_HELLO}")
-    hello = parse_message(raw, expect=("hello",))
-    if mode is not None:
-        check_mode(hello, mode)
-    return hello
-
-
 #: The longest the mode preflight waits for a hello (a hanging client is graded later).
 HANDSHAKE_WAIT = 5.0
 
@@ -551,7 +410,7 @@ def ensure_mode_supported(client: Client) -> dict[str, Any] | None:
         return None  # reported by the run itself
     try:
         deadline = time.monotonic() + min(client.timeout, HANDSHAKE_WAIT)
-        hello = _expect_hello(_Reader(proc, Observation(), [0]), deadline, client.mode)
+        hello = expect_hello(AnswerReader(proc, Observation(), [0]), deadline, client.mode)
     except ProtocolError:
         return None
     finally:
@@ -563,7 +422,7 @@ def _reporting(
     client: Client,
     feed: Feed,
     written: list[int],
-    send_input: Callable[[ClientProcess, _Reader, Observation, float], None],
+    send_input: Callable[[ClientProcess, AnswerReader, Observation, float], None],
     input_size: int = 0,
 ) -> Observation:
     """A report-mode run: hello, the input (``send_input``), the summary, the exit status."""
@@ -571,9 +430,9 @@ def _reporting(
     proc = _start(client, list(client.argv), feed=feed)
     try:
         deadline = time.monotonic() + client.timeout
-        reader = _Reader(proc, obs, written, input_size=input_size)
+        reader = AnswerReader(proc, obs, written, input_size=input_size)
         try:
-            obs.hello = _expect_hello(reader, deadline, client.mode)
+            obs.hello = expect_hello(reader, deadline, client.mode)
             send_input(proc, reader, obs, deadline)
             proc.close_stdin()
             while obs.summary is None:
@@ -609,7 +468,9 @@ def run_report(client: Client, stream: bytes) -> Observation:
     lines = split_lines(stream)
     written = [0]
 
-    def lockstep(proc: ClientProcess, reader: _Reader, obs: Observation, deadline: float) -> None:
+    def lockstep(
+        proc: ClientProcess, reader: AnswerReader, obs: Observation, deadline: float
+    ) -> None:
         waiting = True
         for index, line in enumerate(lines, 1):
             last = index == len(lines)
@@ -637,14 +498,14 @@ def run_document(client: Client, data: bytes, feed: Feed) -> Observation:
     and a summary; line observations have nothing to refer to and are refused.
     """
 
-    def whole(proc: ClientProcess, reader: _Reader, obs: Observation, deadline: float) -> None:
+    def whole(proc: ClientProcess, reader: AnswerReader, obs: Observation, deadline: float) -> None:
         if feed.style == "document":
             proc.send(data)
 
     return _reporting(client, feed, [0], whole, len(data))
 
 
-def _await_ack(reader: _Reader, line: int, deadline: float, line_timeout: float) -> bool:
+def _await_ack(reader: AnswerReader, line: int, deadline: float, line_timeout: float) -> bool:
     """Wait until line ``line`` is observed or pending; False on a stall or early end."""
     until = min(deadline, time.monotonic() + line_timeout)
     while line not in reader.obs.lines and line not in reader.pending:
@@ -703,7 +564,7 @@ class PersistentSession:
             self.restarts += 1
         self.proc = _start(self.client, list(self.client.argv))
         scratch = Observation()
-        self.hello = _expect_hello(_Reader(self.proc, scratch, [0]), deadline, self.client.mode)
+        self.hello = expect_hello(AnswerReader(self.proc, scratch, [0]), deadline, self.client.mode)
         return self.proc
 
     def run(self, stream: bytes, feed: Feed = LINES) -> Observation:
@@ -727,7 +588,7 @@ class PersistentSession:
                 since = 0  # started for this case: everything it wrote is this case's
             obs.hello = self.hello
             written = [count_lines(stream) if feed.style == "lines" else 0]
-            reader = _Reader(
+            reader = AnswerReader(
                 proc,
                 obs,
                 written,

@@ -117,7 +117,7 @@ def smoke(command: tuple[str, ...], mode: str, timeout: float, line_timeout: flo
     (a wrong reading is shown; grade the client with `run` to see which rules it breaks).
     """
     from stella_conform.conformance.checks import GradedCase, judge_verdict
-    from stella_conform.conformance.clients.runner import UnsupportedMode
+    from stella_conform.conformance.clients.answers import UnsupportedMode
     from stella_conform.conformance.report.render import show_stream
     from stella_conform.oracle.corpus import bundled_fixtures_dir
 

@@ -144,7 +144,8 @@ def artifact_problem(path: Path) -> str | None:
     bytes whose members are stored or deflated, named as a database's files are, each at
     most :data:`ENTRY_CAP` bytes unpacked, :data:`ARTIFACT_RATIO_CAP` times their packed
     size at most, :data:`ARTIFACT_UNPACKED_CAP` bytes in all.  Only the zip's directory
-    is read: nothing is unpacked to decide (a 13 MB zip bomb took the kit to 3.1 GiB)."""
+    is read: nothing is unpacked to decide (a zip bomb of a few megabytes unpacks to
+    gigabytes)."""
     import zipfile
 
     try:
@@ -623,11 +624,11 @@ class KitDatabase(MultiplexedDatabase):
         order of their own, not the server's.
 
         Redis returns a set's members in the order of its hash table, whose hash is seeded
-        at random as the server starts: a fuzz worker took the others' inputs in another
-        order on each server, kept others of them (what one input found is seen when the
-        next is looked at) and went another way.  Two lockstep trials of one seed with the
-        same records found the rule-5 deep bug after 122, 156, 196 and 253 cases.  Sorted
-        by a digest of each entry, the same entries are the same list wherever they are.
+        at random as the server starts.  Taken in that order, the others' inputs reach a
+        fuzz worker in another order on each server; it keeps other ones of them (what one
+        input finds is seen when the next is looked at) and goes another way, so one seed
+        with the same records is not one trial.  Sorted by a digest of each entry, the same
+        entries are the same list wherever they are.
         """
         if self.shared is None:
             return []

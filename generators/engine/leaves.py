@@ -250,7 +250,7 @@ def _probe() -> SearchStrategy[Any]:
     """One strategy with a leaf of every kind :func:`leaf` knows, and one it hands on.
 
     No ``st.text``: its first draw builds Hypothesis's table of every character
-    (``generators/alphabets.py``), which took a run from 60 to 250 MiB."""
+    (``generators/alphabets.py``), which makes a run's memory several times larger."""
     from hypothesis import strategies as st
 
     @st.composite

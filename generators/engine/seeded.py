@@ -2,14 +2,14 @@
 
 Hypothesis mixes constants it finds in *local* modules (any module outside
 site-packages and the standard library) into a small share of its draws.  An editable
-install makes the kit's own modules local and a wheel does not, so one seed drew other
-cases in a checkout than in CI or on a user's machine: a saved replay, a docs example or
-a matrix cell could not be reproduced across installs.  The kit's own modules are never
+install makes the kit's own modules local and a wheel does not, so one seed would draw
+other cases in a checkout than in CI or on a user's machine: a saved replay, a docs example
+or a matrix cell could not be reproduced across installs.  The kit's own modules are never
 a source of constants; a user's code (an in-process parser under the pytest plugin) still
 is, as Hypothesis intends.
 
-This touches an internal of Hypothesis; if it moves, the kit runs as before, only with
-install-dependent draws again (``tests/generators/test_generators.py`` notices).
+This touches an internal of Hypothesis; if it moves, the kit still runs, but its draws
+depend on the install (``tests/generators/test_generators.py`` notices).
 """
 
 from __future__ import annotations

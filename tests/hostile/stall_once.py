@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A conforming persistent-mode client that stalls, as on a machine that was busy.
+"""A conforming persistent-mode client that stalls, as on a busy machine.
 
     stall_once.py MARKER SECONDS ONCE|AGAIN CLIENT [ARGS...]
 

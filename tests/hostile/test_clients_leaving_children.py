@@ -155,9 +155,9 @@ def test_the_auto_mode_probe_reaps_a_grandchild_that_left_the_session(tmp_path: 
 
 def test_a_command_run_in_process_leaves_the_host_s_children_alone() -> None:
     """A command run inside another program (click's runner, in the tests) installs the
-    kit's stop handling for its length, the subreaper with it, and its end reaped every
-    child of the process that was no client: the test session's own redis-server died
-    under an in-process ``report merge``. A child from before the command is spared."""
+    kit's stop handling for its length, the subreaper with it, and its end reaps only what
+    its clients left: a child of the host from before the command (the test session's own
+    redis-server, under an in-process ``report merge``) is spared."""
     from conftest import kit_inline
 
     host_child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
@@ -171,10 +171,10 @@ def test_a_command_run_in_process_leaves_the_host_s_children_alone() -> None:
 
 
 def test_the_plugin_leaves_no_grandchild_and_spares_the_session_s_own(tmp_path: Path) -> None:
-    """The pytest plugin graded a client that puts a grandchild in a session of its own on
-    every run: each was left running (one per case), as the plugin is no kit command (no
-    subreaper). Now each check is a subreaper for its length only: the grandchildren are
-    killed, and a process the session itself started before is left alone."""
+    """The pytest plugin grades a client that puts a grandchild in a session of its own on
+    every run. The plugin is no kit command, so each check is a subreaper for its length
+    only: the grandchildren are killed, not left running one per case, and a process the
+    session itself started before is left alone."""
     token = f"{SLEEP}7"
     spared = f"{SLEEP}8"
     client = shlex.join([sys.executable, str(HOSTILE), "setsid-exit", token])
@@ -201,9 +201,9 @@ def test_the_plugin_leaves_no_grandchild_and_spares_the_session_s_own(tmp_path: 
 
 
 def test_a_reaped_block_kills_only_what_its_clients_left(tmp_path: Path) -> None:
-    """The plugin's subreaper block killed every orphan reparented to the session while a
-    check ran (review-3 H3): a conftest's server whose launcher exits mid-check died with
-    the clients' leftovers. Now only an orphan carrying the block's client mark is killed."""
+    """The plugin's subreaper block kills only an orphan carrying the block's client mark,
+    not every orphan reparented to the session while a check runs: a conftest's server
+    whose launcher exits mid-check lives on."""
     theirs, mine = f"{SLEEP}61", f"{SLEEP}62"
     script = (
         "import subprocess, sys, time\n"

@@ -132,9 +132,10 @@ def test_an_observation_of_many_small_objects_stays_under_the_memory_cap() -> No
 def test_an_oracle_answer_too_big_or_too_deep_is_a_disagreement_not_a_crash(
     tmp_path: Path, answer: str
 ) -> None:
-    """corpus diff kept a whole answer (995 MiB for 1.5 GiB) and died on a 200k-deep one
-    (RecursionError, exit 3): now the answer past 1 MiB is counted, not kept, and either is
-    an unexplained disagreement that names what was wrong."""
+    """corpus diff counts an oracle's answer past 1 MiB rather than keeping it whole (a
+    1.5 GiB answer would take the kit to about a gigabyte), reads no 200k-deep one into a
+    RecursionError (exit 3), and calls either an unexplained disagreement that names what
+    was wrong."""
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     for name in ("minimal_run.jsonl", "minimal_run.expect.json"):

@@ -116,11 +116,10 @@ for n, raw in enumerate(sys.stdin.buffer, 1):
 
 
 def test_a_persistent_case_shows_the_stderr_written_during_it() -> None:
-    """One process answers every case in persistent mode, and the stderr shown with a
-    case was the process's last bytes: a failure quoted the client's words about earlier
-    cases as its own; and a case the client crashed in showed no stderr at all (the dead
-    process was thrown away before its stderr was read). Now each case's excerpt is what
-    the process wrote from the case's start."""
+    """One process answers every case in persistent mode, so each case's stderr excerpt is
+    what the process wrote from the case's start, not its last bytes (which would quote
+    the client's words about earlier cases as this one's), and a case the client crashed
+    in shows its stderr (read before the dead process is thrown away)."""
     client = Client(argv=(sys.executable, "-c", CHATTY_PERSISTENT), mode="persistent",
                     timeout=HANG_GUARD, summary_only=True)  # fmt: skip
     with PersistentSession(client) as session:
@@ -137,7 +136,8 @@ def test_a_persistent_case_shows_the_stderr_written_during_it() -> None:
 def _ready(session: PersistentSession) -> None:
     """Start (or restart) the session's client and read its hello with all the time a
     loaded machine needs, so that only the case's own answer meets its short timeout (a
-    start counts in the case's timeout: a slow start was "no hello", not "no summary")."""
+    start counts in the case's timeout: a slow start would be "no hello", not "no
+    summary")."""
     session._ensure(time.monotonic() + HANG_GUARD)
 
 
@@ -284,7 +284,7 @@ def test_no_timeout_misfires_with_a_cpu_hog_beside_the_kit(tmp_path: Path) -> No
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     try:
         # what a case takes beside the hogs, three times over: a timeout that misfires
-        # then is the kit's (a fixed 1 s raced the client's start at load 20)
+        # then is the kit's (a fixed 1 s would race the client's start on a loaded machine)
         timeout = _timeout_for(*PY_REFERENCE)
         doc = _grade_on_a_busy_machine(tmp_path, *PY_REFERENCE, timeout=f"{timeout:.1f}")
     finally:

@@ -63,7 +63,7 @@ def hostile_inputs(tmp_path: Path) -> dict[str, Path]:
     deep.write_text('{"format":"stella-conform/report/1","checks":' + "[" * 100_000 + "\n")
     huge = tmp_path / "huge.json"
     huge.write_text('{"format":"stella-conform/report/1","n":' + "9" * 5000 + ',"checks":[]}\n')
-    # a regular file whose read fails (EIO), as on a dying disk: decode was exit 3
+    # a regular file whose read fails (EIO), as on a dying disk: one line, not a kit bug
     eio = tmp_path / "eio.jsonl"
     eio.symlink_to("/proc/self/mem")
     return {"zero": Path("/dev/zero"), "fifo": fifo, "deep": deep, "huge": huge, "eio": eio}
@@ -125,7 +125,7 @@ def test_an_output_that_cannot_be_written_is_one_line_not_a_kit_bug(
     tmp_path: Path, args: list[str]
 ) -> None:
     """``> log`` on a full disk (here /dev/full): one line naming the stream and exit 2;
-    it was an OSError traceback and exit 3, "a bug in the kit"."""
+    not an OSError traceback and exit 3, "a bug in the kit"."""
     with open("/dev/full", "w") as full:
         out = subprocess.run(
             [*KIT_ARGV, *args], stdout=full, stderr=subprocess.PIPE, text=True,
@@ -173,8 +173,8 @@ def _peak_of(generator: list[str], *args: str) -> tuple[int, int, str]:
 
 @pytest.mark.parametrize("kind", ["deltas", "tools"])
 def test_decode_keeps_a_bounded_summary_of_a_huge_stream(kind: str) -> None:
-    """64 MiB of text deltas (the preview) or of tool calls: decode stays flat (before:
-    325 and 570 MiB after 150 MB) and says what its summary left out."""
+    """64 MiB of text deltas (the preview) or of tool calls: decode stays flat (keeping
+    them all would take hundreds of MiB) and says what its summary left out."""
     flood = str(Path(__file__).parent / "stream_flood.py")
     code, peak, stderr = _peak_of([flood, "64", kind], "decode", "-q", "-")
     assert code == 0, stderr
@@ -192,7 +192,7 @@ def test_blank_lines_after_a_bad_line_are_counted_not_held() -> None:
 
 
 def test_trace_check_reads_a_journal_line_by_line() -> None:
-    """A valid 16 MiB journal: flat memory (a 60 MB one took 661 MiB; now 57 MiB)."""
+    """A valid 16 MiB journal: flat memory, read line by line (a 60 MB one, 57 MiB)."""
     flood = str(Path(__file__).parent / "journal_flood.py")
     code, peak, stderr = _peak_of([flood, "16"], "trace", "check", "-")
     assert code == 0, stderr

@@ -106,8 +106,8 @@ def test_a_scenario_plays_only_files_in_its_folder(tmp_path: Path, stream: str) 
 
 
 def test_replay_plays_no_link_and_no_case_over_the_cap(tmp_path: Path) -> None:
-    """A symlinked case file (to a 0600 file) was played to the client; a 3 GiB one was a
-    MemoryError. Both are one line and exit 2, the client never started."""
+    """A symlinked case file (to a 0600 file) is not played to the client, nor a 3 GiB one
+    read into a MemoryError: both are one line and exit 2, the client never started."""
     from stella_conform.safe_files import CASE_CAP
 
     secret = tmp_path / "secret"
@@ -147,9 +147,9 @@ SWAP_AFTER_FIRST_OPEN = """
      ("envelopes/raw_unknown_keys.json", "E.unknown-keys-ignored", "envelope_client.py")],
 )  # fmt: skip
 def test_replay_reads_its_case_once(tmp_path: Path, fixture: str, check: str, client: str) -> None:
-    """``replay --check`` read the case file through the safe reader (no link, at most the
-    cap), then read it again, following links, to grade it: a case swapped for a link to
-    a 0600 file in between was graded and printed. Now the bytes read once are graded."""
+    """``replay --check`` reads the case file once, through the safe reader (no link, at
+    most the cap), and grades those bytes: read again to grade, following links, a case
+    swapped for a link to a 0600 file in between would be graded and printed."""
     source = bundled_fixtures_dir() / fixture
     name = source.name
     case = tmp_path / name
@@ -196,8 +196,9 @@ def test_a_failures_folder_swapped_for_a_link_mid_run_gets_nothing_written(
 
 @pytest.mark.parametrize("plant", ["dangling-link", "linked-secret", "fifo", "folder"])
 def test_init_writes_no_template_through_a_link_or_onto_a_fifo(tmp_path: Path, plant: str) -> None:
-    """A dangling link at the template's name created a file outside the folder; with
-    --force a linked 0600 file was overwritten and made 0755; a FIFO hung init."""
+    """init refuses to write a template through a dangling link at its name (it would
+    create a file outside the folder), over a linked 0600 file with --force (it would be
+    overwritten and made 0755), or onto a FIFO (init would hang)."""
     from conftest import kit_inline
 
     target = tmp_path / "stella_adapter.py"
@@ -225,11 +226,10 @@ def test_corpus_diff_plays_the_oracle_no_link_and_reads_one_recording_at_a_time(
     tmp_path: Path,
 ) -> None:
     """A recording is played to the oracle, a client: a link in the folder (here to a 0600
-    file) is skipped with a warning, as ``--seed-corpus`` skips it (review-3 H4: it
-    stopped the whole diff, exit 2, where --seed-corpus read it), nothing of it played;
-    a FIFO likewise; and the recordings are read one at a time as the oracle is asked
-    (they were all read, and held, before the first was compared: a FIFO second in the
-    folder stopped the diff before the first was asked)."""
+    file) is skipped with a warning, as ``--seed-corpus`` skips it (one rule for both, not
+    a stop of the whole diff, exit 2), nothing of it played; a FIFO likewise; and the
+    recordings are read one at a time as the oracle is asked, not all read and held
+    before the first is compared."""
     oracle = tmp_path / "oracle.py"
     log = tmp_path / "asked.log"
     oracle.write_text(

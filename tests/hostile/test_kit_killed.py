@@ -140,7 +140,7 @@ def test_a_worker_killed_from_outside_is_named_and_leaves_nothing(
     """SIGKILL of one -j worker (the OOM killer's way) in the middle of a check: one line
     that says so, exit 137 (128 + 9), what was graded in the report marked incomplete, and
     neither its clients, their grandchildren, its {stream} folders nor its half-written
-    case-cache file left behind (it was a BrokenProcessPool traceback, exit 3)."""
+    case-cache file left behind (not a BrokenProcessPool traceback, exit 3)."""
     token = f"{SLEEP}{len(name)}"
     # answers its first runs (the probe, some cases of each check), then hangs
     answers = "60" if name == "run" else "12"
@@ -186,7 +186,7 @@ def test_a_worker_killed_from_outside_is_named_and_leaves_nothing(
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_benchmark_s_worker_killed_from_outside_is_one_line(tmp_path: Path) -> None:
     """benchmarks/conforming.py (and power.py, the same pool) grades in -j workers too: one
-    SIGKILLed mid-run is the same one line and exit 137, its client gone; it was
+    SIGKILLed mid-run is the same one line and exit 137, its client gone, not
     BrokenProcessPool's traceback."""
     bench = subprocess.Popen(
         [sys.executable, str(REPO / "benchmarks" / "conforming.py"), "--seeds", "2", "-j", "2",
@@ -293,9 +293,9 @@ def test_nothing_outlives_a_kit_killed_by_sigkill(tmp_path: Path, name: str) -> 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the scan reads /proc")
 def test_a_kit_killed_by_sigkill_before_any_client_leaves_no_folder(tmp_path: Path) -> None:
     """``decode -`` starts no client: it keeps a copy of its stdin in
-    a temporary folder, which a SIGKILL (a CI hard cancel, the OOM killer) left behind
-    with everything read so far (review-6 R6-2): the watchdog starts with the first
-    temporary folder too, and removes it."""
+    a temporary folder, which a SIGKILL (a CI hard cancel, the OOM killer) would leave
+    behind with everything read so far: the watchdog starts with the first temporary
+    folder too, and removes it."""
     temp = tmp_path / "temporary"
     temp.mkdir()
     env = {**os.environ, "TMPDIR": str(temp)}
@@ -336,8 +336,8 @@ TOKEN_CLIENT = (
 def test_no_watchdog_outlives_a_command_that_ended(tmp_path: Path, name: str) -> None:
     """A command that ends (a verdict, or stopped by SIGTERM: its clean-up ran) tells its
     watchdog so and waits for it: no process of the kit is left once the command has
-    returned (review-6 R6-7: the watchdog, in a session of its own, outlived every
-    command by its three scans of /proc, ~100 ms). Looked for once, as the command
+    returned (the watchdog, in a session of its own, would otherwise outlive every
+    command by its three scans of /proc). Looked for once, as the command
     returns (polling would wait for what the watchdog did before); that a watchdog ran
     is the token each client was given."""
     command = name.split()[0]
@@ -394,7 +394,7 @@ def test_a_clean_kit_s_word_is_checked_not_trusted(lines: bytes) -> None:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the scan reads /proc")
 def test_no_watchdog_outlives_a_command_without_a_client(tmp_path: Path) -> None:
     """``decode -`` keeps its copy of stdin in a temporary folder, which starts the watchdog
-    (R6-2); it is gone as the command returns, as after a command with clients."""
+    too; it is gone as the command returns, as after a command with clients."""
     proc = subprocess.Popen(
         [*KIT_ARGV, "decode", "-"], cwd=tmp_path, stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

@@ -176,7 +176,7 @@ def test_every_command_stops_on_a_signal_leaving_nothing(
 
 def test_a_stopped_10000_cell_matrix_is_written_in_linear_time(tmp_path: Path) -> None:
     """What a stopped matrix writes, at 10,000 cells with 60,000 results: a few CPU-seconds
-    (each cell's results were found by scanning every task: over nine minutes)."""
+    (finding each cell's results by scanning every task would take minutes)."""
     from stella_conform.cli.report import _json_text
     from stella_conform.conformance import matrix as m
     from stella_conform.conformance.suite import CheckResult
@@ -237,10 +237,10 @@ STOP_CPU = 3.0
 @pytest.mark.parametrize("jobs", ["2", "1"])
 def test_a_stopped_run_leaves_no_half_written_case_cache(tmp_path: Path, jobs: str) -> None:
     """SIGTERM while workers write the case cache: no ``.*.tmp`` left anywhere below the
-    working folder (a -j 2 run left 68 MB: a worker's stop handler exits at once, and the
-    file was not known to it; now it is tracked, and removed). And the stop is prompt:
-    at load 17 a ``-j 1`` run did not exit within 60 s of the SIGTERM (the stop had
-    landed in a garbage collector callback, which swallowed it: see the test below)."""
+    working folder (a worker's stop handler exits at once, so the file it writes is
+    tracked, and removed; an untracked one could leave tens of MB). And the stop is
+    prompt: within 60 s of the SIGTERM, even when the stop lands in a garbage collector
+    callback, which would swallow it (see the test below)."""
     proc = subprocess.Popen(
         [
             *KIT_ARGV, "run", "-j", jobs, "--examples", "300", "--no-database",
@@ -265,7 +265,7 @@ def test_a_stopped_run_leaves_no_half_written_case_cache(tmp_path: Path, jobs: s
 
 
 #: Code sent ahead of :data:`MEASURED_KIT` that makes a stop signal land where Python or
-#: Hypothesis used to lose it: once a client is live, at the Nth garbage collection or
+#: Hypothesis would lose it: once a client is live, at the Nth garbage collection or
 #: the Nth draw of a case, the kit signals itself SIGTERM and runs on right there, so its
 #: stop handler raises in that place (and the place is marked, to show it did).
 STOP_LANDS_IN = {
@@ -279,9 +279,9 @@ STOP_LANDS_IN = {
         gc.callbacks.append(_landing)
     """,
     # Hypothesis records a case a draw left half-drawn: when the case replays an earlier
-    # one's start (its engine mutating a case), recording it raised "Inconsistent data
+    # one's start (its engine mutating a case), recording it raises "Inconsistent data
     # generation!" in the stop's place (a KeyboardInterrupt alone is let through). A run
-    # draws its random examples itself now (generators/engine/drawing.py; the engine runs when
+    # draws its random examples itself (generators/engine/drawing.py; the engine runs when
     # the database holds a failure): the stop lands in the 40th draw with a client live
     "a draw": """
         from hypothesis.internal.conjecture.data import ConjectureData
@@ -323,11 +323,12 @@ STOP_LANDING = """
 def test_a_stop_signal_stops_the_kit_wherever_it_lands(
     tmp_path: Path, command: str, where: str
 ) -> None:
-    """A stop signal's exception raised in a collector callback was dropped by Python,
-    and raised while Hypothesis drew a case it was replaced by Hypothesis's own error:
-    either way the kit graded on with its clients killed, restarting them, and exited 0
-    when the run was done (minutes later at load 17; a false "not deterministic" error
-    in the report). Now: 143, the report marked incomplete, no traceback."""
+    """A stop signal's exception raised in a collector callback is dropped by Python, and
+    raised while Hypothesis draws a case it is replaced by Hypothesis's own error: unless
+    the kit stops on the signal itself, it grades on with its clients killed, restarting
+    them, and exits 0 when the run is done (minutes later, with a false "not
+    deterministic" error in the report). The kit exits 143, the report marked incomplete,
+    no traceback."""
     budget = (
         ["-j", "1", "--examples", "40", "--no-case-cache"]
         if command == "run"
@@ -358,8 +359,8 @@ def test_a_stop_signal_stops_the_kit_wherever_it_lands(
 
 def test_decode_stopped_mid_stream_removes_its_copy_of_stdin(tmp_path: Path) -> None:
     """``decode -`` keeps a private copy of its stdin (to read it again for the other
-    readings): SIGTERM mid-stream left it in the temp folder and ended -15, as no stop
-    handler was installed in a command that starts no process; now 143, nothing left."""
+    readings): a command that starts no process has the stop handler too, so SIGTERM
+    mid-stream ends it 143 with nothing left, not -15 with the copy in the temp folder."""
     temp = tmp_path / "tmp"
     proc = subprocess.Popen(
         [*KIT_ARGV, "decode", "-"], cwd=tmp_path, stdin=subprocess.PIPE,
@@ -411,10 +412,9 @@ STDIN_READERS = {
 def test_a_command_reading_its_stdin_stops_like_every_other(
     tmp_path: Path, name: str, signum: int
 ) -> None:
-    """``validate`` and ``trace check`` blocked on a pipe that never ends ended -15 on
-    SIGTERM (and a traceback on Ctrl-C): as commands that start no process they had no
-    stop handler. Every command now has them from its start: 128 + the signal, no
-    traceback, nothing left."""
+    """``validate`` and ``trace check`` blocked on a pipe that never ends start no process,
+    yet have the stop handlers from their start, as every command does: 128 + the signal,
+    no traceback, nothing left (not -15 on SIGTERM, or a traceback on Ctrl-C)."""
     args, first = STDIN_READERS[name]
     proc = subprocess.Popen(
         [*KIT_ARGV, *args], cwd=tmp_path, stdin=subprocess.PIPE,
@@ -476,9 +476,10 @@ def test_a_borrowed_process_gets_its_stop_state_back() -> None:
 
 @pytest.mark.parametrize("stop", list(STOPS))
 def test_the_plugin_stopped_mid_check_leaves_nothing(tmp_path: Path, stop: str) -> None:
-    """SIGTERM or SIGHUP to a test session killed pytest outright and left the client it
-    was grading and its escaped grandchild running; two Ctrl-Cs unwind through pytest.
-    Either way nothing of the client is left (a signal nobody handles first kills them)."""
+    """SIGTERM or SIGHUP to a test session, which would kill pytest outright and leave the
+    client it is grading and its escaped grandchild running, or two Ctrl-Cs, which unwind
+    through pytest: either way nothing of the client is left (a signal nobody handles
+    first kills them)."""
     signals = STOPS[stop]
     token = f"{SLEEP}9{signals[0]}{len(signals)}"
     first = tmp_path / "first"

@@ -156,10 +156,9 @@ def test_the_go_and_rust_broken_clients_read_with_the_templates_rules() -> None:
 
 @pytest.mark.skipif(not shutil.which("jq"), reason="no jq")
 def test_the_jq_client_reads_a_character_its_read_blocks_split(tmp_path: Path) -> None:
-    """jq 1.6 turns a four-byte character that its 4 KiB read blocks split into U+FFFD; the
-    client once took that for invalid UTF-8 and rejected this valid stream (the conforming
-    sweep found it at seed 8, a ``unicode-edges`` case): each line's bytes are checked
-    before jq sees them now."""
+    """jq 1.6 turns a four-byte character that its 4 KiB read blocks split into U+FFFD, which
+    a client taking U+FFFD for invalid UTF-8 would reject in this valid stream (a
+    ``unicode-edges`` case): the client checks each line's bytes before jq sees them."""
     import subprocess
 
     head = b'{"type":"text","text":"'

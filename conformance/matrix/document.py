@@ -12,10 +12,7 @@ from stella_conform.conformance.checks import Check
 from stella_conform.conformance.matrix.config import MatrixConfig
 from stella_conform.conformance.report.compare import check_shape
 from stella_conform.conformance.report.compare import merge as merge_reports
-from stella_conform.conformance.report.render import (
-    Report,
-    load_known_failures,
-)
+from stella_conform.conformance.report.model import Report, load_known_failures
 from stella_conform.conformance.suite import (
     CheckResult,
     SuiteConfig,

@@ -5,12 +5,9 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from stella_conform.conformance.report.render import (
-    FAILING,
-    OUTCOME_ICONS,
-    OUTCOMES,
-    alike,
-)
+from stella_conform.conformance.report.failures import alike
+from stella_conform.conformance.report.markdown import OUTCOME_ICONS
+from stella_conform.conformance.report.model import FAILING, OUTCOMES
 from stella_conform.safe_text import clip, markdown_code, markdown_name, no_surrogates
 
 ICONS = OUTCOME_ICONS

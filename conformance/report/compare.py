@@ -15,7 +15,7 @@ from typing import Any
 import jsonschema
 
 from stella_conform.conformance.checks import CATALOGUE
-from stella_conform.conformance.report.render import OUTCOMES, REPORT_FORMAT
+from stella_conform.conformance.report.model import OUTCOMES, REPORT_FORMAT
 from stella_conform.errors import STOPPED, SetupError, exit_status, read_json_file
 from stella_conform.safe_text import clip
 from stella_conform.schemas.vocabulary import load_schema

@@ -112,9 +112,8 @@ def test_inputs_that_start_from_a_recording_get_one_pick_in_eight() -> None:
     after the first, which no short recording has).  However many of the corpus they are,
     the inputs that start from a recording get the share of the picks that fresh runs
     give them."""
-    from types import SimpleNamespace
-
-    from stella_conform.conformance.fuzz import Arm, Entry, Fuzzer
+    from stella_conform.conformance.fuzz import Arm, Entry
+    from stella_conform.conformance.fuzz.corpus import pick
     from stella_conform.conformance.store.recordings import (
         RECORDED_ONE_IN,
         drawing_recorded,
@@ -141,7 +140,6 @@ def test_inputs_that_start_from_a_recording_get_one_pick_in_eight() -> None:
     for entry in arm.corpus[:45]:
         entry.recorded = True
     arm.weights = [1.0] * 60
-    fuzzer = SimpleNamespace(random=random.Random(1), suite=SimpleNamespace(recordings=recordings))
-    fuzzer._lineage = lambda arm: Fuzzer._lineage(fuzzer, arm)  # type: ignore[attr-defined]
-    picks = Counter(Fuzzer._pick(fuzzer, arm).recorded for _ in range(4000))  # type: ignore[arg-type]
+    rnd = random.Random(1)
+    picks = Counter(pick(arm, rnd, bool(recordings)).recorded for _ in range(4000))
     assert abs(picks[True] / 4000 - 1 / RECORDED_ONE_IN) < 0.03, picks

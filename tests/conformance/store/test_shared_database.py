@@ -634,14 +634,15 @@ def _team_worker(db: KitDatabase, seed: int, client: bytes, checks: int) -> Any:
     from random import Random
     from types import SimpleNamespace
 
-    from stella_conform.conformance.fuzz import Arm, Fuzzer, Sharing
+    from stella_conform.conformance.fuzz import Arm, Fuzzer
+    from stella_conform.conformance.fuzz.schedule import Schedule
+    from stella_conform.conformance.fuzz.team import Team
 
     fuzzer = Fuzzer.__new__(Fuzzer)
-    fuzzer.database, fuzzer.worker, fuzzer.client_digest = db, os.urandom(4), client
     fuzzer.suite = SimpleNamespace(seed=seed)  # type: ignore[assignment]
-    fuzzer.sharing = Sharing("redis://test", fuzzer.worker.hex())
-    fuzzer.roll_record, fuzzer.next_roll_call, fuzzer.team = None, 0.0, (0, 1)
+    fuzzer.team = Team(db, client, seed)
     fuzzer.random, fuzzer.cases = Random(seed), 0
+    fuzzer.schedule = Schedule(SimpleNamespace(), [], fuzzer.random, fuzzer.team)  # type: ignore[arg-type]
     fuzzer.arms = []
     for i in range(checks):
         arm = Arm.__new__(Arm)
@@ -659,13 +660,17 @@ def test_a_seed_of_any_size_takes_its_place_in_the_roll_call() -> None:
     db = KitDatabase(None, SharedDatabase(inner, "redis://test", (ConnectionError,)))  # type: ignore[arg-type]
     huge, negative, small = (_team_worker(db, s, b"client A", 4) for s in (2**63, -1, 5))
     for worker in (huge, negative, small):
-        worker._roll_call()
+        worker.team.roll_call(worker.arms)
     for worker in (huge, negative, small):
-        worker._read_team()
-    assert (small.team, huge.team, negative.team) == ((0, 3), (1, 3), (2, 3))
+        worker.team.read_team(worker.arms)
+    assert (small.team.position, huge.team.position, negative.team.position) == (
+        (0, 3),
+        (1, 3),
+        (2, 3),
+    )
     twin = _team_worker(db, 2**64 + 5, b"client A", 4)  # the same 64 bits as seed 5
-    twin._roll_call()
-    twin._read_team()
+    twin.team.roll_call(twin.arms)
+    twin.team.read_team(twin.arms)
     assert twin.sharing.same_seed == 1
 
 
@@ -682,30 +687,38 @@ def test_workers_on_one_client_s_checks_divide_them() -> None:
     first, second = (_team_worker(db, seed, b"client A", 5) for seed in (7, 3))
     stranger = _team_worker(db, 1, b"client B", 5)  # another client: not of the team
     for worker in (first, second, stranger):
-        worker._roll_call()
+        worker.team.roll_call(worker.arms)
     gone = _team_worker(db, 0, b"client A", 5)  # said so a minute and more ago
     inner.values[WORKERS_KEY].add(
-        _WORKER.pack(gone.worker, gone._team_digest(), 0, time.time() - 3600)
+        _WORKER.pack(gone.team.worker, gone.team.digest(gone.arms), 0, time.time() - 3600)
     )
     for worker in (first, second, stranger):
-        worker._read_team()
-    assert (second.team, first.team, stranger.team) == ((0, 2), (1, 2), (0, 1))
+        worker.team.read_team(worker.arms)
+    assert (second.team.position, first.team.position, stranger.team.position) == (
+        (0, 2),
+        (1, 2),
+        (0, 1),
+    )
     assert first.sharing.to_json()["team"] == {"workers": 2, "place": 1}
 
     for worker, mine in ((second, {"C0", "C2", "C4"}), (first, {"C1", "C3"})):
-        chosen = Counter(worker._choose().check.id for _ in range(4000))
+        chosen = Counter(
+            worker.schedule.choose(worker.arms, worker.cases).check.id for _ in range(4000)
+        )
         share = sum(chosen[c] for c in mine) / 4000
         assert 0.82 < share < 0.95, chosen  # 3 of 4 on its own, the rest over every check
         assert set(chosen) == {f"C{i}" for i in range(5)}  # none left to the other alone
     # alone, its share is every check: the choice as before (no draw for the division)
     alone = Random()
     alone.setstate(stranger.random.getstate())
-    assert stranger._own(stranger.arms) == []
-    assert stranger._choose() is alone.choice(stranger.arms)  # every score ties at first
+    assert stranger.schedule.own(stranger.arms, stranger.arms) == []
+    assert stranger.schedule.choose(stranger.arms, stranger.cases) is alone.choice(
+        stranger.arms
+    )  # every score ties at first
     assert stranger.random.getstate() == alone.getstate()
     one = _team_worker(db, 5, b"client C", 1)  # one check: nothing to divide
-    one.team = (0, 2)
-    assert one._own(one.arms) == []
+    one.team.position = (0, 2)
+    assert one.schedule.own(one.arms, one.arms) == []
 
 
 def test_a_worker_a_team_leaves_without_checks_of_its_own_draws_afresh() -> None:
@@ -729,9 +742,9 @@ def test_a_worker_a_team_leaves_without_checks_of_its_own_draws_afresh() -> None
             for arm in worker.arms:
                 arm.corpus = [Entry((0,) * 10, (("integer", {}),) * 10, 1)]
                 arm.weights, arm.weighed_at, arm.hits = [], -1000, Counter()
-            worker._roll_call()
+            worker.team.roll_call(worker.arms)
         for worker in workers:
-            worker._read_team()
+            worker.team.read_team(worker.arms)
         return workers
 
     def fresh(worker: Any, draws: int = 4000) -> float:
@@ -739,14 +752,14 @@ def test_a_worker_a_team_leaves_without_checks_of_its_own_draws_afresh() -> None
         return sum(worker._mutant(arms[i % len(arms)]) is None for i in range(draws)) / draws
 
     owner, other = team(b"client A", 1, 3, 7)
-    assert (owner.team, other.team) == ((0, 2), (1, 2))
+    assert (owner.team.position, other.team.position) == ((0, 2), (1, 2))
     assert abs(fresh(owner) - FRESH_SHARE) < 0.03
     assert fresh(other) == 1.0
     assert "no share of its own" in "\n".join(other.sharing.lines())
     assert "no share of its own" not in "\n".join(owner.sharing.lines())
 
     four = team(b"client B", 3, 1, 2, 3, 4)
-    assert [w.team for w in four] == [(0, 4), (1, 4), (2, 4), (3, 4)]
+    assert [w.team.position for w in four] == [(0, 4), (1, 4), (2, 4), (3, 4)]
     assert [fresh(w) == 1.0 for w in four] == [False, False, False, True]
     assert all(abs(fresh(w) - FRESH_SHARE) < 0.03 for w in four[:3])
 
@@ -755,7 +768,7 @@ def test_a_worker_a_team_leaves_without_checks_of_its_own_draws_afresh() -> None
 
     # alone: the share of fresh draws, and the random draws themselves, as before
     (alone,) = team(b"client D", 1, 5)
-    assert alone.team == (0, 1)
+    assert alone.team.position == (0, 1)
     twin = Random()
     twin.setstate(alone.random.getstate())
     for _ in range(50):

@@ -610,6 +610,7 @@ def _fuzz_while_flagged(
     check in full just as the budget runs out.  The result, every case the client was
     given (pid, its Nth), and how many of them the final pass had given it."""
     from stella_conform.conformance import fuzz
+    from stella_conform.conformance.fuzz import final
     from stella_conform.conformance.fuzz.feedback import Blind
 
     log, flag = tmp_path / "cases.log", tmp_path / "flag"
@@ -619,7 +620,7 @@ def _fuzz_while_flagged(
         WHILE_FLAGGED.format(adapters=str(ADAPTERS / "python"), log=str(log), flag=str(flag))
     )
     graded = []
-    real_run_check = fuzz.run_check
+    real_run_check = final.run_check
 
     def final_pass(check: Any, config: SuiteConfig) -> CheckResult:
         flag.unlink(missing_ok=True)  # fuzzing is over: the client conforms from here
@@ -631,7 +632,7 @@ def _fuzz_while_flagged(
         graded.append(len(log.read_text().splitlines()))
         return result
 
-    monkeypatch.setattr(fuzz, "run_check", final_pass)
+    monkeypatch.setattr(final, "run_check", final_pass)
     client = Client(argv=(PY, str(script)), mode="persistent", timeout=10)
     suite = SuiteConfig(client, examples=1, database_dir=None, failures_dir=tmp_path / "failures")
     config = fuzz.FuzzConfig(suite, seconds, max_cases=None if use_up_budget else 20)

@@ -1,0 +1,108 @@
+"""One check being fuzzed (an *arm*, as of a bandit), and the failures it found.
+
+An arm holds what fuzzing one check needs: its generator, the runner that gives its cases
+to the client, its corpus (:mod:`corpus`), its record of new behaviour (for the schedule's
+choice of the next check), its failures (one per reaction of the client, see
+:func:`reaction`), and what it exchanges with other workers through a shared database.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from stella_conform.conformance.checks import Check, Context, GradedCase, Judgment
+from stella_conform.conformance.clients.runner import Observation
+from stella_conform.conformance.fuzz.corpus import REWEIGH_EVERY, Entry
+from stella_conform.conformance.suite import CaseFailure, CaseRunner, without_particulars
+
+#: Distinct failures kept (and saved) per check.
+FAILURES_PER_CHECK = 5
+
+
+@dataclass
+class Found:
+    """One de-duplicated failure: a check, the client's reaction, and when it was found."""
+
+    check: str
+    signature: str
+    message: str
+    seconds: float
+    cases: int
+    failure: CaseFailure
+    #: The recording the case's run came from (``--seed-corpus``), if any.
+    recording: str | None = None
+    #: Found by mutating an input another worker shared.
+    from_shared: bool = False
+    #: Another worker's failure (from the shared database), failing here too when run.
+    replayed: bool = False
+    #: The failing case itself, to replay when no example database holds it.
+    case: GradedCase | None = field(default=None, repr=False, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "check": self.check,
+            "signature": self.signature,
+            "message": self.message,
+            "seconds": round(self.seconds, 2),
+            "cases_before": self.cases,
+            "saved": self.failure.saved,
+            "replay": self.failure.replay,
+            **({"not_saved": self.failure.not_saved} if self.failure.not_saved else {}),
+            "recording": self.recording,
+            "from_shared_input": self.from_shared,
+            "from_shared_failure": self.replayed,
+        }
+
+
+def reaction(check: Check, judgment: Judgment, obs: Observation) -> str:
+    """What the client did, with the case's particulars (numbers, quoted values, the reason
+    it gave for a rejection) removed.
+
+    Two failures with the same reaction are one bug found twice; a crash is told
+    apart by its last stderr line (the exception), a wrong answer by the judge's words.
+    """
+    parts = [check.id, obs.status, str(obs.verdict)]
+    if obs.status == "crash" and obs.stderr_tail.strip():
+        parts.append(obs.stderr_tail.strip().splitlines()[-1])
+    elif obs.exit is not None and obs.exit.signal is not None:
+        parts.append(obs.exit.describe())
+    parts.append(judgment.signature or judgment.message)
+    text = " | ".join(parts)
+    return without_particulars(text)[:300]
+
+
+@dataclass
+class Arm:
+    """One check being fuzzed: its generator, its client runner, its corpus, its record."""
+
+    check: Check
+    strategy: Any
+    runner: CaseRunner
+    ctx: Context
+    key: bytes
+    corpus: list[Entry] = field(default_factory=list)
+    cases: int = 0
+    novel: int = 0
+    recent: deque[int] = field(default_factory=lambda: deque(maxlen=200))
+    failures: dict[str, Found] = field(default_factory=dict)
+    retired: bool = False
+    #: How many of this check's cases reached each thing (a code edge, a shape, an answer).
+    hits: Counter[int] = field(default_factory=Counter)
+    weights: list[float] = field(default_factory=list)
+    weighed_at: int = -REWEIGH_EVERY
+    #: Inputs (choice bytes) this arm has run or kept: another worker's is taken in once.
+    known: set[bytes] = field(default_factory=set)
+    #: Cases since the last look at the shared database.
+    since_sync: int = 0
+    #: Digests of the shared records this arm has looked at, and the records of its own
+    #: inputs not written to the shared database yet (at the next look, in one go).
+    looked: set[bytes] = field(default_factory=set)
+    outbox: list[bytes] = field(default_factory=list)
+
+    def score(self, total: int) -> float:
+        """Recent rate of new behaviour plus an exploration bonus (UCB1)."""
+        rate = sum(self.recent) / len(self.recent) if self.recent else 1.0
+        return rate + math.sqrt(2 * math.log(total + 1) / (self.cases + 1))

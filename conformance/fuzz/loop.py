@@ -41,16 +41,16 @@ from stella_conform.conformance.suite import (
     UNSHRUNK,
     CaseRunner,
     CheckResult,
-    _claimed,
-    _failure,
-    _fixture_case,
-    _save_failure,
     check_strategy,
     database_key,
     example_database,
     graded_case,
     shared_sessions,
 )
+from stella_conform.conformance.suite import case_failure as _failure
+from stella_conform.conformance.suite import claimed as _claimed
+from stella_conform.conformance.suite import fixture_case as _fixture_case
+from stella_conform.conformance.suite import save_failure as _save_failure
 from stella_conform.oracle.corpus import bundled_fixtures_dir
 from stella_conform.schemas.vocabulary import Vocabulary
 

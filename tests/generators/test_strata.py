@@ -82,6 +82,7 @@ def test_the_strata_leave_the_random_examples_as_they_were() -> None:
     (the property holds no strata: they are graded in a loop of their own)."""
     import stella_conform.conformance.suite as suite
     from stella_conform.conformance.checks import Judgment
+    from stella_conform.conformance.suite import generated, grading
 
     check = BY_ID["R4.rejection-names-line"]
     strata = [case.stream for case in check_strata(check, _vocab())]
@@ -105,9 +106,10 @@ def test_the_strata_leave_the_random_examples_as_they_were() -> None:
             pass
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(suite, "CaseRunner", Recording)
-        mp.setattr(suite, "judge", lambda *a: Judgment("pass", ""))
-        mp.setattr(suite._Pace, "stop_message", lambda self, obs: None)
+        mp.setattr(grading, "CaseRunner", Recording)
+        for room in (grading, generated):
+            mp.setattr(room, "judge", lambda *a: Judgment("pass", ""))
+        mp.setattr(suite.Pace, "stop_message", lambda self, obs: None)
         suite.run_check(check, config)
     generated = graded[-len(strata) - len(alone) :]
     assert generated == strata + [case.stream for case in alone]

@@ -27,11 +27,10 @@ from conftest import ADAPTERS, NODE_REFERENCE
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from stella_conform.conformance import suite
 from stella_conform.conformance.checks import BY_ID, CATALOGUE, Check
 from stella_conform.conformance.checks.claims import COMPUTES, READS, Claims, claims_from
 from stella_conform.conformance.clients.runner import Client, resolve_client
-from stella_conform.conformance.suite import SuiteConfig, run_check, shared_sessions
+from stella_conform.conformance.suite import SuiteConfig, generated, run_check, shared_sessions
 from stella_conform.schemas.vocabulary import Vocabulary, bundled_names, bundled_types
 
 #: How a failure for a field computed without its event types begins (Claims.unmet).
@@ -102,7 +101,7 @@ def _graded(argv: tuple[str, ...], mode: str, name: str, claims: Claims,
             checks: list[Check], seed: int) -> None:  # fmt: skip
     # one example a check, and the strata too (a default run grades them first, under the
     # same claims): a stratum that ignored a claim would fail an honest client here
-    strata_at_any_size = mock.patch.object(suite, "STRATA_FROM_EXAMPLES", 1)
+    strata_at_any_size = mock.patch.object(generated, "STRATA_FROM_EXAMPLES", 1)
     with tempfile.TemporaryDirectory() as tmp, shared_sessions(), strata_at_any_size:
         config = SuiteConfig(
             Client(resolve_client(argv), mode, timeout=10.0),  # type: ignore[arg-type]

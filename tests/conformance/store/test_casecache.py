@@ -27,6 +27,7 @@ from stella_conform.conformance.clients.runner import Client
 from stella_conform.conformance.report.render import Report
 from stella_conform.conformance.store import casecache
 from stella_conform.conformance.suite import SuiteConfig, run_suite
+from stella_conform.conformance.suite import generated as generated_phase
 
 PY = sys.executable
 ENVELOPE = (PY, str(ADAPTERS / "python" / "envelope_client.py"))
@@ -45,7 +46,7 @@ def generated(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         count[0] += 1
         return made(*args, **kwargs)
 
-    monkeypatch.setattr(suite, "graded_case", counting)
+    monkeypatch.setattr(generated_phase, "graded_case", counting)
     return count
 
 

@@ -723,7 +723,7 @@ def test_every_judge_signs_a_wrong_verdict_without_the_client_s_words() -> None:
 
     from stella_conform.conformance.checks import CATALOGUE, JUDGES, Context, judge
     from stella_conform.conformance.fuzz import reaction
-    from stella_conform.conformance.suite import _fixture_case
+    from stella_conform.conformance.suite import fixture_case
     from stella_conform.oracle.corpus import bundled_fixtures_dir
     from stella_conform.schemas.vocabulary import Vocabulary
 
@@ -732,7 +732,7 @@ def test_every_judge_signs_a_wrong_verdict_without_the_client_s_words() -> None:
     for name in JUDGES:
         checks = [c for c in CATALOGUE if c.judge == name and c.fixtures_for(False)]
         for check in checks or [replace(stand_in, judge=name)]:
-            case = _fixture_case(check, check.fixtures_for(False)[0], vocab, fixtures)
+            case = fixture_case(check, check.fixtures_for(False)[0], vocab, fixtures)
             for verdict in ("accept", "reject"):
                 signed = set()
                 for said in ("OWN-WORDS-ONE", "OWN-WORDS-TWO"):

@@ -19,7 +19,7 @@ from conftest import REPO
 from stella_conform.conformance import suite
 from stella_conform.conformance.checks import GradedCase, select
 from stella_conform.conformance.clients.runner import Client
-from stella_conform.conformance.suite import SuiteConfig, run_check
+from stella_conform.conformance.suite import SuiteConfig, generated, run_check
 
 CLIENT = (sys.executable, str(REPO / "adapters" / "python" / "reference_client.py"))
 
@@ -54,7 +54,7 @@ def test_a_check_holds_one_generated_case_at_a_time(
         made_so_far.append(weakref.ref(case))
         return case
 
-    monkeypatch.setattr(suite, "graded_case", tracked)
+    monkeypatch.setattr(generated, "graded_case", tracked)
     result = run_check(_check("R3.unknown-type-inert"), _config(tmp_path, 30))
     assert result.outcome == "pass", result.message
     assert result.cases >= 30
@@ -78,7 +78,7 @@ def test_a_check_holds_one_stratum_at_a_time(
         made_so_far.append(weakref.ref(case))
         return made(case, *args, **kwargs)
 
-    monkeypatch.setattr(suite, "graded_case", tracked)
+    monkeypatch.setattr(generated, "graded_case", tracked)
     check = _check("R1.long-lines")
     result = run_check(check, _config(tmp_path, suite.STRATA_FROM_EXAMPLES))
     assert result.outcome == "pass", result.message

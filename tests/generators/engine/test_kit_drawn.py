@@ -28,6 +28,9 @@ from stella_conform.conformance.suite import (
     check_strata,
     check_strategy,
     database_key,
+    generated,
+    grading,
+    properties,
     random_examples,
     run_check,
 )
@@ -120,7 +123,8 @@ def test_a_passing_check_runs_no_hypothesis_engine(monkeypatch: pytest.MonkeyPat
     def no_engine(*args: Any, **kw: Any) -> Any:
         raise AssertionError("a passing check ran Hypothesis's engine")
 
-    monkeypatch.setattr(suite, "check_property", no_engine)
+    for room in (generated, properties):  # where the property is built
+        monkeypatch.setattr(room, "check_property", no_engine)
     graded = _graded(monkeypatch)
     result = run_check(CHECK, _config(_reader()))
     assert result.outcome == "pass", result.message
@@ -201,7 +205,8 @@ def _no_engine(monkeypatch: pytest.MonkeyPatch) -> None:
         assert strategy.is_empty, "a passing check ran Hypothesis's engine"
         return real(check, config, strategy, *args, **kw)
 
-    monkeypatch.setattr(suite, "check_property", no_engine)
+    for room in (generated, properties):  # where the property is built
+        monkeypatch.setattr(room, "check_property", no_engine)
 
 
 def _no_generation(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -211,8 +216,8 @@ def _no_generation(monkeypatch: pytest.MonkeyPatch) -> None:
     def drawn_again(*args: Any, **kw: Any) -> Any:
         raise AssertionError("a run generated its cases: the case cache was not read")
 
-    monkeypatch.setattr(suite, "check_stratum_list", drawn_again)
-    monkeypatch.setattr(suite, "random_examples", drawn_again)
+    monkeypatch.setattr(generated, "check_stratum_list", drawn_again)
+    monkeypatch.setattr(generated, "random_examples", drawn_again)
 
 
 def _own_cases(config: SuiteConfig) -> tuple[list[bytes], list[bytes]]:
@@ -331,14 +336,15 @@ def test_a_failure_fuzz_did_not_shrink_is_replayed_then_shrunk(
 def _verdicts(monkeypatch: pytest.MonkeyPatch) -> list[tuple[bytes, str]]:
     """Every stream the check grades, in order, with the verdict it was given."""
     judged: list[tuple[bytes, str]] = []
-    real = suite.judge
+    real = generated.judge
 
     def judge(check: Any, g: Any, obs: Any, ctx: Any) -> Any:
         j = real(check, g, obs, ctx)
         judged.append((g.stream, j.verdict))
         return j
 
-    monkeypatch.setattr(suite, "judge", judge)
+    for room in (grading, generated):  # the fixtures, the generated cases
+        monkeypatch.setattr(room, "judge", judge)
     return judged
 
 

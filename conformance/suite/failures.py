@@ -1,0 +1,228 @@
+"""A failing case saved in the fixture format, and a check's failures bounded: the
+smallest of each distinct failure whole, the rest counted."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from stella_conform.conformance.checks import Check, GradedCase, Judgment, expected_text
+from stella_conform.conformance.clients.runner import Observation
+from stella_conform.conformance.report.excerpt import decisive_lines
+from stella_conform.conformance.suite.config import SuiteConfig
+from stella_conform.conformance.suite.model import CaseFailure, CheckResult
+from stella_conform.conformance.suite.replay import replay_command
+from stella_conform.conformance.suite.travel import portable_path
+from stella_conform.oracle.corpus import (
+    EXPECT_SUFFIX,
+    SCENARIO_SUFFIX,
+    expectation_from,
+    write_envelope_fixture,
+    write_fixture,
+    write_scenario,
+    write_trace_fixture,
+)
+from stella_conform.oracle.readings import also_conforming
+from stella_conform.safe_files import remove_written
+from stella_conform.safe_text import clip, json_safe, no_surrogates
+
+#: The longest failure message a report keeps (the rest is cut, and says so).
+MESSAGE_CAP = 2000
+
+#: A failing case's stream is kept for its excerpt up to this size (the excerpt itself is
+#: short; the saved case file always has the whole stream).
+STREAM_KEPT = 1024 * 1024
+
+#: A failing case other than a check's smallest is saved whole up to this size; a larger
+#: one is listed by its size and sha256 (the smallest, the one replayed, is always saved
+#: whole): a client that fails on every long line must not fill the failures folder and
+#: the report with megabytes per case.
+SAVED_WHOLE = 256 * 1024
+
+
+def save_failure(
+    config: SuiteConfig, check: Check, case: GradedCase, failure: CaseFailure
+) -> CaseFailure:
+    """Save a failing case in the fixture format into ``failure``: its path, the replay
+    command, and the files written for it (which :func:`keep_bounded` may remove again,
+    the only way a case is saved: every caller's failures are bounded alike); no path and
+    no replay when it cannot be written (the failure is still reported, with a warning: a
+    full disk, or a client that swapped the failures folder for a link)."""
+    failure.saved, failure.replay, failure.written = _saved(config, check, case)
+    return failure
+
+
+def _saved(
+    config: SuiteConfig, check: Check, case: GradedCase
+) -> tuple[str | None, str | None, tuple[str, ...]]:
+    try:
+        return _write_case(config, check, case)
+    except OSError as exc:
+        import sys
+
+        said = str(exc) if getattr(exc, "why", None) else (exc.strerror or str(exc))
+        print(f"stella-conform: warning: a failing case of {check.id} was not saved: {said}",
+              file=sys.stderr)  # fmt: skip
+        return None, None, ()
+
+
+def _write_case(
+    config: SuiteConfig, check: Check, case: GradedCase
+) -> tuple[str, str | None, tuple[str, ...]]:
+    """Write the case: (its path, the replay command, the files this wrote that were not
+    there before)."""
+    digest = hashlib.sha256(case.stream + case.command.encode() + repr(case.scenario).encode())
+    name = f"{check.id}-{digest.hexdigest()[:10]}"
+    directory = config.failures_dir
+    description = f"counterexample for {check.id} ({check.name})"
+    if case.kind == "scenario":
+        files = [directory / f"{name}{SCENARIO_SUFFIX}"]
+    else:
+        suffix = ".json" if case.kind == "envelope" else ".jsonl"
+        files = [directory / f"{name}{suffix}", directory / f"{name}{EXPECT_SUFFIX}"]
+    fresh = tuple(str(f) for f in files if not os.path.lexists(f))
+    if _written is not None:
+        _written.extend(fresh)  # before they are: a stop may come while they are written
+    if case.kind == "envelope":
+        reading = case.envelope.to_json()
+        expect = {"description": description, "command": case.command, **reading}
+        path = str(write_envelope_fixture(directory, name, case.stream, expect))
+    elif case.kind == "scenario":
+        scenario = {"description": description, **case.scenario, "expect": case.wrapper}
+        path = str(write_scenario(directory, name, scenario, case.stream))
+    elif case.kind == "journal":
+        path = str(write_trace_fixture(directory, name, case.stream, description))
+    else:
+        expect = expectation_from(
+            case.expected,
+            rules=[check.rule],
+            mutations=case.mutations,
+            description=description,
+            seed=config.seed,
+            also_conforming=also_conforming(case.readings),
+        )
+        write_fixture(directory, name, case.stream, expect)
+        path = str(directory / f"{name}.jsonl")
+    path = portable_path(path)  # relative to the working folder when inside it
+    return path, replay_command(path, config.client, check, config), fresh
+
+
+_NUMBERS = re.compile(r"\d+")
+_QUOTES = re.compile(r"'[^']*'|\"[^\"]*\"")
+
+
+def without_particulars(text: str) -> str:
+    """``text`` with a case's particulars (its numbers, its quoted values) replaced: what
+    is left tells one bug from another, in a run's failures and in fuzz's finds alike."""
+    return _NUMBERS.sub("N", _QUOTES.sub("…", text))
+
+
+def distinct_failure(failure: CaseFailure) -> tuple[str, str]:
+    """What tells a check's failures apart: the client's reaction (the verdict and the
+    judge's words, their numbers and quoted values aside, as fuzz tells its finds apart).
+    Two failures alike are one bug shown twice; two unlike are two, each replayed by its
+    own case."""
+    return failure.verdict, without_particulars(failure.message)
+
+
+def keep_bounded(failures: Sequence[CaseFailure]) -> None:
+    """A check's failures as saved: the smallest generated case of each distinct failure
+    (:func:`distinct_failure`) whole, with its own replay line; any other case of that
+    failure that this run wrote and that is larger than :data:`SAVED_WHOLE` removed from
+    the failures folder again, and listed as not saved, by its size and sha256, its replay
+    line the smallest one's of its kind (a fixture's, where none was generated).  A check
+    lists a bounded number of distinct failures (:data:`FAILURES_KEPT`; fuzz's
+    ``FAILURES_PER_CHECK`` beside them), so what a failing client did costs the folder
+    that many whole cases and a bounded part of the rest, by ``run``, ``fuzz``, the matrix
+    and the pytest plugin alike; in any order the failures come."""
+    kinds: dict[tuple[str, str], list[CaseFailure]] = {}
+    for failure in failures:
+        kinds.setdefault(distinct_failure(failure), []).append(failure)
+    for alike in kinds.values():
+        saved = [f for f in alike if f.source != "fixture" and f.saved is not None]
+        smallest = min(saved, key=lambda f: (f.size, f.stream or b"")) if saved else alike[0]
+        for failure in alike:
+            if failure is smallest or failure.source == "fixture":
+                continue
+            if failure.saved is not None and failure.saved == smallest.saved:
+                continue  # the same case, listed twice (by fuzz and by its final pass)
+            if failure.not_saved is None:  # (one bounded before, by fuzz's final pass: re-pointed)
+                if failure.size <= SAVED_WHOLE or not failure.written:
+                    continue
+                for path in failure.written:
+                    with contextlib.suppress(OSError):
+                        remove_written(Path(path))
+                failure.written = ()
+                failure.saved = None
+            failure.not_saved = (
+                f"{failure.size} bytes, over {SAVED_WHOLE // 1024} KiB: only the smallest "
+                f"generated case of this failure is saved whole; the replay line replays it "
+                f"({smallest.saved})"
+            )
+            failure.replay = smallest.replay
+
+
+def case_failure(case: GradedCase, j: Judgment, obs: Observation) -> CaseFailure:
+    # What the client wrote is kept only within limits: a 4 MB preview or a summary nested
+    # a thousand deep would otherwise be copied into every report (docs/reliability.md).
+    return CaseFailure(
+        case=case.name,
+        source=case.source,
+        message=clip(no_surrogates(j.message), MESSAGE_CAP),
+        expected=expected_text(case),
+        observed=json_safe(obs.to_json()),
+        mutations=case.mutations,
+        stream=case.stream if len(case.stream) <= STREAM_KEPT else None,
+        decisive=decisive_lines(case, obs, j.message),
+        verdict=j.verdict,
+        size=len(case.stream),
+        cause=clip(no_surrogates(obs.cause), MESSAGE_CAP) if obs.cause else None,
+        sha256=hashlib.sha256(case.stream).hexdigest(),
+    )
+
+
+def smallest_first(failures: list[CaseFailure], outcome: str) -> list[CaseFailure]:
+    """Each distinct failing case once, those of the check's outcome first, smallest first
+    (the first is shown in full; the others one line each)."""
+    seen: set[tuple[Any, ...]] = set()
+    distinct = []
+    for f in failures:
+        key = (f.size, f.stream) if f.stream is not None else (f.size, f.case, f.saved)
+        if key not in seen:
+            seen.add(key)
+            distinct.append(f)
+    wanted = "fail" if outcome in ("fail", "warn") else outcome
+    return sorted(distinct, key=lambda f: (f.verdict != wanted, f.size))
+
+
+#: The files the check being graded wrote to the failures folder (:func:`tracking_written`).
+_written: list[str] | None = None
+
+
+@contextlib.contextmanager
+def tracking_written() -> Iterator[list[str]]:
+    """Within it, the files :func:`save_failure` writes are listed (in the list it gives),
+    each before it is written: a stop may come while it is."""
+    global _written
+    before, _written = _written, []
+    try:
+        yield _written
+    finally:
+        _written = before
+
+
+def bound_stopped(result: CheckResult, written: list[str]) -> None:
+    """A stopped check's failures folder as a finished check leaves it: its failures
+    bounded, and any file it wrote that no failure of it names (a case saved the moment
+    the stop came, before it was listed) removed."""
+    keep_bounded(result.failures)
+    kept = {path for f in result.failures if f.saved is not None for path in f.written}
+    for path in written:
+        if path not in kept:
+            with contextlib.suppress(OSError):
+                remove_written(Path(path))

@@ -1,0 +1,236 @@
+"""The suite loop: one check graded (its fixtures, then its generated phase), and every
+check of a run, inline or in ``-j`` workers."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import time
+from collections.abc import Callable, Iterator, Sequence
+
+from stella_conform import stopping
+from stella_conform.conformance.checks import Check, Context, Judgment, combine, judge
+from stella_conform.conformance.suite.cases import not_drawable
+from stella_conform.conformance.suite.config import SuiteConfig
+from stella_conform.conformance.suite.failures import (
+    MESSAGE_CAP,
+    bound_stopped,
+    case_failure,
+    keep_bounded,
+    smallest_first,
+    tracking_written,
+)
+from stella_conform.conformance.suite.fixtures import claimed, fixture_case, fixture_path
+from stella_conform.conformance.suite.generated import generated_judgments
+from stella_conform.conformance.suite.model import FAILURES_KEPT, CheckResult
+from stella_conform.conformance.suite.pacing import Pace, stopped_judgment
+from stella_conform.conformance.suite.replay import replay_command
+from stella_conform.conformance.suite.sessions import CaseRunner, shared_sessions
+from stella_conform.conformance.suite.travel import fixture_name
+from stella_conform.conformance.suite.workers import worker_pool
+from stella_conform.oracle.corpus import bundled_fixtures_dir
+from stella_conform.safe_text import clip, no_surrogates
+
+
+@contextlib.contextmanager
+def _heap_frozen() -> Iterator[None]:
+    """Keep the objects alive before a check out of the garbage collector's full passes.
+
+    A check allocates fast (every example's draws, events and decoded lines), so the
+    collector runs its full pass, over every object of the process (the imports, the
+    vocabulary, Hypothesis's strategies and caches), about twice per check: 40 ms each,
+    5 % of a reader run's CPU. Frozen, those objects are skipped until the check ends,
+    when they go back to the collector (nothing stays uncollectable). A caller that froze
+    the heap itself keeps its own freeze.
+    """
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        # The check's own garbage (Hypothesis's examples and their cycles) is collected
+        # while the heap is still frozen, so the pass visits only what the check made:
+        # unfrozen, it would join the oldest generation, whose full passes are rare, and
+        # a run would keep every check's garbage (about 8,000 objects a check).
+        gc.collect()
+        gc.unfreeze()
+
+
+#: Why an in-process parser read as ``read(lines)`` skips the checks of line observations
+#: (it has no mode to change: its signature decides).
+IN_PROCESS_SKIP = (
+    "needs line observations: the in-process parser takes no report argument "
+    "(read(lines, report) reports each line; docs/pytest-plugin.md)"
+)
+
+
+def run_check(check: Check, config: SuiteConfig) -> CheckResult:
+    """Grade one check (called in a worker process, or inline for ``-j 1``).
+
+    A stop (Ctrl-C, SIGTERM) mid-check bounds what the check had saved as a finished one
+    does (:func:`keep_bounded`), inline or in a worker: its report lists no such check,
+    but the folder, uploaded whatever happened, must not keep every large case it wrote."""
+    result = CheckResult(check.id, check.name, check.rule, check.tier, "skip", "")
+    with tracking_written() as written:
+        try:
+            with _heap_frozen(), stopping.on_worker_stop(lambda: bound_stopped(result, written)):
+                return _run_check(check, config, result)
+        except stopping.Stopped:
+            bound_stopped(result, written)
+            raise
+
+
+def _run_check(check: Check, config: SuiteConfig, result: CheckResult) -> CheckResult:
+    started = time.monotonic()
+    vocab = config.vocabulary()
+    if not check.grades_in(config.client.mode):
+        result.message = (
+            IN_PROCESS_SKIP
+            if config.client.function is not None
+            else check.skip_reason(config.client.mode)
+        )
+        return result
+    unmet = config.claims.unmet(check, vocab, config.client.mode)
+    if unmet is not None:
+        # not a skip: the client computes what it cannot know. Graded as if it knew the
+        # types, so the failure comes with the cases it gets wrong (and replays as such).
+        config = config.with_claims(config.claims.knowing(unmet[1]))
+        vocab = config.vocabulary()
+    not_claimed = config.claims.skip_reason(check, vocab)
+    if not_claimed is not None:
+        result.message = not_claimed
+        return result
+    if config.client.function is not None and check.input != "stream":
+        result.message = f"an in-process client cannot be graded on the {check.profile} profile"
+        return result
+    pace = Pace(config)
+    if pace.out_of_time():
+        result.outcome = "error"
+        result.cut_short = True
+        result.message = (
+            f"not graded: the {config.budget_option} of {config.time_budget:g} s ran out "
+            "before it started"
+        )
+        return result
+    runner = CaseRunner(config, check)
+    judgments: list[Judgment] = []
+    try:
+        claims = config.claims
+        ctx = Context(computes=claims.computes, summary_only=claims.summary_only)
+        fixtures_dir = config.fixtures_dir or bundled_fixtures_dir()
+        stopped = False
+        if check.judge == "quiet":
+            baseline = runner.run(fixture_case(check, "minimal_run", vocab, fixtures_dir))
+            ctx.baseline_stderr_lines = baseline.stderr_lines
+            stop = pace.stop_message(baseline)
+            if stop is not None:
+                judgments.append(stopped_judgment(baseline, stop))
+                stopped = True
+        for name in () if stopped else check.fixtures_for(bool(vocab.learnt)):
+            if config.fixtures_per_check is not None and result.cases >= config.fixtures_per_check:
+                break
+            if pace.out_of_time():
+                judgments.append(Judgment("error", pace.budget_message()))
+                stopped = True
+                break
+            case = fixture_case(check, name, vocab, fixtures_dir, claims)
+            if not claimed(case, claims):
+                continue
+            obs = runner.run(case)
+            j = judge(check, case, obs, ctx)
+            stop = pace.stop_message(obs)
+            if stop is not None:
+                j = stopped_judgment(obs, stop)
+            judgments.append(j)
+            result.cases += 1
+            if j.verdict in ("fail", "crash", "error"):
+                result.failed_cases += 1
+            if j.verdict in ("fail", "crash", "error") and (
+                len(result.failures) < FAILURES_KEPT or stop
+            ):
+                failure = case_failure(case, j, obs)
+                path = fixture_path(check, name, fixtures_dir)
+                failure.saved = fixture_name(path) or str(path)  # fixture:NAME, where bundled
+                failure.replay = replay_command(failure.saved, config.client, check, config)
+                result.failures.insert(0 if stop else len(result.failures), failure)
+            if stop is not None:
+                stopped = True
+                break
+        if not stopped and (check.mutations or check.valid_runs) and config.examples > 0:
+            judgments.extend(generated_judgments(check, config, vocab, runner, ctx, result, pace))
+    finally:
+        runner.close()
+    result.outcome, result.message = combine(check, judgments)
+    if not judgments and not_drawable(check, vocab):
+        result.message = not_drawable(check, vocab) or ""
+    if unmet is not None and result.outcome not in ("crash", "error"):  # whatever the cases say
+        result.outcome = check.failing_outcome
+        result.message = unmet[0] + (f"; {result.message}" if result.failures else "")
+    for j in judgments:
+        for point, reading in j.readings.items():
+            label = f"{point}={reading}"
+            result.readings[label] = result.readings.get(label, 0) + 1
+    result.message = clip(no_surrogates(result.message), MESSAGE_CAP)
+    kept = len(result.failures)
+    result.failures = smallest_first(result.failures, result.outcome)
+    result.failed_cases -= kept - len(result.failures)  # the same case twice is one
+    keep_bounded(result.failures)
+    if result.outcome in ("crash", "error") and pace.reason is not None:
+        result.message = clip(no_surrogates(pace.reason), MESSAGE_CAP)
+    elif result.outcome in ("fail", "warn", "crash", "error") and result.failures:
+        # the smallest case, shown first (after the claim that makes it a failure, if any)
+        result.message = (f"{unmet[0]}; " if unmet else "") + result.failures[0].message
+    result.seconds = time.monotonic() - started
+    result.cut_short = pace.ran_out
+    return result
+
+
+ProgressFn = Callable[[int, int, CheckResult], None]
+
+
+def grading_order(checks: Sequence[Check]) -> list[Check]:
+    """The checks in the order a run grades them: the quiet ones first, the others as given.
+
+    A quiet check (``R3.no-loud-warning``) wants a client process no earlier check has
+    made write anything (:class:`SharedSession`); graded first, it gets the run's first
+    process fresh, and the checks after it go on sharing that one: one client start a
+    run instead of two (110 ms of CPU for the Node.js reference client, a tenth of a warm
+    run's).  Its verdict is the same either way.  Results and reports keep the catalogue
+    order.
+    """
+    return sorted(checks, key=lambda check: check.judge != "quiet")
+
+
+def run_suite(
+    checks: Sequence[Check],
+    config: SuiteConfig,
+    *,
+    jobs: int = 1,
+    progress: ProgressFn | None = None,
+) -> list[CheckResult]:
+    """Grade every check; results in catalogue order (graded in :func:`grading_order`)."""
+    results: dict[str, CheckResult] = {}
+    total = len(checks)
+    try:
+        if jobs <= 1 or total <= 1:
+            with shared_sessions():
+                for check in grading_order(checks):
+                    results[check.id] = run_check(check, config)
+                    if progress:
+                        progress(len(results), total, results[check.id])
+        else:
+            with worker_pool(jobs) as pool:
+                futures = {
+                    pool.submit(run_check, check, config): check for check in grading_order(checks)
+                }
+                for future, result in stopping.finished(futures):  # a lost worker: Stopped
+                    check = futures[future]
+                    results[check.id] = result
+                    if progress:
+                        progress(len(results), total, results[check.id])
+    except stopping.Stopped as stop:
+        stop.partial = [results[c.id] for c in checks if c.id in results]  # what was graded
+        raise
+    return [results[c.id] for c in checks]

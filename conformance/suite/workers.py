@@ -1,0 +1,44 @@
+"""The ``-j`` worker processes that grade checks, each sharing its client between them."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+
+from stella_conform import stopping
+from stella_conform.conformance.suite.sessions import SharedSession
+from stella_conform.generators.engine.internals import collect_local_constants
+
+
+def _before_fork() -> None:
+    """Work every forked worker would otherwise repeat, done once in the parent.
+
+    Hypothesis reads the constants of every module outside site-packages (the kit's own,
+    in an editable install) on its first draw, caching them under ``.hypothesis/`` in the
+    working directory: in a fresh directory that is 0.3 CPU-s per process.  Collected here
+    (:func:`~stella_conform.generators.engine.internals.collect_local_constants`), the
+    workers inherit it.
+    """
+    collect_local_constants()
+
+
+def _worker_init() -> None:
+    """A ``-j`` worker (:func:`stopping.worker_pool`): its checks share its client; the
+    shared client is shut down when the worker exits (multiprocessing runs its finalizers)."""
+    from multiprocessing import util
+
+    SharedSession.on = True
+    SharedSession.session = None  # a forked parent's client is not this worker's
+    util.Finalize(None, SharedSession.close, exitpriority=10)
+
+
+@contextlib.contextmanager
+def worker_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
+    """The pool of ``-j`` workers that grade checks: :func:`stopping.worker_pool` (stopped
+    at once by a stop signal; a worker killed from outside is a :class:`stopping.Stopped`
+    too), each worker sharing its client between its checks."""
+    stopping.supervise()
+    _before_fork()
+    with stopping.worker_pool(jobs, _worker_init) as pool:
+        yield pool

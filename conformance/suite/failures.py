@@ -44,6 +44,9 @@ STREAM_KEPT = 1024 * 1024
 #: the report with megabytes per case.
 SAVED_WHOLE = 256 * 1024
 
+#: The files the check being graded wrote to the failures folder (:func:`tracking_written`).
+_written: list[str] | None = None
+
 
 def save_failure(
     config: SuiteConfig, check: Check, case: GradedCase, failure: CaseFailure
@@ -198,10 +201,6 @@ def smallest_first(failures: list[CaseFailure], outcome: str) -> list[CaseFailur
             distinct.append(f)
     wanted = "fail" if outcome in ("fail", "warn") else outcome
     return sorted(distinct, key=lambda f: (f.verdict != wanted, f.size))
-
-
-#: The files the check being graded wrote to the failures folder (:func:`tracking_written`).
-_written: list[str] | None = None
 
 
 @contextlib.contextmanager

@@ -13,6 +13,7 @@ from typing import Any
 
 from hypothesis.database import choices_to_bytes
 from hypothesis.errors import Flaky, HypothesisException
+from hypothesis.strategies import SearchStrategy
 
 from stella_conform.conformance.checks import Check, Context, GradedCase, Judgment, judge
 from stella_conform.conformance.clients.runner import Observation
@@ -93,6 +94,10 @@ def _share_key(check: Check, config: SuiteConfig, vocab: Vocabulary) -> tuple[An
     )  # fmt: skip
 
 
+#: A failing case as graded: the case, its judgment, what the client did.
+Failing = tuple[GradedCase, Judgment, Observation]
+
+
 def generated_judgments(
     check: Check,
     config: SuiteConfig,
@@ -102,319 +107,382 @@ def generated_judgments(
     result: CheckResult,
     pace: Pace,
 ) -> list[Judgment]:
+    """The judgments of a check's generated cases (:class:`GeneratedPhase`); its failures
+    go into ``result``."""
     strategy = check_strategy(check, vocab, config.recordings)
     if strategy is None:
         return []  # no mutation of this check can be made with the types the client knows
-    judgments: list[Judgment] = []
-    last_failure: list[tuple[GradedCase, Judgment, Observation]] = []
-    budget = {"after_first_failure": 0, "limit": config.shrink_budget}
-    stopped: list[tuple[GradedCase, Judgment, Observation]] = []
-    ran = {"cases": 0, "held": 0}
+    return GeneratedPhase(check, config, vocab, runner, ctx, result, pace, strategy).run()
 
-    database = example_database(config)
-    # Without a database the cases depend on the seed alone: clients graded on the same
-    # check in this process (a matrix) share one generation and one oracle reading (in
-    # the case cache when there is one, so that memory holds one case at a time).
-    share_key = (
-        _share_key(check, config, vocab)
-        if config.share_generation
-        and database is None
-        and not config.recordings
-        and config.case_cache is None
-        else None
-    )
-    seen: list[GradedCase] = []
-    # what earlier runs and fuzz sessions saved for the check (a budget of it): replayed
-    # after the strata (drawn or from the case cache), before the random examples
-    held = held_entries(database, check, config) if database is not None else []
-    cached, writer = _case_cache(check, config, vocab)
 
-    def attempt(
-        case: GeneratedCase,
-    ) -> tuple[GradedCase, Judgment, Observation] | None:
+class GeneratedPhase:
+    """One check's generated cases, graded in order: its strata, then what the example
+    database holds for it (:func:`held_entries`), then the random examples the kit draws
+    for its seed; or instead the same cases from the case cache, or from the client
+    graded before this one on the check (a matrix).  The first failure is handed to
+    Hypothesis to shrink, within a budget of client runs, and the smallest failure it
+    finds is reported first."""
+
+    def __init__(
+        self,
+        check: Check,
+        config: SuiteConfig,
+        vocab: Vocabulary,
+        runner: CaseRunner,
+        ctx: Context,
+        result: CheckResult,
+        pace: Pace,
+        strategy: SearchStrategy[GeneratedCase],
+    ) -> None:
+        self.check = check
+        self.config = config
+        self.vocab = vocab
+        self.runner = runner
+        self.ctx = ctx
+        self.result = result
+        self.pace = pace
+        self.strategy = strategy
+        #: The judgments of the cases passed (the failure's is added once it is final).
+        self.judgments: list[Judgment] = []
+        #: The failures seen, in order: the last one is the smallest, since Hypothesis
+        #: only ever tries candidates smaller than its best.
+        self.failures: list[Failing] = []
+        #: Client runs spent since the first failure, and how many a shrink may spend.
+        self.shrink_runs = 0
+        self.shrink_limit = config.shrink_budget
+        #: The case after which the client stopped answering (the check stops there).
+        self.unanswered: Failing | None = None
+        #: Client runs on generated cases; strata graded; client runs on held entries
+        #: that passed; cases replayed from a copy (the cache, another client), once done.
+        self.client_runs = 0
+        self.strata = 0
+        self.held_runs = 0
+        self.replayed: int | None = None
+        #: The first failing stratum of each flaw (its message and mutations), as listed.
+        self.flaws: dict[tuple[str, tuple[str, ...]], CaseFailure] = {}
+        self.database = example_database(config)
+        # Without a database the cases depend on the seed alone: clients graded on the
+        # same check in this process (a matrix) share one generation and one oracle
+        # reading (in the case cache when there is one, so that memory holds one case at
+        # a time).
+        self.share_key = (
+            _share_key(check, config, vocab)
+            if config.share_generation
+            and self.database is None
+            and not config.recordings
+            and config.case_cache is None
+            else None
+        )
+        #: The seed's own cases graded, kept for the next client (only a matrix keeps them).
+        self.seen: list[GradedCase] = []
+        # what earlier runs and fuzz sessions saved for the check (a budget of it):
+        # replayed after the strata (drawn or from the case cache), before the random
+        # examples
+        self.held = held_entries(self.database, check, config) if self.database is not None else []
+        self.cached, self.writer = _case_cache(check, config, vocab)
+
+    def run(self) -> list[Judgment]:
+        """Grade the phase; what a stop, a non-deterministic client or a failed
+        generation leaves is judged as such."""
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self._grade()
+        except (_CheckFailed, _ShrinkBudgetSpent):
+            pass
+        except _StopCheck:
+            return self._stopped()
+        except Flaky as exc:
+            self.judgments.append(Judgment("error", f"the client is not deterministic: {exc}"))
+            return self.judgments
+        except HypothesisException as exc:
+            said = f"generation failed: {type(exc).__name__}: {exc}"
+            self.judgments.append(Judgment("error", said))
+            return self.judgments
+        finally:
+            if self.writer is not None:
+                self.writer.abort()  # not committed: a failure, a stop, an error
+        self._conclude()
+        return self.judgments
+
+    def _grade(self) -> None:
+        """The cached cases, another client's, or the seed's drawn (each path replays the
+        held entries after the strata)."""
+        config, cached = self.config, self.cached
+        shared = _SHARED.get(self.share_key) if self.share_key is not None else None
+        replay = self.from_cache(cached) if cached is not None else False
+        if replay is None and cached is not None:  # damaged: generate and keep again
+            self.writer = CacheWriter(cached.path.parent, cached.key)
+        if replay:
+            return  # the cached cases, and the held entries after their strata
+        if shared is not None and self.replay(shared):
+            return
+        # drawn only when Hypothesis runs (a replay holds them), and only by a run of the
+        # default size or more: a quick look grades what it asked for
+        if config.examples >= STRATA_FROM_EXAMPLES or config.strata_only:
+            self.grade_strata()
+        if config.strata_only or self.failures:
+            pass  # a failing stratum was shrunk; the plugin's fuzz targets draw their own
+        elif self.held and not self.replay_held():
+            pass  # a saved failure came back: handed to Hypothesis
+        else:
+            self.grade_random()
+        if self.share_key is not None and not self.failures:
+            _SHARED[self.share_key] = self.seen
+        if self.writer is not None and not self.failures:
+            self.writer.commit(strata=self.strata)
+
+    def attempt(self, case: GeneratedCase) -> Failing | None:
         """The failure this case shows, if any (out of shrink budget: no client run)."""
-        if pace.out_of_time():
+        if self.pace.out_of_time():
             raise _StopCheck
-        if last_failure:
-            budget["after_first_failure"] += 1
-            if budget["after_first_failure"] > budget["limit"]:
+        if self.failures:
+            self.shrink_runs += 1
+            if self.shrink_runs > self.shrink_limit:
                 # Out of shrink budget: stop Hypothesis at once (every further candidate
                 # would still cost a generation) and report the last failure it saw, which
                 # is its smallest: it only ever tries candidates smaller than its best.
                 raise _ShrinkBudgetSpent
-        return run_graded(graded_case(case, vocab, config.claims.reads))
+        return self.grade(graded_case(case, self.vocab, self.config.claims.reads))
 
-    def run_graded(
-        g: GradedCase, kept: bool = True
-    ) -> tuple[GradedCase, Judgment, Observation] | None:
-        """``kept``: one of the seed's own cases (not a database entry's), for the cache."""
-        if share_key is not None and kept:
-            seen.append(g)  # only a matrix keeps its cases, for the next client
-        if writer is not None and kept:
-            writer.add(g)  # kept for the next run, if every case passes
-        if not claimed(g, config.claims):
+    def grade(self, g: GradedCase, kept: bool = True) -> Failing | None:
+        """One case run and judged: its failure, if any.  ``kept``: one of the seed's own
+        cases (not a database entry's), for the cache."""
+        if self.share_key is not None and kept:
+            self.seen.append(g)  # only a matrix keeps its cases, for the next client
+        if self.writer is not None and kept:
+            self.writer.add(g)  # kept for the next run, if every case passes
+        if not claimed(g, self.config.claims):
             return None  # a shape the client does not read: not a case for it
-        obs = runner.run(g)
-        ran["cases"] += 1
-        j = judge(check, g, obs, ctx)
-        stop = pace.stop_message(obs)
+        obs = self.runner.run(g)
+        self.client_runs += 1
+        j = judge(self.check, g, obs, self.ctx)
+        stop = self.pace.stop_message(obs)
         if stop is not None:
-            stopped.append((g, stopped_judgment(obs, stop), obs))
+            if self.unanswered is None:  # the first case unanswered is the one reported
+                self.unanswered = (g, stopped_judgment(obs, stop), obs)
             raise _StopCheck
         if j.verdict in ("fail", "crash", "error"):
             if obs.status == "timeout":
-                budget["limit"] = 0  # a timeout is not shrunk: each try costs a --timeout
+                self.shrink_limit = 0  # a timeout is not shrunk: each try costs a --timeout
             return g, j, obs
-        judgments.append(j)
+        self.judgments.append(j)
         return None
 
-    def afresh() -> None:
+    def body(self, case: GeneratedCase) -> None:
+        """The check's Hypothesis property: a failing case raises."""
+        failure = self.attempt(case)
+        if failure is not None:
+            # One place raises, so a replay out of budget is the same failure to Hypothesis.
+            self.failures.append(failure)
+            raise _CheckFailed(failure[1].message)
+
+    def afresh(self) -> None:
         """Forget what was graded: the check is generated from the start (Hypothesis runs
         the cases again, and shrinks the failure)."""
-        judgments.clear()
-        ran.update(cases=0, strata=0, held=0)
+        self.judgments.clear()
+        self.client_runs = self.strata = self.held_runs = 0
 
-    def replayed(shared: Iterable[GradedCase], strata: int | None = None) -> bool:
+    def replay(self, copied: Iterable[GradedCase], strata: int | None = None) -> bool:
         """The cases another client (or run) was graded on; False at the first that fails.
         ``strata``: how many of them are the check's strata, after which the example
-        database's entries are replayed (:func:`replay_held`), as a run that draws its
+        database's entries are replayed (:meth:`replay_held`), as a run that draws its
         cases replays them: True at once when one fails (handed to Hypothesis)."""
         count = 0
-        replays = bool(held) and not config.strata_only  # as the drawing path below
-
-        def held_failed() -> bool:
-            """At the end of the strata, the held entries replayed: whether one failed."""
-            if count != strata or not replays:
-                return False
-            ran["strata"] = count
-            return not replay_held()
-
-        for g in shared:
-            if held_failed():
+        for g in copied:
+            if self._held_failed(count, strata):
                 return True
-            if pace.out_of_time():
+            if self.pace.out_of_time():
                 raise _StopCheck
-            if run_graded(g) is not None:
-                afresh()
+            if self.grade(g) is not None:
+                self.afresh()
                 return False
             count += 1
-        if held_failed():  # no random example (--examples 0)
+        if self._held_failed(count, strata):  # no random example (--examples 0)
             return True
-        ran["replayed"] = count  # the random examples and the strata the run kept
+        self.replayed = count  # the random examples and the strata the run kept
         return True
 
-    def from_cache(entry: CachedCases) -> bool | None:
+    def _held_failed(self, count: int, strata: int | None) -> bool:
+        """At the end of the copied strata, the held entries replayed: whether one failed."""
+        if count != strata or not self.held or self.config.strata_only:  # as when drawn
+            return False
+        self.strata = count
+        return not self.replay_held()
+
+    def from_cache(self, entry: CachedCases) -> bool | None:
         """The cases a run before this one kept, the example database's entries replayed
         after their strata: True when all pass (or an entry failed, handed to Hypothesis),
         False at a failing case, None for a damaged file (removed)."""
         cases = entry.cases()
         try:
-            if replayed(cases, entry.strata):
+            if self.replay(cases, entry.strata):
                 entry.touch()
                 return True
             return False
         except (CacheDamaged, OSError) as exc:
             discard(entry.path)
             warn_damaged(entry.path, exc)
-            afresh()
+            self.afresh()
             return None
         finally:
             cases.close()
 
-    def body(case: GeneratedCase) -> None:
-        failure = attempt(case)
-        if failure is not None:
-            # One place raises, so a replay out of budget is the same failure to Hypothesis.
-            last_failure.append(failure)
-            raise _CheckFailed(failure[1].message)
-
-    flaws: dict[tuple[str, tuple[str, ...]], CaseFailure] = {}
-
-    def listed(failure: tuple[GradedCase, Judgment, Observation]) -> None:
+    def listed(self, failure: Failing) -> None:
         """A failing stratum listed under the check as it was drawn (not shrunk): the
         first of each flaw (its message and mutations), the others counted with it."""
         g, j, obs = failure
-        judgments.append(j)
-        shown = flaws.get((j.message, g.mutations))
+        self.judgments.append(j)
+        shown = self.flaws.get((j.message, g.mutations))
         if shown is not None:
             shown.alike += 1
             return
+        result = self.result
         result.failed_cases += 1
         if len(result.failures) < FAILURES_KEPT:
-            shown = save_failure(config, check, g, case_failure(g, j, obs))
+            shown = save_failure(self.config, self.check, g, case_failure(g, j, obs))
             result.failures.append(shown)
-            flaws[j.message, g.mutations] = shown
+            self.flaws[j.message, g.mutations] = shown
 
-    def grade_strata() -> None:
+    def grade_strata(self) -> None:
         """Every stratum, drawn, graded and dropped in turn (one case held at a time),
         before the random examples; each flaw they show is listed once, and the smallest
         failing stratum is handed to Hypothesis to shrink, its smallest failure shown
         first (the random examples are then not drawn, as at any failure Hypothesis
         replays).  A stratum that cost the client's ``--timeout`` (or its line timeout)
         ends them: every further one could cost as much (as a timeout is not shrunk)."""
-        Failing = tuple[Stratum, Sequence[Any], tuple[GradedCase, Judgment, Observation]]
-        smallest: Failing | None = None
-        for stratum in check_stratum_list(check, vocab):
+        smallest: tuple[Stratum, Sequence[Any], Failing] | None = None
+        for stratum in check_stratum_list(self.check, self.vocab):
             got = stratum.draw()
             if got is None:
                 continue
-            ran["strata"] += 1
+            self.strata += 1
             choices, case = got.choices, got.case
             del got  # one case alive at a time: the choices replay it, if it must shrink
-            failure = attempt(case)
+            failure = self.attempt(case)
             del case
             if failure is None:
                 continue
-            listed(failure)
+            self.listed(failure)
             if smallest is None or _size(failure[0]) < _size(smallest[2][0]):
                 smallest = (stratum, choices, failure)
             if failure[2].status == "timeout" or failure[2].stalled_at is not None:
                 break
         if smallest is None:
             return
-        last_failure.append(smallest[2])  # reported as drawn, unless Hypothesis finds smaller
-        if smallest[2][2].stalled_at is not None:
-            budget["limit"] = 0  # each try would wait out a line timeout again
-        with smallest[0].shrinking():
-            shrink_drawn(check, config, smallest[0].strategy, body, smallest[1], kept=None)
+        least, its_choices, its_failure = smallest
+        self.failures.append(its_failure)  # reported as drawn, unless Hypothesis finds smaller
+        if its_failure[2].stalled_at is not None:
+            self.shrink_limit = 0  # each try would wait out a line timeout again
+        with least.shrinking():
+            shrink_drawn(self.check, self.config, least.strategy, self.body, its_choices, kept=None)
 
-    def hand_over(
-        failure: tuple[GradedCase, Judgment, Observation],
-        choices: Sequence[Any],
-        primary: bool = False,
-    ) -> None:
+    def hand_over(self, failure: Failing, choices: Sequence[Any], primary: bool = False) -> None:
         """A failing case the kit graded, to Hypothesis: replayed and shrunk (a primary
         entry is replayed from the database as a case Hypothesis shrank before, and is not
         shrunk again when it replays exactly), or reported as graded when nothing may
         shrink it (a timeout, ``--max-shrinks 0``)."""
-        last_failure.append(failure)  # reported as graded, unless Hypothesis finds smaller
-        if budget["limit"] == 0:
+        self.failures.append(failure)  # reported as graded, unless Hypothesis finds smaller
+        if self.shrink_limit == 0:
             return
+        check, config, strategy = self.check, self.config, self.strategy
         if primary:
-            check_property(check, config, strategy, body, phases=SHRINKING)()
+            check_property(check, config, strategy, self.body, phases=SHRINKING)()
         else:
-            shrink_drawn(check, config, strategy, body, choices, kept=database)
-        if len(last_failure) == 1:  # the failure did not come back: not a pass
+            shrink_drawn(check, config, strategy, self.body, choices, kept=self.database)
+        if len(self.failures) == 1:  # the failure did not come back: not a pass
             g, j, obs = failure
             not_again = replace(j, verdict="error", message=_NOT_AGAIN + j.message)
-            last_failure[0] = (g, not_again, obs)
+            self.failures[0] = (g, not_again, obs)
 
-    def replay_held() -> bool:
+    def replay_held(self) -> bool:
         """What the database holds for the check (every shrunk entry and the others up
         to :func:`held_budget`: :func:`held_entries`), after the strata (drawn, or from
         the case cache) and before the random examples: each entry replayed through the
         check's strategy and graded as a case, the primary ones first; each that passes
-        (or is no case of the strategy any more) is dropped from the database where it may be
-        (:class:`Dropping`), the first that fails is handed to Hypothesis and the ones
+        (or is no case of the strategy any more) is dropped from the database where it may
+        be (:class:`Dropping`), the first that fails is handed to Hypothesis and the ones
         after it are kept for later.  True when none failed: the run then grades the
         seed's own random examples, as on an empty database (or has graded them from the
         case cache), and keeps them there."""
-        assert database is not None and strategy is not None
-        dropping = Dropping(database, database_key(check, config))
-        random = Random(check_seed(config.seed, check.id))
-        for entry in held:
-            if pace.out_of_time():
+        assert self.database is not None
+        dropping = Dropping(self.database, database_key(self.check, self.config))
+        random = Random(check_seed(self.config.seed, self.check.id))
+        for entry in self.held:
+            if self.pace.out_of_time():
                 raise _StopCheck
-            again = redrawn(strategy, entry.choices, random)
+            again = redrawn(self.strategy, entry.choices, random)
             if again is None:
                 dropping.drop(entry)  # as Hypothesis drops an entry that does not replay
                 continue
-            g = graded_case(again.case, vocab, config.claims.reads)
-            before = ran["cases"]
-            failure = run_graded(g, kept=False)
+            g = graded_case(again.case, self.vocab, self.config.claims.reads)
+            before = self.client_runs
+            failure = self.grade(g, kept=False)
             del g
             if failure is None:
-                ran["held"] += ran["cases"] - before
+                self.held_runs += self.client_runs - before
                 dropping.drop(entry)
                 continue
-            hand_over(failure, again.choices, primary=entry.primary)
+            self.hand_over(failure, again.choices, primary=entry.primary)
             return False
         return True
 
-    def grade_random() -> None:
+    def grade_random(self) -> None:
         """The random examples the kit draws itself (:mod:`drawing`: no engine run around
         each); the first failing one is handed to Hypothesis to shrink (or reported as
         drawn when nothing may shrink it, and kept as a failure not shrunk:
         :data:`UNSHRUNK`)."""
         count = 0
-        for case, choices in random_examples(check, config, strategy):
-            failure = attempt(case)
+        for case, choices in random_examples(self.check, self.config, self.strategy):
+            failure = self.attempt(case)
             del case
             if failure is None:
                 count += 1
                 continue
-            if budget["limit"] == 0 and database is not None:
-                database.save(database_key(check, config) + UNSHRUNK, choices_to_bytes(choices))
-            hand_over(failure, choices)
+            if self.shrink_limit == 0 and self.database is not None:
+                key = database_key(self.check, self.config) + UNSHRUNK
+                self.database.save(key, choices_to_bytes(choices))
+            self.hand_over(failure, choices)
             return
-        ran["replayed"] = ran["strata"] + count
+        self.replayed = self.strata + count
 
-    ran["strata"] = 0
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            shared = _SHARED.get(share_key) if share_key is not None else None
-            replay = from_cache(cached) if cached is not None else False
-            if replay is None and cached is not None:  # damaged: generate and keep again
-                writer = CacheWriter(cached.path.parent, cached.key)
-            if replay:
-                pass  # the cached cases, and the held entries after their strata
-            elif shared is None or not replayed(shared):
-                # drawn only when Hypothesis runs (a replay holds them), and only by a run
-                # of the default size or more: a quick look grades what it asked for
-                if config.examples >= STRATA_FROM_EXAMPLES or config.strata_only:
-                    grade_strata()
-                if config.strata_only or last_failure:
-                    pass  # a failing stratum was shrunk; the plugin's fuzz targets draw their own
-                elif held and not replay_held():
-                    pass  # a saved failure came back: handed to Hypothesis
-                else:
-                    grade_random()
-                if share_key is not None and not last_failure:
-                    _SHARED[share_key] = seen
-                if writer is not None and not last_failure:
-                    writer.commit(strata=ran["strata"])
-    except (_CheckFailed, _ShrinkBudgetSpent):
-        pass
-    except _StopCheck:
-        if stopped:
-            case, j, obs = stopped[0]
-            failure = save_failure(config, check, case, case_failure(case, j, obs))
+    def _stopped(self) -> list[Judgment]:
+        """The judgments of a phase stopped early: by a client that stopped answering, or
+        by the time budget (the smallest failure found so far reported)."""
+        result = self.result
+        if self.unanswered is not None:
+            case, j, obs = self.unanswered
+            failure = save_failure(self.config, self.check, case, case_failure(case, j, obs))
             result.failures.insert(0, failure)
             result.failed_cases += 1
-            result.cases += ran["cases"]
-            return [*judgments, j]
-        if last_failure:  # out of time while shrinking: report the smallest failure so far
-            case, j, obs = min(last_failure, key=lambda f: (len(f[0].stream), f[0].stream))
-            failure = save_failure(config, check, case, case_failure(case, j, obs))
+            result.cases += self.client_runs
+            return [*self.judgments, j]
+        if self.failures:  # out of time while shrinking: report the smallest failure so far
+            case, j, obs = min(self.failures, key=lambda f: (len(f[0].stream), f[0].stream))
+            failure = save_failure(self.config, self.check, case, case_failure(case, j, obs))
             result.failures.insert(0, failure)
             result.failed_cases += 1
-            judgments.append(j)
-        result.cases += ran["cases"]
-        return [*judgments, Judgment("error", pace.budget_message())]
-    except Flaky as exc:
-        judgments.append(Judgment("error", f"the client is not deterministic: {exc}"))
-        return judgments
-    except HypothesisException as exc:
-        judgments.append(Judgment("error", f"generation failed: {type(exc).__name__}: {exc}"))
-        return judgments
-    finally:
-        if writer is not None:
-            writer.abort()  # not committed: a failure, a stop, an error
-    at_random = 0 if config.strata_only else config.examples
-    result.cases += (ran.get("replayed") or at_random + ran["strata"]) + ran["held"]
-    if last_failure:
-        case, j, obs = last_failure[-1]  # the last failure seen is the shrunk one
-        judgments.append(j)
-        failure = save_failure(config, check, case, case_failure(case, j, obs))
-        drawn = flaws.get((j.message, case.mutations))
+            self.judgments.append(j)
+        result.cases += self.client_runs
+        return [*self.judgments, Judgment("error", self.pace.budget_message())]
+
+    def _conclude(self) -> None:
+        """The cases graded counted, and the failure (the shrunk one) listed first."""
+        result, config = self.result, self.config
+        at_random = 0 if config.strata_only else config.examples
+        result.cases += (self.replayed or at_random + self.strata) + self.held_runs
+        if not self.failures:
+            return
+        case, j, obs = self.failures[-1]  # the last failure seen is the shrunk one
+        self.judgments.append(j)
+        failure = save_failure(config, self.check, case, case_failure(case, j, obs))
+        drawn = self.flaws.get((j.message, case.mutations))
         if drawn is None:
             result.failed_cases += 1
         else:  # a stratum's flaw, shrunk: the stratum as drawn is counted with it
             result.failures.remove(drawn)
             failure.alike = drawn.alike + (drawn.stream != failure.stream)
         result.failures.insert(0, failure)
-    return judgments
 
 
 def _size(case: GradedCase) -> tuple[int, bytes]:

@@ -30,6 +30,7 @@ from stella_conform.conformance.suite.travel import fixture_name
 from stella_conform.conformance.suite.workers import worker_pool
 from stella_conform.oracle.corpus import bundled_fixtures_dir
 from stella_conform.safe_text import clip, no_surrogates
+from stella_conform.schemas.vocabulary import Vocabulary
 
 
 @contextlib.contextmanager
@@ -38,8 +39,8 @@ def _heap_frozen() -> Iterator[None]:
 
     A check allocates fast (every example's draws, events and decoded lines), so the
     collector runs its full pass, over every object of the process (the imports, the
-    vocabulary, Hypothesis's strategies and caches), about twice per check: 40 ms each,
-    5 % of a reader run's CPU. Frozen, those objects are skipped until the check ends,
+    vocabulary, Hypothesis's strategies and caches), about twice per check, and each
+    pass is costly. Frozen, those objects are skipped until the check ends,
     when they go back to the collector (nothing stays uncollectable). A caller that froze
     the heap itself keeps its own freeze.
     """
@@ -119,55 +120,87 @@ def _run_check(check: Check, config: SuiteConfig, result: CheckResult) -> CheckR
     try:
         claims = config.claims
         ctx = Context(computes=claims.computes, summary_only=claims.summary_only)
-        fixtures_dir = config.fixtures_dir or bundled_fixtures_dir()
-        stopped = False
-        if check.judge == "quiet":
-            baseline = runner.run(fixture_case(check, "minimal_run", vocab, fixtures_dir))
-            ctx.baseline_stderr_lines = baseline.stderr_lines
-            stop = pace.stop_message(baseline)
-            if stop is not None:
-                judgments.append(stopped_judgment(baseline, stop))
-                stopped = True
-        for name in () if stopped else check.fixtures_for(bool(vocab.learnt)):
-            if config.fixtures_per_check is not None and result.cases >= config.fixtures_per_check:
-                break
-            if pace.out_of_time():
-                judgments.append(Judgment("error", pace.budget_message()))
-                stopped = True
-                break
-            case = fixture_case(check, name, vocab, fixtures_dir, claims)
-            if not claimed(case, claims):
-                continue
-            obs = runner.run(case)
-            j = judge(check, case, obs, ctx)
-            stop = pace.stop_message(obs)
-            if stop is not None:
-                j = stopped_judgment(obs, stop)
-            judgments.append(j)
-            result.cases += 1
-            if j.verdict in ("fail", "crash", "error"):
-                result.failed_cases += 1
-            if j.verdict in ("fail", "crash", "error") and (
-                len(result.failures) < FAILURES_KEPT or stop
-            ):
-                failure = case_failure(case, j, obs)
-                path = fixture_path(check, name, fixtures_dir)
-                failure.saved = fixture_name(path) or str(path)  # fixture:NAME, where bundled
-                failure.replay = replay_command(failure.saved, config.client, check, config)
-                result.failures.insert(0 if stop else len(result.failures), failure)
-            if stop is not None:
-                stopped = True
-                break
+        stopped = _grade_fixtures(check, config, vocab, runner, ctx, result, pace, judgments)
         if not stopped and (check.mutations or check.valid_runs) and config.examples > 0:
             judgments.extend(generated_judgments(check, config, vocab, runner, ctx, result, pace))
     finally:
         runner.close()
+    _conclude(check, vocab, result, judgments, pace, None if unmet is None else unmet[0])
+    result.seconds = time.monotonic() - started
+    result.cut_short = pace.ran_out
+    return result
+
+
+def _grade_fixtures(
+    check: Check,
+    config: SuiteConfig,
+    vocab: Vocabulary,
+    runner: CaseRunner,
+    ctx: Context,
+    result: CheckResult,
+    pace: Pace,
+    judgments: list[Judgment],
+) -> bool:
+    """The check's curated fixtures (after a quiet check's baseline), each judgment added
+    to ``judgments`` and each failure to ``result``; whether the check stopped (a client
+    that never answers, the time budget)."""
+    claims = config.claims
+    fixtures_dir = config.fixtures_dir or bundled_fixtures_dir()
+    if check.judge == "quiet":
+        baseline = runner.run(fixture_case(check, "minimal_run", vocab, fixtures_dir))
+        ctx.baseline_stderr_lines = baseline.stderr_lines
+        stop = pace.stop_message(baseline)
+        if stop is not None:
+            judgments.append(stopped_judgment(baseline, stop))
+            return True
+    for name in check.fixtures_for(bool(vocab.learnt)):
+        if config.fixtures_per_check is not None and result.cases >= config.fixtures_per_check:
+            break
+        if pace.out_of_time():
+            judgments.append(Judgment("error", pace.budget_message()))
+            return True
+        case = fixture_case(check, name, vocab, fixtures_dir, claims)
+        if not claimed(case, claims):
+            continue
+        obs = runner.run(case)
+        j = judge(check, case, obs, ctx)
+        stop = pace.stop_message(obs)
+        if stop is not None:
+            j = stopped_judgment(obs, stop)
+        judgments.append(j)
+        result.cases += 1
+        if j.verdict in ("fail", "crash", "error"):
+            result.failed_cases += 1
+        if j.verdict in ("fail", "crash", "error") and (
+            len(result.failures) < FAILURES_KEPT or stop
+        ):
+            failure = case_failure(case, j, obs)
+            path = fixture_path(check, name, fixtures_dir)
+            failure.saved = fixture_name(path) or str(path)  # fixture:NAME, where bundled
+            failure.replay = replay_command(failure.saved, config.client, check, config)
+            result.failures.insert(0 if stop else len(result.failures), failure)
+        if stop is not None:
+            return True
+    return False
+
+
+def _conclude(
+    check: Check,
+    vocab: Vocabulary,
+    result: CheckResult,
+    judgments: list[Judgment],
+    pace: Pace,
+    unmet: str | None,
+) -> None:
+    """The check's outcome and message from its judgments, its readings counted, and its
+    failures listed (each case once, smallest first) and bounded.  ``unmet``: why the
+    client's claims fail the check whatever its cases say."""
     result.outcome, result.message = combine(check, judgments)
     if not judgments and not_drawable(check, vocab):
         result.message = not_drawable(check, vocab) or ""
     if unmet is not None and result.outcome not in ("crash", "error"):  # whatever the cases say
         result.outcome = check.failing_outcome
-        result.message = unmet[0] + (f"; {result.message}" if result.failures else "")
+        result.message = unmet + (f"; {result.message}" if result.failures else "")
     for j in judgments:
         for point, reading in j.readings.items():
             label = f"{point}={reading}"
@@ -181,10 +214,7 @@ def _run_check(check: Check, config: SuiteConfig, result: CheckResult) -> CheckR
         result.message = clip(no_surrogates(pace.reason), MESSAGE_CAP)
     elif result.outcome in ("fail", "warn", "crash", "error") and result.failures:
         # the smallest case, shown first (after the claim that makes it a failure, if any)
-        result.message = (f"{unmet[0]}; " if unmet else "") + result.failures[0].message
-    result.seconds = time.monotonic() - started
-    result.cut_short = pace.ran_out
-    return result
+        result.message = (f"{unmet}; " if unmet is not None else "") + result.failures[0].message
 
 
 ProgressFn = Callable[[int, int, CheckResult], None]
@@ -196,8 +226,7 @@ def grading_order(checks: Sequence[Check]) -> list[Check]:
     A quiet check (``R3.no-loud-warning``) wants a client process no earlier check has
     made write anything (:class:`SharedSession`); graded first, it gets the run's first
     process fresh, and the checks after it go on sharing that one: one client start a
-    run instead of two (110 ms of CPU for the Node.js reference client, a tenth of a warm
-    run's).  Its verdict is the same either way.  Results and reports keep the catalogue
+    run instead of two.  Its verdict is the same either way.  Results and reports keep the catalogue
     order.
     """
     return sorted(checks, key=lambda check: check.judge != "quiet")

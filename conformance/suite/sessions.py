@@ -25,20 +25,18 @@ from stella_conform.conformance.suite.paired import paired_stream
 class SharedSession:
     """The persistent client process the checks graded in this process share.
 
-    Starting a client is not free: about 45 ms of CPU for the Python reference client and
-    110 ms for the Node.js one, as much as grading 40 or 100 of their cases.  With a
-    process per check, a default run spent a third of its CPU (Node.js) starting clients.
-    While sharing is on (:func:`shared_sessions`, and in every ``-j`` worker), the checks
-    of a run take turns on one client process; it is restarted only after a crash or a
-    timeout, as within a check.  ``R3.no-loud-warning`` gets a process no check has used
+    Starting a client is not free: as much CPU as grading tens of its cases, so a process
+    per check would spend a large part of a run starting clients.  While sharing is on
+    (:func:`shared_sessions`, and in every ``-j`` worker), the checks of a run take turns
+    on one client process; it is restarted only after a crash or a timeout, as within a
+    check.  ``R3.no-loud-warning`` gets a process no check has used
     (which the checks after it go on sharing): a client that warns once per process would
     otherwise pass or fail it by what earlier checks made it write, and its verdict would
     move with the checks run before it in a worker (``--only``, ``-j``, ``--shard``).  A run
     grades it first (:func:`grading_order`), so that is the run's first process; graded
     after another check, it starts a fresh one.  It counts the stderr lines the process
     writes after its own baseline case, every line, not only the capped part of stderr
-    kept.  (It had a process of its own, and the shared one was stopped and started again
-    around it: two more client starts a run than now.)
+    kept.
     """
 
     on = False

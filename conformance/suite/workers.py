@@ -16,7 +16,7 @@ def _before_fork() -> None:
 
     Hypothesis reads the constants of every module outside site-packages (the kit's own,
     in an editable install) on its first draw, caching them under ``.hypothesis/`` in the
-    working directory: in a fresh directory that is 0.3 CPU-s per process.  Collected here
+    working directory: in a fresh directory, a noticeable cost per process.  Collected here
     (:func:`~stella_conform.generators.engine.internals.collect_local_constants`), the
     workers inherit it.
     """

@@ -53,6 +53,7 @@ from typing import IO, Any
 from stella_conform import stopping
 from stella_conform.conformance.checks import Check, GradedCase
 from stella_conform.conformance.kinds import KINDS
+from stella_conform.generators.engine.seeded import local_constants_digest
 from stella_conform.safe_files import RefusedFile, open_regular
 from stella_conform.schemas.vocabulary import Vocabulary
 
@@ -102,20 +103,6 @@ def code_digest() -> str:
     return h.hexdigest()
 
 
-@cache
-def _local_constants() -> str:
-    """Hypothesis mixes constants of the running program's own modules into its draws: a
-    digest of them (an internal API; if it moves, the key just says so)."""
-    try:
-        from hypothesis.internal.conjecture.providers import _get_local_constants
-
-        found = _get_local_constants()
-        text = repr(sorted((k, sorted(map(repr, v))) for k, v in vars(found).items()))
-    except Exception as exc:  # any failure only narrows what is shared
-        text = f"unknown: {type(exc).__name__}"
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
 #: The digest of each vocabulary's schema document, worked out once a vocabulary.
 _DOCUMENTS: weakref.WeakKeyDictionary[Vocabulary, str] = weakref.WeakKeyDictionary()
 
@@ -148,7 +135,7 @@ def cache_key(
         "format": FORMAT,
         "kit": __version__,
         "code": code_digest(),
-        "constants": _local_constants(),
+        "constants": local_constants_digest(),
         "check": [check.id, check.input, list(check.mutations), check.valid_runs],
         "vocabulary": [vocab.ident, sorted(vocab.known), _document_digest(vocab)],
         "claims": claims,

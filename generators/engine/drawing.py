@@ -9,7 +9,7 @@ strategy in a ``ConjectureData`` of Hypothesis's own, whose choices come from Hy
 provider (the same weighting, the same boundary values and constants as under
 ``@given``), from a ``random.Random`` seeded by the run's seed and the check (the same
 cases every time), no two with the same choices.  The strata are drawn the same way
-(:func:`stella_conform.generators.strata.drawn`, every choice the simplest).
+(:func:`stella_conform.generators.engine.draw.drawn`, every choice the simplest).
 
 Each example keeps its choice sequence.  When a client fails one, the run hands that
 sequence to Hypothesis (:func:`~stella_conform.conformance.suite.shrink_drawn`), which
@@ -33,8 +33,8 @@ from hypothesis.internal.conjecture.choice import ChoiceT, choices_key
 from hypothesis.internal.conjecture.data import ConjectureData
 from hypothesis.strategies import SearchStrategy
 
-from stella_conform.generators.strata import Drawn, drawn_in
-from stella_conform.generators.strata import drawn as draw_once
+from stella_conform.generators.engine.draw import Drawn, drawn_in
+from stella_conform.generators.engine.draw import drawn as draw_once
 
 #: Draws a check may make per example it wants (rejected or repeated ones included), as
 #: Hypothesis gives up on a strategy after ten calls an example.

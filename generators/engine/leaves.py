@@ -1,6 +1,7 @@
 """The kit's own draws: a ``ConjectureData`` whose one-choice draws skip the bookkeeping.
 
-A run draws its strata and its random examples itself (:func:`strata.drawn`), each in a
+A run draws its strata and its random examples itself
+(:func:`~stella_conform.generators.engine.draw.drawn`), each in a
 ``ConjectureData``, through the generators' ``draw(st.integers(0, n))``,
 ``draw(st.booleans())`` and ``draw(st.sampled_from(...))``: about thirty draws a case,
 most of them one integer or one boolean.  ``ConjectureData.draw`` spends more on each
@@ -269,10 +270,10 @@ def agrees(seeds: int = 4) -> bool:
     the very choices and values the plain ``ConjectureData`` and Hypothesis's provider
     draw from the same ``random.Random``.  They read Hypothesis's internals, which move
     between releases: where they no longer agree (or fail), the kit draws the plain way,
-    slower and the same cases (``strata.drawing``)."""
+    slower and the same cases (``draw.drawing``)."""
     from random import Random
 
-    from stella_conform.generators.strata import drawn_in
+    from stella_conform.generators.engine.draw import drawn_in
 
     probe = _probe()
     try:

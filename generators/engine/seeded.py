@@ -14,7 +14,9 @@ depend on the install (``tests/generators/test_generators.py`` notices).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 
 import stella_conform
@@ -54,3 +56,19 @@ def exclude_the_kit_from_local_constants() -> bool:
     is_local_module_file._skips_the_kit = True  # type: ignore[attr-defined]
     setattr(providers, "is_local_module_file", is_local_module_file)  # noqa: B010
     return True
+
+
+@cache
+def local_constants_digest() -> str:
+    """A digest of the constants Hypothesis mixes into its draws from the running program's
+    own modules: cases drawn under other constants are other cases, so whatever keeps
+    generated cases (the case cache) keys them by this too. If the internal it reads
+    moves, the digest says "unknown" and only narrows what is shared."""
+    try:
+        from hypothesis.internal.conjecture.providers import _get_local_constants
+
+        found = _get_local_constants()
+        text = repr(sorted((k, sorted(map(repr, v))) for k, v in vars(found).items()))
+    except Exception as exc:  # any failure only narrows what is shared
+        text = f"unknown: {type(exc).__name__}"
+    return hashlib.sha256(text.encode()).hexdigest()

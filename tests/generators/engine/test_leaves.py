@@ -17,14 +17,14 @@ from hypothesis.internal.entropy import deterministic_PRNG
 from stella_conform.conformance.checks import select
 from stella_conform.conformance.suite import check_seed, check_strategy, check_stratum_list
 from stella_conform.generators.engine import leaves
+from stella_conform.generators.engine.draw import drawn
 from stella_conform.generators.engine.leaves import Drawing, Provider
 from stella_conform.generators.engine.picks import forcing
-from stella_conform.generators.strata import drawn
 from stella_conform.schemas.vocabulary import Vocabulary
 
 
 def _stock(strategy: st.SearchStrategy[Any], random: Random) -> tuple[Any, tuple[Any, ...]] | None:
-    """``strata.drawn`` as it was: Hypothesis's own data and provider."""
+    """``draw.drawn`` as it was: Hypothesis's own data and provider."""
     data = ConjectureData(prefix=None, random=random, max_choices=None)
     with deterministic_PRNG(), BuildContext(data, is_final=False, wrapped_test=_stock):
         try:
@@ -133,25 +133,25 @@ def test_the_installed_hypothesis_draws_through_the_kit_s_own_classes() -> None:
     """The tests above compare the fast path with Hypothesis's own; on the Hypothesis the
     suite installs it must be the path a run takes, or they compare the plain path with
     itself."""
-    from stella_conform.generators import strata
+    from stella_conform.generators.engine import draw
 
     assert leaves.agrees()
-    assert strata.drawing() == (Drawing, Provider)
+    assert draw.drawing() == (Drawing, Provider)
 
 
 def _fallback_draws() -> list[Any]:
-    from stella_conform.generators import strata
+    from stella_conform.generators.engine import draw
 
-    strata.drawing.cache_clear()
+    draw.drawing.cache_clear()
     try:
-        classes = strata.drawing()
+        classes = draw.drawing()
         check = _checks()[0]
         strategy = check_strategy(check, Vocabulary.default())
         assert strategy is not None
         got = [drawn(strategy, Random(check_seed(n, check.id))) for n in range(4)]
         return [classes, *((d.choices, _stream(d.case)) if d else None for d in got)]
     finally:
-        strata.drawing.cache_clear()
+        draw.drawing.cache_clear()
 
 
 def test_a_hypothesis_whose_internals_moved_is_drawn_the_plain_way(
@@ -166,7 +166,7 @@ def test_a_hypothesis_whose_internals_moved_is_drawn_the_plain_way(
     from hypothesis.internal.conjecture.providers import HypothesisProvider
 
     fast = _fallback_draws()
-    import stella_conform.generators as package
+    import stella_conform.generators.engine as package
 
     with monkeypatch.context() as patch:  # the import fails as on such a Hypothesis
         patch.setitem(sys.modules, "stella_conform.generators.engine.leaves", None)

@@ -254,7 +254,7 @@ class Vocabulary:
         """Known types a body that fits can touch no registered point with: no shape that
         today's vocabulary reads as archived, no legacy alias, no constraint stated in
         prose, no tagged union inside. The careful decode asks nothing more of them (the
-        points :func:`stella_conform.oracle.decoder._known_points` looks for are those four)."""
+        points :func:`stella_conform.oracle.classify._known_points` looks for are those four)."""
         from stella_conform.schemas.tagged_unions import wrappers
 
         return frozenset(

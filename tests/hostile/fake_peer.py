@@ -1,6 +1,6 @@
 """An in-process stand-in for a client process: it answers from a script, instantly.
 
-The runner's protocol logic (``_Reader``, lockstep, persistent sessions) is tested with
+The runner's protocol logic (``answers.AnswerReader``, lockstep, persistent sessions) is tested with
 thousands of message shapes; a real process per example would cost seconds each.  The
 peer implements exactly what the runner asks of :class:`ClientProcess`.
 """

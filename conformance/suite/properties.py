@@ -20,7 +20,12 @@ from stella_conform.conformance.checks import Check
 from stella_conform.conformance.suite.cases import GeneratedCase
 from stella_conform.conformance.suite.config import SuiteConfig, check_seed
 from stella_conform.generators.engine.drawing import drawn
-from stella_conform.generators.engine.internals import ChoiceT, property_digest
+from stella_conform.generators.engine.internals import (
+    ChoiceT,
+    key_entries,
+    property_digest,
+    use_database,
+)
 
 
 def example_database(config: SuiteConfig) -> ExampleDatabase | None:
@@ -69,10 +74,7 @@ def check_property(
 
     # @seed switches the example database off; the kit wants both, a reproducible draw
     # and the failures of earlier runs (and fuzz sessions) replayed first.
-    property_._hypothesis_internal_use_settings = settings(  # type: ignore[attr-defined]
-        property_._hypothesis_internal_use_settings,  # type: ignore[attr-defined]
-        database=example_database(config) if database is True else database or None,
-    )
+    use_database(property_, example_database(config) if database is True else database or None)
     # A stable database key per (check, client) so a failure replays first next run.
     fn = getattr(config.client.function, "read", config.client.function)  # inprocess.Parser
     who = f"{fn.__module__}.{fn.__qualname__}" if fn is not None else shlex.join(config.client.argv)
@@ -82,7 +84,7 @@ def check_property(
 
         name += f"|recordings {digest(config.recordings)}"  # their cases' own keys
     key = name.encode()
-    property_.hypothesis.inner_test._hypothesis_internal_add_digest = key  # type: ignore[attr-defined]
+    key_entries(property_, key)
     return property_
 
 

@@ -1,13 +1,31 @@
 """What the suite takes from Hypothesis's internals besides drawing: the type of one
-choice in a choice sequence, the digest Hypothesis keys a property's example database
-entries by, and the local constants Hypothesis collects on its first draw."""
+choice in a choice sequence, a property's example database and the key of its entries,
+and the local constants Hypothesis collects on its first draw."""
 
 from __future__ import annotations
 
 import contextlib
 from typing import Any
 
+from hypothesis import settings
+from hypothesis.database import ExampleDatabase
 from hypothesis.internal.conjecture.choice import ChoiceT as ChoiceT
+
+
+def use_database(prop: Any, database: ExampleDatabase | None) -> None:
+    """Give a ``@given`` property ``database`` as its example database: ``@seed``
+    switches the database off, and the kit wants both, a reproducible draw and the
+    failures of earlier runs (and fuzz sessions) replayed first."""
+    prop._hypothesis_internal_use_settings = settings(
+        prop._hypothesis_internal_use_settings, database=database
+    )
+
+
+def key_entries(prop: Any, key: bytes) -> None:
+    """Key a ``@given`` property's example-database entries by ``key`` (rather than by
+    its source): stable across runs and kit versions, so a failure replays first next
+    run."""
+    prop.hypothesis.inner_test._hypothesis_internal_add_digest = key
 
 
 def property_digest(test: Any) -> bytes:

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stella_conform.conformance.checks import Check, Context, GradedCase, Judgment
+from stella_conform.conformance.checks.identity import failure_identity
 from stella_conform.conformance.clients.runner import Observation
 from stella_conform.conformance.fuzz.corpus import REWEIGH_EVERY, Entry
-from stella_conform.conformance.suite import CaseFailure, CaseRunner, without_particulars
+from stella_conform.conformance.suite import CaseFailure, CaseRunner
 
 #: Distinct failures kept (and saved) per check.
 FAILURES_PER_CHECK = 5
@@ -58,20 +59,10 @@ class Found:
 
 
 def reaction(check: Check, judgment: Judgment, obs: Observation) -> str:
-    """What the client did, with the case's particulars (numbers, quoted values, the reason
-    it gave for a rejection) removed.
-
-    Two failures with the same reaction are one bug found twice; a crash is told
-    apart by its last stderr line (the exception), a wrong answer by the judge's words.
-    """
-    parts = [check.id, obs.status, str(obs.verdict)]
-    if obs.status == "crash" and obs.stderr_tail.strip():
-        parts.append(obs.stderr_tail.strip().splitlines()[-1])
-    elif obs.exit is not None and obs.exit.signal is not None:
-        parts.append(obs.exit.describe())
-    parts.append(judgment.signature or judgment.message)
-    text = " | ".join(parts)
-    return without_particulars(text)[:300]
+    """The failure's identity
+    (:func:`~stella_conform.conformance.checks.identity.failure_identity`): two finds with
+    the same one are one bug found twice, as ``run`` counts them."""
+    return failure_identity(check.id, judgment, obs)
 
 
 @dataclass

@@ -469,7 +469,7 @@ class Fuzzer:
             arm.retired = True
         if len(arm.failures) >= FAILURES_PER_CHECK:
             return
-        failure = _failure(g, j, obs)
+        failure = _failure(arm.check, g, j, obs)
         failure.source = "fuzzed"
         _save_failure(self.suite, arm.check, g, failure)  # bounded in _merge (keep_bounded)
         found = Found(

@@ -48,7 +48,6 @@ from stella_conform.conformance.suite.failures import (
     keep_bounded,
     save_failure,
     smallest_first,
-    without_particulars,
 )
 from stella_conform.conformance.suite.fixtures import (
     claimed,
@@ -156,6 +155,5 @@ __all__ = [
     "shrink_drawn",
     "smallest_first",
     "warn_damaged",
-    "without_particulars",
     "worker_pool",
 ]

@@ -6,12 +6,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from stella_conform.conformance.checks import Check, GradedCase, Judgment, expected_text
+from stella_conform.conformance.checks.identity import failure_identity
 from stella_conform.conformance.clients.runner import Observation
 from stella_conform.conformance.report.excerpt import decisive_lines
 from stella_conform.conformance.suite.config import SuiteConfig
@@ -115,22 +115,12 @@ def _write_case(
     return path, replay_command(path, config.client, check, config), fresh
 
 
-_NUMBERS = re.compile(r"\d+")
-_QUOTES = re.compile(r"'[^']*'|\"[^\"]*\"")
-
-
-def without_particulars(text: str) -> str:
-    """``text`` with a case's particulars (its numbers, its quoted values) replaced: what
-    is left tells one bug from another, in a run's failures and in fuzz's finds alike."""
-    return _NUMBERS.sub("N", _QUOTES.sub("…", text))
-
-
-def distinct_failure(failure: CaseFailure) -> tuple[str, str]:
-    """What tells a check's failures apart: the client's reaction (the verdict and the
-    judge's words, their numbers and quoted values aside, as fuzz tells its finds apart).
-    Two failures alike are one bug shown twice; two unlike are two, each replayed by its
-    own case."""
-    return failure.verdict, without_particulars(failure.message)
+def distinct_failure(failure: CaseFailure) -> str:
+    """What tells a check's failures apart: their identity
+    (:func:`~stella_conform.conformance.checks.identity.failure_identity`), the one fuzz
+    tells its finds apart by. Two failures alike are one bug shown twice; two unlike are
+    two, each replayed by its own case."""
+    return failure.identity
 
 
 def keep_bounded(failures: Sequence[CaseFailure]) -> None:
@@ -143,7 +133,7 @@ def keep_bounded(failures: Sequence[CaseFailure]) -> None:
     ``FAILURES_PER_CHECK`` beside them), so what a failing client did costs the folder
     that many whole cases and a bounded part of the rest, by ``run``, ``fuzz``, the matrix
     and the pytest plugin alike; in any order the failures come."""
-    kinds: dict[tuple[str, str], list[CaseFailure]] = {}
+    kinds: dict[str, list[CaseFailure]] = {}
     for failure in failures:
         kinds.setdefault(distinct_failure(failure), []).append(failure)
     for alike in kinds.values():
@@ -170,7 +160,7 @@ def keep_bounded(failures: Sequence[CaseFailure]) -> None:
             failure.replay = smallest.replay
 
 
-def case_failure(case: GradedCase, j: Judgment, obs: Observation) -> CaseFailure:
+def case_failure(check: Check, case: GradedCase, j: Judgment, obs: Observation) -> CaseFailure:
     # What the client wrote is kept only within limits: a 4 MB preview or a summary nested
     # a thousand deep would otherwise be copied into every report (docs/reliability.md).
     return CaseFailure(
@@ -186,6 +176,7 @@ def case_failure(case: GradedCase, j: Judgment, obs: Observation) -> CaseFailure
         size=len(case.stream),
         cause=clip(no_surrogates(obs.cause), MESSAGE_CAP) if obs.cause else None,
         sha256=hashlib.sha256(case.stream).hexdigest(),
+        identity=failure_identity(check.id, j, obs),
     )
 
 

@@ -340,7 +340,7 @@ class GeneratedPhase:
         result = self.result
         result.failed_cases += 1
         if len(result.failures) < FAILURES_KEPT:
-            shown = save_failure(self.config, self.check, g, case_failure(g, j, obs))
+            shown = save_failure(self.config, self.check, g, case_failure(self.check, g, j, obs))
             result.failures.append(shown)
             self.flaws[j.message, g.mutations] = shown
 
@@ -452,14 +452,18 @@ class GeneratedPhase:
         result = self.result
         if self.unanswered is not None:
             case, j, obs = self.unanswered
-            failure = save_failure(self.config, self.check, case, case_failure(case, j, obs))
+            failure = save_failure(
+                self.config, self.check, case, case_failure(self.check, case, j, obs)
+            )
             result.failures.insert(0, failure)
             result.failed_cases += 1
             result.cases += self.client_runs
             return [*self.judgments, j]
         if self.failures:  # out of time while shrinking: report the smallest failure so far
             case, j, obs = min(self.failures, key=lambda f: (len(f[0].stream), f[0].stream))
-            failure = save_failure(self.config, self.check, case, case_failure(case, j, obs))
+            failure = save_failure(
+                self.config, self.check, case, case_failure(self.check, case, j, obs)
+            )
             result.failures.insert(0, failure)
             result.failed_cases += 1
             self.judgments.append(j)
@@ -475,7 +479,7 @@ class GeneratedPhase:
             return
         case, j, obs = self.failures[-1]  # the last failure seen is the shrunk one
         self.judgments.append(j)
-        failure = save_failure(config, self.check, case, case_failure(case, j, obs))
+        failure = save_failure(config, self.check, case, case_failure(self.check, case, j, obs))
         drawn = self.flaws.get((j.message, case.mutations))
         if drawn is None:
             result.failed_cases += 1

@@ -174,7 +174,7 @@ def _grade_fixtures(
         if j.verdict in ("fail", "crash", "error") and (
             len(result.failures) < FAILURES_KEPT or stop
         ):
-            failure = case_failure(case, j, obs)
+            failure = case_failure(check, case, j, obs)
             path = fixture_path(check, name, fixtures_dir)
             failure.saved = fixture_name(path) or str(path)  # fixture:NAME, where bundled
             failure.replay = replay_command(failure.saved, config.client, check, config)

@@ -44,11 +44,14 @@ class CaseFailure:
     not_saved: str | None = None
     #: The files this run wrote for the case (removed again if it is not kept whole).
     written: tuple[str, ...] = ()
+    #: Which bug this is (:func:`~stella_conform.conformance.checks.identity.failure_identity`):
+    #: failures alike are one bug shown twice.
+    identity: str = ""
 
     def to_json(self, whole: bool = True) -> dict[str, Any]:
         """The failure as a report lists it; ``whole=False`` (any but a check's first, its
         smallest): every expected string over 4096 characters is excerpted and digested."""
-        skipped = ("stream", "decisive", "written", "not_saved")
+        skipped = ("stream", "decisive", "written", "not_saved", "identity")
         out = {k: v for k, v in self.__dict__.items() if k not in skipped}
         out["mutations"] = list(self.mutations)
         out["decisive_lines"] = list(self.decisive)

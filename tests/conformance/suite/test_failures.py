@@ -100,6 +100,7 @@ def _failure(name: str, size: int, verdict: str = "fail") -> CaseFailure:
     return CaseFailure(
         name, "fixture", f"{name} went wrong", {}, {"verdict": "accept"},
         saved=f"fixture:{name}", stream=b"x" * size, verdict=verdict, size=size,
+        identity=verdict,
     )  # fmt: skip
 
 

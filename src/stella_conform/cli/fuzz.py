@@ -26,17 +26,13 @@ from stella_conform.cli.grading import (
     color_option,
     report_options,
     told_on_the_command_line,
-    use_color,
     write_not_graded,
 )
 from stella_conform.cli.options import ConfiguredCommand, model_option, model_options
+from stella_conform.cli.outputs import grading_session, report_files
+from stella_conform.conformance.report.events import Session
+from stella_conform.conformance.report.model import Report
 from stella_conform.errors import SetupError
-
-
-def _clock(seconds: float) -> str:
-    whole = int(seconds)
-    hours, rest = divmod(whole, 3600)
-    return (f"{hours}:" if hours else "") + f"{rest // 60:02d}:{rest % 60:02d}"
 
 
 @click.command(cls=ConfiguredCommand)
@@ -104,10 +100,11 @@ def fuzz(
 
     from stella_conform import stopping
     from stella_conform.conformance.clients.automode import settle_mode
-    from stella_conform.conformance.fuzz import FuzzConfig, Fuzzer, Progress, parse_duration
-    from stella_conform.conformance.fuzz.feedback import feedback_for, timeout_note
+    from stella_conform.conformance.fuzz import FuzzConfig, parse_duration
+    from stella_conform.conformance.fuzz.feedback import feedback_for
+    from stella_conform.conformance.report.events import RunStarted
+    from stella_conform.conformance.report.progress import FuzzProgress
     from stella_conform.conformance.store.database import warm
-    from stella_conform.conformance.suite import preflight
     from stella_conform.options.suite import suite_config
     from stella_conform.safe_files import pin_dir
 
@@ -128,7 +125,6 @@ def fuzz(
     except SetupError as exc:  # the client refuses the mode: the reports say so too
         write_not_graded(client, vocab, str(exc), **outputs)
         raise
-    mode = client.mode
     claims = told.claims(hello)
     checks = told.checks(hello)
     if not checks:
@@ -143,10 +139,7 @@ def fuzz(
         mode_reason=mode_reason,
     )
     suite = dataclasses.replace(suite, recordings=load_seed_corpus(seed_corpus, suite.vocabulary()))
-    probe = preflight(checks, suite)
-    if probe is not None and probe.cannot_start:  # every report asked for says why
-        write_not_graded(suite.client, vocab, probe.message(), **outputs, config=suite)
-        raise SetupError(probe.message())
+    _preflight(checks, suite, vocab, outputs)
     warm(database)  # an artifact is downloaded (with a timeout) before fuzzing starts
     config = FuzzConfig(
         suite,
@@ -158,33 +151,66 @@ def fuzz(
     )
     feedback = feedback_for(client.argv, wanted=not no_feedback)
     tty = sys.stderr.isatty()
-    every = 1.0 if (tty or verbose) else 10.0
-    last = [0.0]
+    progress = FuzzProgress(click.echo, tty, every=1.0 if (tty or verbose) else 10.0)
+    session = grading_session(progress, report_files(**outputs), color=color, verbose=verbose)
+    session.emit(RunStarted(_headline(checks, client, mode_reason, duration, max_cases, feedback)))
+    report = _fuzz(session, checks, config, feedback, vocab.ident, known)
+    sys.exit(report.exit_code)
+
+
+def _preflight(checks: Any, suite: Any, vocab: Any, outputs: dict[str, Any]) -> None:
+    """A client that cannot answer a trivially valid stream is not fuzzed: every report
+    asked for says why."""
+    from stella_conform.conformance.suite import preflight
+
+    probe = preflight(checks, suite)
+    if probe is not None and probe.cannot_start:
+        write_not_graded(suite.client, vocab, probe.message(), **outputs, config=suite)
+        raise SetupError(probe.message())
+
+
+def _headline(
+    checks: Any,
+    client: Any,
+    mode_reason: str | None,
+    duration: str | None,
+    max_cases: int | None,
+    feedback: Any,
+) -> str:
+    """What is fuzzed, in which mode, for how long, and with what feedback from the client."""
+    from stella_conform.conformance.fuzz.feedback import timeout_note
+
+    how = f" (auto: {mode_reason})" if mode_reason else ""
+    return (
+        f"fuzzing {len(checks)} check(s) in {client.mode} mode{how} {_until(duration, max_cases)}; "
+        f"feedback: {feedback.kind if feedback.kind != 'none' else 'none (blind)'}"
+        + (f"; {note}" if (note := timeout_note(client, feedback)) else "")
+    )
+
+
+def _fuzz(
+    session: Session,
+    checks: Any,
+    config: Any,
+    feedback: Any,
+    vocabulary: str,
+    known: dict[str, str],
+) -> Report:
+    """Fuzz until a bound is reached, the session told how it goes; the report, which the
+    session has shown and written (a stop signal: what was reported before it, then exit
+    128 + N)."""
+    from stella_conform import stopping
+    from stella_conform.conformance.fuzz import Fuzzer, FuzzReport, Progress
+    from stella_conform.conformance.report.events import Fuzzing, RunFinished, RunStopped
 
     def progress(p: Progress) -> None:
-        if p.seconds - last[0] < every:
-            return
-        last[0] = p.seconds
-        failed = sorted({f.check for f in p.failures})
-        line = (
-            f"[{_clock(p.seconds)}] {p.cases:,} cases ({p.rate:.0f}/s), "
-            f"coverage {p.features:,} features (+{p.new_features}), "
-            f"failures {len(p.failures)}" + (f" ({', '.join(failed)})" if failed else "")
-        )
-        if tty:
-            click.echo(f"\r\033[K{line}", err=True, nl=False)
-        else:
-            click.echo(line, err=True)
+        failed = tuple(sorted({f.check for f in p.failures}))
+        seen = (p.seconds, p.cases, p.rate, p.features, p.new_features, len(p.failures))
+        session.emit(Fuzzing(*seen, failed))
 
-    until = _until(duration, max_cases)
-    how = f" (auto: {mode_reason})" if mode_reason else ""
-    click.echo(
-        f"fuzzing {len(checks)} check(s) in {mode} mode{how} {until}; "
-        f"feedback: {feedback.kind if feedback.kind != 'none' else 'none (blind)'}"
-        + (f"; {note}" if (note := timeout_note(client, feedback)) else ""),
-        err=True,
-    )
-    out_color = use_color(color, sys.stdout)
+    def report(outcome: Any, **stop: Any) -> FuzzReport:
+        return FuzzReport(config.suite, outcome.results, vocabulary, known, fuzz=outcome, **stop)
+
     try:
         outcome = Fuzzer(checks, config, feedback, progress=progress).run()
     except stopping.Stopped as stop:
@@ -195,45 +221,13 @@ def fuzz(
                 f"stopped by {stop.name} after {partial.cases:,} fuzzed case(s); "
                 f"{len(partial.results)} of {len(checks)} check(s) reported"
             )
-            report = _report(suite, partial, vocab, known, incomplete=why, stopped=stop.exit_code)
-            _write(report, json_path, junit_path, markdown_path)
-            click.echo(report.terminal(verbose, color=out_color), color=out_color)
+            session.emit(RunStopped(report(partial, incomplete=why, stopped=stop.exit_code), why))
         stopping.leave(stop.exit_code)
     finally:
         feedback.close()
-    if tty:
-        click.echo("", err=True)
-    report = _report(suite, outcome, vocab, known)
-    _write(report, json_path, junit_path, markdown_path)
-    click.echo(report.terminal(verbose, color=out_color), color=out_color)
-    sys.exit(report.exit_code)
-
-
-def _report(
-    suite: Any,
-    outcome: Any,
-    vocab: Any,
-    known: dict[str, str],
-    incomplete: str | None = None,
-    stopped: int | None = None,
-) -> Any:
-    from stella_conform.conformance.fuzz import FuzzReport
-
-    return FuzzReport(
-        suite,
-        outcome.results,
-        vocab.ident,
-        known,
-        fuzz=outcome,
-        incomplete=incomplete,
-        stopped=stopped,
-    )
-
-
-def _write(report: Any, json_path: Path | None, junit: Path | None, md: Path | None) -> None:
-    from stella_conform.conformance.report.render import write_outputs
-
-    write_outputs(report, json_path=json_path, junit_path=junit, markdown_path=md)
+    finished = report(outcome)
+    session.emit(RunFinished(finished))
+    return finished
 
 
 auto_mode_default(fuzz)  # persistent for an adapter that speaks it: what fuzzing needs

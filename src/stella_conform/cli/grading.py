@@ -129,7 +129,8 @@ def write_not_graded(
 ) -> None:
     """Every report asked for, for a client that could not be graded at all (its first
     contact failed): no check, the reason as the report's ``error``, exit status 2."""
-    from stella_conform.conformance.report.render import Report, write_outputs
+    from stella_conform.conformance.report.model import Report
+    from stella_conform.conformance.report.outputs import write_outputs
     from stella_conform.options.suite import suite_config
 
     report = Report(config or suite_config(client), [], vocab.ident, error=message)

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
 from stella_conform.cli.grading import cap_jobs, parse_shard
 from stella_conform.cli.options import model_option
 from stella_conform.cli.params import KitPath
-from stella_conform.cli.report import _write_matrix
 from stella_conform.errors import SetupError
 
 
@@ -47,7 +45,21 @@ def matrix(
     when any client fails a check it must pass, 2 on a bad config.
     """
     from stella_conform import stopping
-    from stella_conform.conformance.matrix import cell_text, load_config, run_matrix
+    from stella_conform.conformance.matrix import load_config, run_matrix
+    from stella_conform.conformance.matrix.outputs import (
+        MatrixProgress,
+        MatrixSummary,
+        matrix_files,
+    )
+    from stella_conform.conformance.report.events import (
+        CheckFinished,
+        MatrixFinished,
+        MatrixStopped,
+        RunStarted,
+        Session,
+    )
+    from stella_conform.conformance.report.files import check_writable
+    from stella_conform.conformance.suite import CheckResult
     from stella_conform.safe_files import pin_dir
 
     pin_dir(out_dir)  # before any client runs (load_config reads hellos): no link followed
@@ -68,41 +80,32 @@ def matrix(
     except OSError as exc:
         raise SetupError(f"cannot create {out_dir}: {exc.strerror or exc}") from None
     paths = [out_dir / "matrix.json", out_dir / "matrix.md", out_dir / "matrix.html"]
-    from stella_conform.conformance.report.render import check_writable
-
     check_writable(paths)
-    tty = sys.stderr.isatty()
-
-    def progress(done: int, total: int, cell: str, result: Any) -> None:
-        line = f"[{done}/{total}] {cell}: {result.id}: {result.outcome}"
-        if tty:
-            click.echo(f"\r\033[K{line}", err=True, nl=done == total)
-        elif verbose:
-            click.echo(line, err=True)
-
+    session = Session(
+        (
+            MatrixProgress(click.echo, sys.stderr.isatty(), verbose),
+            *matrix_files(*paths),
+            MatrixSummary(click.echo, paths),
+        )
+    )
     cells = len(config.cells())
-    click.echo(
-        f"grading {len(config.clients)} client(s) x {len(config.vocabularies)} vocabulary(ies) "
-        f"= {cells} cell(s) with {config.jobs} worker(s)...",
-        err=True,
+    session.emit(
+        RunStarted(
+            f"grading {len(config.clients)} client(s) x {len(config.vocabularies)} "
+            f"vocabulary(ies) = {cells} cell(s) with {config.jobs} worker(s)..."
+        )
     )
     stopping.install()  # SIGTERM, SIGHUP, SIGINT: clients and workers stopped, partial matrix
+
+    def progress(done: int, total: int, cell: str, result: CheckResult) -> None:
+        session.emit(CheckFinished(done, total, result, cell))
+
     try:
         doc = run_matrix(config, shard=parsed, progress=progress)
     except stopping.Stopped as stop:
         partial = stop.partial[0] if stop.partial else None
         if isinstance(partial, dict):
-            _write_matrix(partial, *paths)
-            click.echo(f"{partial['incomplete']}; wrote {', '.join(str(p) for p in paths)}")
+            session.emit(MatrixStopped(partial, partial["incomplete"]))
         stopping.leave_after(stop, partial["incomplete"] if isinstance(partial, dict) else stop.why)
-    _write_matrix(doc, *paths)
-    width = max(len(c.name) for c in config.clients)
-    for client in config.clients:
-        row = [
-            f"{cell['vocabulary']}: {cell_text(cell['report'])}"
-            for cell in doc["cells"]
-            if cell["client"] == client.name
-        ]
-        click.echo(f"{client.name:<{width}}  " + "   ".join(row))
-    click.echo(f"wrote {', '.join(str(p) for p in paths)}")
+    session.emit(MatrixFinished(doc))
     sys.exit(doc["exit_code"])

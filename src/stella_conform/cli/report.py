@@ -43,7 +43,7 @@ def report_merge(
         summary_counts,
     )
     from stella_conform.conformance.report.compare import load_report, merge
-    from stella_conform.conformance.report.render import check_writable
+    from stella_conform.conformance.report.files import check_writable
 
     check_writable([output, markdown_path, html_path])
     from stella_conform.errors import read_json_file
@@ -58,7 +58,7 @@ def report_merge(
             raise SetupError("--markdown and --html apply to matrix reports only")
         merged = merge([load_report(p) for p in shards])
         counts_map = merged["summary"]
-        from stella_conform.conformance.report.render import write_rendered
+        from stella_conform.conformance.report.files import write_rendered
 
         write_rendered([(output, lambda: _json_text(merged))])
     counts = ", ".join(f"{n} {o}" for o, n in counts_map.items() if n)
@@ -69,20 +69,14 @@ def report_merge(
 def _write_matrix(
     doc: dict[str, Any], json_path: Path, markdown_path: Path | None, html_path: Path | None
 ) -> None:
-    from stella_conform.conformance.matrix import to_html, to_markdown
-    from stella_conform.conformance.report.render import write_rendered
+    from stella_conform.conformance.matrix.outputs import matrix_files
+    from stella_conform.conformance.report.events import MatrixFinished, emit
 
-    write_rendered(
-        [
-            (json_path, lambda: _json_text(doc)),
-            (markdown_path, lambda: to_markdown(doc)),
-            (html_path, lambda: to_html(doc)),
-        ]
-    )
+    emit(matrix_files(json_path, markdown_path, html_path), MatrixFinished(doc))
 
 
 def _json_text(doc: Any) -> str:
-    from stella_conform.conformance.report.render import report_json_text
+    from stella_conform.conformance.report.json_report import report_json_text
 
     return report_json_text(doc)
 

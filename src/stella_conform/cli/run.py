@@ -34,6 +34,9 @@ from stella_conform.cli.grading import (
     write_not_graded,
 )
 from stella_conform.cli.options import ConfiguredCommand, model_option, model_options
+from stella_conform.cli.outputs import grading_session, report_files
+from stella_conform.conformance.report.events import Session
+from stella_conform.conformance.report.model import Report
 from stella_conform.errors import SetupError
 
 
@@ -91,17 +94,11 @@ def run(
     fails or errors, 2 for usage and set-up errors.
     """
     from stella_conform import stopping
-    from stella_conform.conformance.clients.automode import settle_mode
-    from stella_conform.conformance.report.render import (
-        Report,
-        progress_line,
-        write_outputs,
-    )
+    from stella_conform.conformance.report.events import RunStarted
+    from stella_conform.conformance.report.progress import CheckProgress
     from stella_conform.conformance.store.database import warm
-    from stella_conform.conformance.suite import CheckResult, preflight, run_suite
     from stella_conform.options.suite import suite_config
     from stella_conform.safe_files import pin_dir
-    from stella_conform.safe_text import for_terminal
 
     if shard is not None:
         parse_shard(shard)  # a malformed --shard is a usage error before the client starts
@@ -113,14 +110,7 @@ def run(
     pin_dir(failures_dir)  # before any client runs: saved cases go there or nowhere
     stopping.install()  # SIGTERM, SIGHUP, SIGINT: clients killed, partial report, 128 + N
     outputs = {"json_path": json_path, "junit_path": junit_path, "markdown_path": markdown_path}
-    try:
-        client, hello, mode_reason = settle_mode(client, mode)
-    except stopping.Stopped as stop:
-        stopping.leave(stop.exit_code)
-    except SetupError as exc:  # the client refuses the mode: the reports say so too
-        write_not_graded(client, vocab, str(exc), **outputs)
-        raise
-    mode = client.mode
+    client, hello, mode_reason = _settle_mode(client, mode, vocab, outputs)
     claims = told.claims(hello)
     checks = told.checks(hello)
     if shard is not None:
@@ -140,10 +130,45 @@ def run(
     )
     # the same recordings as the fuzz session: what it found on them replays as found
     config = replace(config, recordings=load_seed_corpus(seed_corpus, config.vocabulary()))
-    how = f" (auto: {mode_reason})" if mode_reason else ""
-    click.echo(
-        f"grading {len(checks)} check(s) in {mode} mode{how} with {jobs} worker(s)...", err=True
+    progress = CheckProgress(
+        click.echo, tty=sys.stderr.isatty(), color=use_color(color, sys.stderr)
     )
+    # a stopped run's report is printed without colour
+    files = report_files(**outputs)
+    session = grading_session(progress, files, color=color, verbose=verbose, stopped_color=False)
+    how = f" (auto: {mode_reason})" if mode_reason else ""
+    session.emit(
+        RunStarted(
+            f"grading {len(checks)} check(s) in {client.mode} mode{how} with {jobs} worker(s)..."
+        )
+    )
+    _preflight(checks, config, vocab, outputs)
+    report = _grade(session, checks, config, jobs, vocab.ident, known, shard)
+    sys.exit(report.exit_code)
+
+
+def _settle_mode(client: Any, mode: str, vocab: Any, outputs: dict[str, Any]) -> Any:
+    """The client and the mode it is graded in (``--mode auto`` asks it); a client that
+    refuses the mode has every report asked for say so."""
+    from stella_conform import stopping
+    from stella_conform.conformance.clients.automode import settle_mode
+
+    try:
+        return settle_mode(client, mode)
+    except stopping.Stopped as stop:
+        stopping.leave(stop.exit_code)
+    except SetupError as exc:  # the client refuses the mode: the reports say so too
+        write_not_graded(client, vocab, str(exc), **outputs)
+        raise
+
+
+def _preflight(checks: Any, config: Any, vocab: Any, outputs: dict[str, Any]) -> None:
+    """One trivially valid stream before grading: a client that cannot answer it is not
+    graded (every report asked for says why); one that hangs on it is warned of."""
+    from stella_conform import stopping
+    from stella_conform.conformance.suite import preflight
+    from stella_conform.safe_text import for_terminal
+
     try:
         probe = preflight(checks, config)
     except stopping.Stopped as stop:  # nothing graded yet: the clients are already gone
@@ -155,36 +180,39 @@ def run(
         raise SetupError(probe.message())
     if probe is not None:
         click.echo(for_terminal(probe.message()), err=True)
-    tty = sys.stderr.isatty()
-    err_color = use_color(color, sys.stderr)
 
-    def progress(done: int, total: int, result: Any) -> None:
-        # On a terminal one line is rewritten in place; in a CI log each check gets its
-        # own line the moment it finishes, so a slow run is never silent.
-        line = progress_line(done, total, result, color=err_color, message=not tty)
-        if tty:  # (the cursor control is not colour: kept whatever --color says)
-            click.echo(f"\r\033[K{line}", err=True, nl=done == total, color=True)
-        else:
-            click.echo(line, err=True, color=err_color)
+
+def _grade(
+    session: Session,
+    checks: Any,
+    config: Any,
+    jobs: int,
+    vocabulary: str,
+    known: dict[str, str],
+    shard: str | None,
+) -> Report:
+    """Grade the checks, each one's end an event; the report, which the session has shown
+    and written (a stop signal: what was graded before it, then exit 128 + N)."""
+    from stella_conform import stopping
+    from stella_conform.conformance.report.events import CheckFinished, RunFinished, RunStopped
+    from stella_conform.conformance.suite import CheckResult, run_suite
+
+    def progress(done: int, total: int, result: CheckResult) -> None:
+        session.emit(CheckFinished(done, total, result))
 
     try:
         results = run_suite(checks, config, jobs=jobs, progress=progress)
     except stopping.Stopped as stop:
         graded = [r for r in stop.partial if isinstance(r, CheckResult)]
         why = f"{stop.why} after {len(graded)} of {len(checks)} check(s)"
-        report = Report(
-            config, graded, vocab.ident, known, shard=shard, incomplete=why, stopped=stop.exit_code
+        stopped = Report(
+            config, graded, vocabulary, known, shard=shard, incomplete=why, stopped=stop.exit_code
         )
-        write_outputs(
-            report, json_path=json_path, junit_path=junit_path, markdown_path=markdown_path
-        )
-        click.echo(report.terminal(verbose))
+        session.emit(RunStopped(stopped, why))
         stopping.leave_after(stop, why)
-    report = Report(config, results, vocab.ident, known, shard=shard)
-    write_outputs(report, json_path=json_path, junit_path=junit_path, markdown_path=markdown_path)
-    out_color = use_color(color, sys.stdout)
-    click.echo(report.terminal(verbose, color=out_color), color=out_color)
-    sys.exit(report.exit_code)
+    report = Report(config, results, vocabulary, known, shard=shard)
+    session.emit(RunFinished(report))
+    return report
 
 
 auto_mode_default(run)

@@ -230,11 +230,11 @@ def explain(result: Any, seed: int, rerun: str | None = None) -> str:
 
     ``rerun`` (a pytest command) stands in for a replay command a case cannot have.
     """
-    from stella_conform.conformance.report.render import _failure_lines, more_failures
+    from stella_conform.conformance.report.failures import failure_lines, more_failures
 
     lines = [f"{result.id} ({result.name}): {result.outcome.upper()}", result.message, ""]
     for failure in result.failures[:1]:  # the smallest in full, every other one a line
-        shown = [*_failure_lines(failure), *more_failures(result)]
+        shown = [*failure_lines(failure), *more_failures(result)]
         lines.extend(line[4:] if line.startswith("    ") else line for line in shown)
         if failure.replay is None and rerun is not None:
             lines.append(f"re-run:   {rerun}")

@@ -30,7 +30,8 @@ from stella_conform.conformance.checks.claims import (
     merge,
     resolve_profiles,
 )
-from stella_conform.conformance.report.render import check_writable, load_known_failures
+from stella_conform.conformance.report.files import check_writable
+from stella_conform.conformance.report.model import load_known_failures
 from stella_conform.errors import SetupError
 from stella_conform.schemas.vocabulary import Vocabulary, VocabularyError
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from stella_conform.conformance.fuzz.arms import Arm, Found
 from stella_conform.conformance.fuzz.team import Sharing
-from stella_conform.conformance.report.render import Report
+from stella_conform.conformance.report.model import Report
 from stella_conform.conformance.suite import CheckResult
 
 

@@ -26,9 +26,7 @@ from stella_conform.conformance.clients.runner import (
     ensure_mode_supported,
     resolve_client,
 )
-from stella_conform.conformance.report.render import (
-    load_known_failures,
-)
+from stella_conform.conformance.report.model import load_known_failures
 from stella_conform.errors import SetupError, read_toml_file
 from stella_conform.options.kinds import Count, Problem
 from stella_conform.options.kinds import Seconds as SecondsKind

@@ -1,7 +1,7 @@
-"""The report's names where callers have imported them: the model, each format's render
-function and the helpers every format shares.  New code imports the module that holds
-the name (``model``, ``terminal``, ``json_report``, ``junit``, ``markdown``, ``progress``,
-``failures``, ``files``, ``outputs``)."""
+"""Every report name in one place, for the tests that import them from here: the model,
+each format's render function and the helpers every format shares.  Code imports the
+module that holds the name (``model``, ``terminal``, ``json_report``, ``junit``,
+``markdown``, ``progress``, ``failures``, ``files``, ``outputs``)."""
 
 from stella_conform.conformance.report.excerpt import show_stream
 from stella_conform.conformance.report.failures import (

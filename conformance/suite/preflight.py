@@ -31,7 +31,7 @@ class Preflight:
         return self.observation.status == "timeout"
 
     def message(self) -> str:
-        from stella_conform.conformance.report.render import terminal_line
+        from stella_conform.conformance.report.failures import terminal_line
 
         obs = self.observation
         if self.cannot_start:

@@ -118,7 +118,7 @@ def smoke(command: tuple[str, ...], mode: str, timeout: float, line_timeout: flo
     """
     from stella_conform.conformance.checks import GradedCase, judge_verdict
     from stella_conform.conformance.clients.answers import UnsupportedMode
-    from stella_conform.conformance.report.render import show_stream
+    from stella_conform.conformance.report.excerpt import show_stream
     from stella_conform.oracle.corpus import bundled_fixtures_dir
 
     client = make_client(command, mode, timeout, line_timeout)

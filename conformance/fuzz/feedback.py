@@ -252,13 +252,11 @@ class NodeCoverage(Blind):
 
     kind = "node"
     #: The hook turns V8's optimizing compilers off, so the client's own hot code runs
-    #: in the interpreter (and Sparkplug).  Measured on Node.js 20, plain -> with the
-    #: hook (docs/fuzzing.md, "The cost"): a 50 MB stream through the reference client
-    #: 2.3-3.1 s -> 6.3-6.6 s; review-7's start-up loop 3.42 s -> 11.61 s (3.4x); a
-    #: byte-by-byte tokenizer loop 0.16-0.18 s -> 0.94-1.01 s (5.6-5.9x); an integer
-    #: loop 0.25-0.31 s -> 1.49-2.29 s (up to 7.4x).  10x leaves a margin over the
-    #: worst, so a client that passes run is not timed out by the kit's own
-    #: instrumentation (review-7 R7-9); a hung case waits ten times as long.
+    #: in the interpreter (and Sparkplug): a client is several times slower under it, a
+    #: tight loop up to about seven times (docs/fuzzing.md, "The cost", gives the figures
+    #: and how to measure them).  Ten times leaves a margin over the worst, so a client
+    #: that passes ``run`` is not timed out by the kit's own instrumentation; a hung case
+    #: waits ten times as long.
     slowdown = 10
     slowdown_why = "Node.js coverage runs without V8's optimizer"
 
@@ -409,8 +407,8 @@ def hash_seed(env: Mapping[str, str], feedback: Blind, seed: int | None) -> dict
     client (a persistent client is started again after a crash, and for the quiet check),
     and a seeded session's coverage with it.  From the seed, each seed's session is the
     same every time and different seeds still see different orders.  The session's final
-    pass and the replay lines it prints run the client with it too (review-4 J9: a
-    failure that depended on the hash order was replayed with another salt)."""
+    pass and the replay lines it prints run the client with it too, so a failure that
+    depends on the hash order replays with the salt it was found under."""
     if (
         seed is not None
         and feedback.kind == "python"

@@ -13,12 +13,12 @@ children and grandchildren inherit, even one that left the group with ``setsid``
 SIGKILL, scan after scan until three in a row find none (what a dying client forked); then
 the temporary folders and files still listed are removed.
 
-A kit that ended cleanly (its command's clean-up ran: every client group killed, its
-folders removed, its orphans reaped) says so, ``=clean``, as its last line, and waits for the
-watchdog to exit (review-6 R6-7: it outlived every command by three scans, ~100 ms, in a
-session of its own). After ``=clean`` and end of file the watchdog scans once: finding
-nothing, it exits at once; finding anything, it scans as for a killed kit. A ``+`` line after
-``=clean`` (a ``-j`` worker still at work) takes the ``=clean`` back.
+A kit that ended cleanly (its command's clean-up ran: every client group killed, its folders
+removed, its orphans reaped) says so, ``=clean``, as its last line, and waits for the
+watchdog to exit, so that no watchdog outlives the command that started it. After ``=clean``
+and end of file the watchdog scans once: finding nothing, it exits at once; finding
+anything, it scans as for a killed kit. A ``+`` line after ``=clean`` (a ``-j`` worker still
+at work) takes the ``=clean`` back.
 """
 
 from __future__ import annotations

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hypothesis.database import ExampleDatabase, choices_to_bytes
-from hypothesis.internal.conjecture.data import ConjectureData
 
 from stella_conform.conformance.fuzz.records import (
     CORPUS_SUB_KEY,
@@ -30,6 +29,7 @@ from stella_conform.conformance.fuzz.records import (
 )
 from stella_conform.conformance.store.database import KitDatabase
 from stella_conform.conformance.store.recordings import RECORDED_ONE_IN
+from stella_conform.generators.engine.choices import ChoiceDraw
 
 if TYPE_CHECKING:
     from stella_conform.conformance.fuzz.arms import Arm
@@ -111,31 +111,6 @@ def _weight(arm: Arm, entry: Entry) -> float:
     return 1.0 / (max(rarest, 1 + picked // 4) * (1 + picked))
 
 
-def _parts(data: ConjectureData) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]]:
-    """Where each part of the case's top-level structure starts (the first part aside),
-    and the pieces the later parts are made of.
-
-    The top level is the first span, from the outermost draw down, that splits into
-    more than one part: for a generated stream, the valid run and then the list of
-    mutations and what each draws.  Cutting at a part keeps the parts before it whole;
-    a piece of a later part is one drawn item (one mutation of the list, say), which
-    can be dropped on its own.
-    """
-    spans = data.spans
-    if len(spans) == 0:
-        return (), ()
-    span = spans[0]
-    while True:
-        children = span.children
-        if len(children) == 1 and children[0].choice_count == span.choice_count:
-            span = children[0]
-            continue
-        break
-    later = [c for c in children[1:] if 0 < c.start < len(data.choices)]
-    pieces = tuple((g.start, g.end) for c in later for g in c.children if g.end > g.start)
-    return tuple(sorted({c.start for c in later})), pieces
-
-
 def pick(arm: Arm, rnd: random.Random, recordings: bool) -> Entry:
     """A corpus input: one of the newest, or one drawn by how rare the rarest thing it
     reached still is (``recordings``: the session has a seed corpus, see :func:`lineage`).
@@ -215,7 +190,7 @@ class Keeper:
     def keep(
         self,
         arm: Arm,
-        data: ConjectureData,
+        drawn: ChoiceDraw,
         novel: int,
         reached: frozenset[int],
         origin: str = "here",
@@ -228,12 +203,12 @@ class Keeper:
         its record in the shared database says; ``recorded``: it starts from a
         recording)."""
         shape = self._shape
-        shapes = tuple(shape(node.type, node.constraints) for node in data.nodes)
-        parts, pieces = _parts(data)
-        entry = Entry(tuple(data.choices), shapes, novel, parts, pieces, compact(reached))
+        shapes = tuple(shape(kind, constraints) for kind, constraints in drawn.shapes())
+        parts, pieces = drawn.parts()
+        entry = Entry(tuple(drawn.choices), shapes, novel, parts, pieces, compact(reached))
         entry.origin, entry.from_shared = origin, from_shared
         entry.recorded = recorded
-        entry.blob = choices_to_bytes(data.choices)
+        entry.blob = choices_to_bytes(drawn.choices)
         entry.digest = _digest(entry.blob)
         self.kept = True
         if origin in ("shared", "failure"):

@@ -1,10 +1,10 @@
 """The fuzzing loop: one client, its checks' generators, case after case until told to stop.
 
-Each case is drawn through Hypothesis's own engine data (``ConjectureData``), afresh or
-from a mutant of a corpus input (:mod:`mutators`), given to the client, judged, and its
-behaviour (the client's coverage, the input's shape, the answer) compared with what the
-session has seen: an input that did something new is kept (:mod:`corpus`), a failure is
-saved once per reaction of the client.  The schedule (:mod:`schedule`) picks the check,
+Each case is drawn through Hypothesis's own engine data (``generators/engine/choices.py``),
+afresh or from a mutant of a corpus input (:mod:`mutators`), given to the client, judged,
+and its behaviour (the client's coverage, the input's shape, the answer) compared with what
+the session has seen: an input that did something new is kept (:mod:`corpus`), a failure
+is saved once per reaction of the client.  The schedule (:mod:`schedule`) picks the check,
 the team (:mod:`team`) exchanges inputs with other workers, and the final pass
 (:mod:`final`) grades every check as ``run`` does when fuzzing stops.
 """
@@ -17,10 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from hypothesis.control import BuildContext
 from hypothesis.database import ExampleDatabase, choices_from_bytes, choices_to_bytes
-from hypothesis.errors import Frozen, HypothesisException, StopTest, UnsatisfiedAssumption
-from hypothesis.internal.conjecture.data import ConjectureData
 
 from stella_conform import stopping
 from stella_conform.conformance.checks import Check, Context, GradedCase, Judgment, judge
@@ -51,6 +48,7 @@ from stella_conform.conformance.suite import case_failure as _failure
 from stella_conform.conformance.suite import claimed as _claimed
 from stella_conform.conformance.suite import fixture_case as _fixture_case
 from stella_conform.conformance.suite import save_failure as _save_failure
+from stella_conform.generators.engine.choices import ChoiceDraw, draw_choices
 from stella_conform.oracle.corpus import bundled_fixtures_dir
 from stella_conform.schemas.vocabulary import Vocabulary
 
@@ -59,10 +57,6 @@ from stella_conform.schemas.vocabulary import Vocabulary
 #: between its bad answer and the kill is a matter of scheduling (a seeded session took
 #: another path when that counted 71 edges in one run and 75 in the next).
 STOPPED_MID_CASE = frozenset({"protocol-error", "timeout"})
-
-
-def _fuzz_target() -> None:
-    """Stands in for the test function Hypothesis expects behind a build context."""
 
 
 class Fuzzer:
@@ -212,7 +206,7 @@ class Fuzzer:
         self.seen |= fresh
         reached = frozenset(f >> 3 if f < _HASHED else f for f in features)
         arm.hits.update(reached)
-        self._keep(arm, drawn[0], len(fresh), reached, "shared", True)
+        self._keep(arm, drawn, len(fresh), reached, "shared", True)
         assert self.sharing is not None
         self.sharing.adopted += 1
 
@@ -353,19 +347,15 @@ class Fuzzer:
         self.parent = entry
         return mutate(self.random, entry, arm.corpus)
 
-    def _draw(self, arm: Arm, prefix: Choices | None) -> tuple[ConjectureData, Any] | None:
-        data = ConjectureData(random=self.random, prefix=prefix)
+    def _draw(self, arm: Arm, prefix: Choices | None) -> ChoiceDraw | None:
+        """The check's case drawn from ``prefix`` (None: afresh), noting whether it
+        started from a recording; None when the draw is rejected."""
         drawing_recorded(reset=True)
-        try:
-            with BuildContext(data, is_final=False, wrapped_test=_fuzz_target):
-                case = data.draw(arm.strategy)
-        except (StopTest, UnsatisfiedAssumption, Frozen):
+        drawn = draw_choices(arm.strategy, self.random, prefix)
+        if drawn is None:
             return None
-        except HypothesisException:
-            return None
-        data.freeze()
         self.drawn_recorded = drawing_recorded(reset=True)
-        return data, case
+        return drawn
 
     def _one(self, arm: Arm, prefix: Choices | None, *, origin: str = "here") -> None:
         """Draw one case, run it, judge it; keep its input if it did something new, save
@@ -373,7 +363,7 @@ class Fuzzer:
         drawn = self._draw(arm, prefix)
         if drawn is None:
             return
-        data, case = drawn
+        case = drawn.case
         parent = self.parent
         from_shared = origin in ("shared", "failure") or (parent is not None and parent.from_shared)
         if self.sharing is not None and parent is not None and parent.from_shared:
@@ -401,12 +391,12 @@ class Fuzzer:
         if new:
             self.seen |= new
             arm.novel += 1
-            self._keep(arm, data, len(new), reached, origin, from_shared, frozenset(new))
+            self._keep(arm, drawn, len(new), reached, origin, from_shared, frozenset(new))
             if self.sharing is not None and origin == "here" and from_shared:
                 self.sharing.built_on += 1
         if j.verdict in ("fail", "crash", "error"):
             recording = getattr(getattr(case, "run", None), "recording", None)
-            self._failed(arm, g, j, obs, data, from_shared, recording, origin == "failure")
+            self._failed(arm, g, j, obs, drawn, from_shared, recording, origin == "failure")
 
     def _run(self, arm: Arm, g: GradedCase) -> tuple[Observation, frozenset[int]]:
         """Give the case to the client: what it did, and the code it reached (nothing when
@@ -436,7 +426,7 @@ class Fuzzer:
     def _keep(
         self,
         arm: Arm,
-        data: ConjectureData,
+        drawn: ChoiceDraw,
         novel: int,
         reached: frozenset[int],
         origin: str = "here",
@@ -445,7 +435,7 @@ class Fuzzer:
     ) -> Entry:
         """Add the input just drawn to the corpus (see :meth:`Keeper.keep`)."""
         return self.keeper.keep(
-            arm, data, novel, reached, origin, from_shared, found, recorded=self.drawn_recorded
+            arm, drawn, novel, reached, origin, from_shared, found, recorded=self.drawn_recorded
         )
 
     def _failed(
@@ -454,7 +444,7 @@ class Fuzzer:
         g: GradedCase,
         j: Judgment,
         obs: Observation,
-        data: ConjectureData,
+        drawn: ChoiceDraw,
         from_shared: bool = False,
         recording: str | None = None,
         replayed: bool = False,
@@ -462,7 +452,7 @@ class Fuzzer:
         """Save a failure once per reaction of the client (at most
         :data:`FAILURES_PER_CHECK` a check), where ``run`` replays it first."""
         signature = reaction(arm.check, j, obs)
-        arm.known.add(choices_to_bytes(data.choices))  # not replayed from the database
+        arm.known.add(choices_to_bytes(drawn.choices))  # not replayed from the database
         if signature in arm.failures:
             return
         if self.config.stop_on_first:
@@ -494,4 +484,4 @@ class Fuzzer:
         if db is not None:
             # where a run keeps a failure it did not shrink: the next run replays it
             # before drawing anything, shrinks it, and keeps the shrunk case
-            db.save(arm.key + UNSHRUNK, choices_to_bytes(data.choices))
+            db.save(arm.key + UNSHRUNK, choices_to_bytes(drawn.choices))

@@ -13,9 +13,8 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from hypothesis.internal.conjecture.choice import choice_from_index
-
 from stella_conform.conformance.fuzz.corpus import Choices, Entry
+from stella_conform.generators.engine.choices import nth_choice
 
 
 def mutate(rnd: random.Random, entry: Entry, corpus: Sequence[Entry]) -> Choices | None:
@@ -41,7 +40,7 @@ def mutate(rnd: random.Random, entry: Entry, corpus: Sequence[Entry]) -> Choices
         kind, constraints = entry.shapes[i]
         try:
             index = rnd.randrange(1 << rnd.randrange(1, 12))
-            value = choice_from_index(index, kind, constraints)  # type: ignore[arg-type]
+            value = nth_choice(index, kind, constraints)
         except Exception:  # out of range for this choice: regenerate instead
             return choices[:i]
         return (*choices[:i], value, *choices[i + 1 :])

@@ -10,9 +10,9 @@ from hypothesis.control import BuildContext
 from hypothesis.internal.conjecture.data import ConjectureData
 
 from stella_conform.conformance.checks import BY_ID
-from stella_conform.conformance.fuzz import _parts
 from stella_conform.conformance.fuzz.shapes import line_kind, shape_features
 from stella_conform.conformance.suite import check_strategy
+from stella_conform.generators.engine import choices
 from stella_conform.schemas.vocabulary import Vocabulary
 
 VOCAB = Vocabulary.default()
@@ -54,7 +54,7 @@ def test_the_parts_of_a_generated_stream_are_its_run_then_its_mutations() -> Non
     with BuildContext(data, is_final=False, wrapped_test=lambda: None):
         case = data.draw(strategy)
     data.freeze()
-    parts, _ = _parts(data)
+    parts, _ = choices.parts(data)
     assert parts and parts == tuple(sorted(parts)) and 0 < parts[0] < len(data.choices)
     again = ConjectureData(random=random.Random(8), prefix=data.choices[: parts[0]])
     with BuildContext(again, is_final=False, wrapped_test=lambda: None):
@@ -77,7 +77,7 @@ def test_dropping_a_piece_of_the_mutation_list_drops_that_mutation() -> None:
             break
     else:
         raise AssertionError("no case with two mutations in 200 draws")
-    _, pieces = _parts(data)
+    _, pieces = choices.parts(data)
     seen = set()
     for start, end in pieces:
         prefix = (*data.choices[:start], *data.choices[end:])
@@ -94,7 +94,8 @@ def test_dropping_a_piece_of_the_mutation_list_drops_that_mutation() -> None:
 def test_an_input_whose_rare_thing_no_mutant_reaches_again_stops_drawing_picks() -> None:
     """The client's start-up code is reached by its first case only: that input must not
     keep most of the picks for ever."""
-    from stella_conform.conformance.fuzz import Arm, Entry, _weight
+    from stella_conform.conformance.fuzz import Arm, Entry
+    from stella_conform.conformance.fuzz.corpus import _weight
 
     arm = Arm.__new__(Arm)
     arm.hits = Counter({"start-up": 1, "common": 500, "rare": 20})

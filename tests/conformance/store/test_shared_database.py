@@ -442,7 +442,7 @@ def test_the_shared_entries_come_in_one_order_whatever_the_server_s() -> None:
 def test_a_shared_record_says_what_its_input_found_and_a_bad_one_is_refused() -> None:
     """What workers share of an input: its client, what it found, its choices; the
     database reads nothing else under that key (another machine wrote it)."""
-    from stella_conform.conformance.fuzz import (
+    from stella_conform.conformance.fuzz.records import (
         _SHARED_HEAD,
         SHARED_FEATURES_CAP,
         SHARED_SUB_KEY,
@@ -467,7 +467,10 @@ def test_a_shared_record_says_what_its_input_found_and_a_bad_one_is_refused() ->
     for bad in (record[:5], head + b"\xff not choices", b"\x02" + record[1:], over):
         assert not valid_entry(b"key" + SHARED_SUB_KEY, bad), bad
     # a shape's feature is the same in every process (Python's own string hash is not)
-    code = "from stella_conform.conformance.fuzz import _stable; print(_stable(('shape', 'x')))"
+    code = (
+        "from stella_conform.conformance.fuzz.records import _stable; "
+        "print(_stable(('shape', 'x')))"
+    )
     twice = {
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
         for _ in range(2)
@@ -680,7 +683,7 @@ def test_workers_on_one_client_s_checks_divide_them() -> None:
     found the rule-3 deep bug after 327 cases (median, seeds 0-4), divided after 142."""
     from random import Random
 
-    from stella_conform.conformance.fuzz import _WORKER, WORKERS_KEY
+    from stella_conform.conformance.fuzz.records import _WORKER, WORKERS_KEY
 
     inner = Flaky()
     db = KitDatabase(None, SharedDatabase(inner, "redis://test", (ConnectionError,)))  # type: ignore[arg-type]

@@ -108,8 +108,8 @@ def test_the_fuzzer_keeps_what_an_input_reached_in_a_fraction_of_the_memory() ->
     """A fuzz session keeps, for every corpus input, what it reached (for its weight):
     hundreds of code edges and input shapes an input.  As a frozenset of Python integers
     that would be about 17 KiB an input; as 8-byte integers it is a fraction."""
-    from stella_conform.conformance.fuzz import _HASHED
     from stella_conform.conformance.fuzz.corpus import compact
+    from stella_conform.conformance.fuzz.records import _HASHED
 
     reached = frozenset({70_000 + 13 * n for n in range(600)} | {_HASHED | 12345})
     kept = compact(reached)

@@ -122,6 +122,7 @@ print(json.dumps(seen))
     assert not second, f"loaded under a second name: {second}"
 
 
+@pytest.mark.slow
 def test_editable_install_imports_every_subpackage_from_the_checkout(tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)

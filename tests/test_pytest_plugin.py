@@ -183,6 +183,7 @@ def test_bad_client_is_a_usage_error(pytester: pytest.Pytester) -> None:
     assert "client not found" in result.stderr.str()
 
 
+@pytest.mark.slow
 def test_under_xdist_same_verdicts(pytester: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     client = str(ADAPTERS / "broken" / "rejects_unknown_fields.py")
@@ -204,6 +205,7 @@ def test_under_xdist_same_verdicts(pytester: pytest.Pytester) -> None:
     assert serial.parseoutcomes()["failed"] == 1
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not shutil.which("node"), reason="no node")
 def test_node_example_repository(pytester: pytest.Pytester) -> None:
     example = REPO / "examples" / "node-client"

@@ -34,6 +34,7 @@ def test_ruff_clean() -> None:
     assert out.returncode == 0, out.stdout + out.stderr
 
 
+@pytest.mark.slow
 def test_mypy_clean() -> None:
     out = subprocess.run(
         ["bash", "scripts/typecheck"],

@@ -90,6 +90,7 @@ def test_a_setsid_grandchild_is_reaped_after_its_case() -> None:
     assert out.stdout.split() == ["accept", "False"], out.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SUPERVISED)
 def test_no_grandchild_outlives_a_command_that_finished(tmp_path: Path, name: str) -> None:
     """Every run of the client starts a grandchild in a session of its own and exits; when
@@ -170,6 +171,7 @@ def test_a_command_run_in_process_leaves_the_host_s_children_alone() -> None:
         host_child.wait()
 
 
+@pytest.mark.slow
 def test_the_plugin_leaves_no_grandchild_and_spares_the_session_s_own(tmp_path: Path) -> None:
     """The pytest plugin grades a client that puts a grandchild in a session of its own on
     every run. The plugin is no kit command, so each check is a subreaper for its length

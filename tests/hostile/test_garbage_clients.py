@@ -154,6 +154,7 @@ def is_one_code_span(text: str) -> bool:
     return all(len(run) != len(fence.group()) for run in re.findall(r"`+", inner))
 
 
+@pytest.mark.slow
 def test_client_text_cannot_inject_markdown_html_or_workflow_commands(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -171,6 +171,7 @@ def _peak_of(generator: list[str], *args: str) -> tuple[int, int, str]:
         gen.wait()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["deltas", "tools"])
 def test_decode_keeps_a_bounded_summary_of_a_huge_stream(kind: str) -> None:
     """64 MiB of text deltas (the preview) or of tool calls: decode stays flat (keeping
@@ -181,6 +182,7 @@ def test_decode_keeps_a_bounded_summary_of_a_huge_stream(kind: str) -> None:
     assert peak < 80, f"{peak} MiB"
 
 
+@pytest.mark.slow
 def test_blank_lines_after_a_bad_line_are_counted_not_held() -> None:
     """A corrupt line and then two million newlines: one torn line and blanks, counted."""
     script = (
@@ -191,6 +193,7 @@ def test_blank_lines_after_a_bad_line_are_counted_not_held() -> None:
     assert peak < 80, f"{peak} MiB"
 
 
+@pytest.mark.slow
 def test_trace_check_reads_a_journal_line_by_line() -> None:
     """A valid 16 MiB journal: flat memory, read line by line (a 60 MB one, 57 MiB)."""
     flood = str(Path(__file__).parent / "journal_flood.py")

@@ -174,6 +174,7 @@ def test_every_command_stops_on_a_signal_leaving_nothing(
         assert said == f"stopped by {signal.Signals(signals[-1]).name}", said
 
 
+@pytest.mark.slow
 def test_a_stopped_10000_cell_matrix_is_written_in_linear_time(tmp_path: Path) -> None:
     """What a stopped matrix writes, at 10,000 cells with 60,000 results: a few CPU-seconds
     (finding each cell's results by scanning every task would take minutes)."""

@@ -290,6 +290,7 @@ MECHANICS = {
 }  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("mode", "command", "profiles"), REFERENCES)
 def test_reference_client_is_conformant(
     tmp_path: Path,
@@ -337,6 +338,7 @@ def _mode_for(targets: set[str], client: str) -> str:
     return "persistent"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("client", sorted(TARGETS))
 def test_broken_client_fails_exactly_its_targets(tmp_path: Path, client: str) -> None:
     targets = set(TARGETS[client])

@@ -182,6 +182,7 @@ def test_a_live_python_client_s_lines_after_its_answer_count_for_that_case(
     assert heavy_edges(wrapped) >= 2
 
 
+@pytest.mark.slow
 def test_a_seeded_session_with_coverage_is_the_same_every_time(tmp_path: Path) -> None:
     """``fuzz --seed N --max-cases M`` on a live Python client runs the same cases, keeps
     the same inputs and finds the same bug at the same case, however the kit and the
@@ -270,6 +271,7 @@ def _hash_mod_64(salt: int) -> int:
                               text=True, check=True).stdout)  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_hash_order_failure_replays_with_the_session_s_hash_seed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -379,6 +381,7 @@ class _EachCase(NodeCoverage):
         return features
 
 
+@pytest.mark.slow
 def test_a_seeded_session_on_a_node_client_is_the_same_every_time(tmp_path: Path) -> None:
     """Two fuzz sessions of one seed on the Node.js deep client reach the same features
     case by case, keep the same corpus and see the same answers.  With V8's optimizing
@@ -457,6 +460,7 @@ def _seconds_of(argv: list[str], env: dict[str, str]) -> float:
     return best
 
 
+@pytest.mark.slow
 def test_fuzz_does_not_time_out_a_node_client_its_coverage_slows_down(tmp_path: Path) -> None:
     """A Node.js client whose case takes a fixed amount of JS work, with a ``--timeout``
     between its time without the coverage hook and its time with it (calibrated here

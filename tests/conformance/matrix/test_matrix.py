@@ -292,6 +292,7 @@ def test_errors_look_different_from_failures_in_html_and_markdown(graded: Path) 
     assert "⚙️ error" in text and "### failures, crashes and errors" in text
 
 
+@pytest.mark.slow
 def test_shards_merge_into_the_unsharded_matrix(tmp_path: Path) -> None:
     # The same clients on one vocabulary, one generated case per check, one worker:
     # sharding and merging are mechanics (the graded fixture above runs two workers), and

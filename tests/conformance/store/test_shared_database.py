@@ -165,6 +165,7 @@ def _report(cwd: Path) -> dict[str, object]:
     return doc
 
 
+@pytest.mark.slow
 def test_a_failure_one_worker_found_is_replayed_by_a_run_in_a_third_folder(
     tmp_path: Path, server: RedisServer
 ) -> None:
@@ -219,6 +220,7 @@ def test_a_failure_one_worker_found_is_replayed_by_a_run_in_a_third_folder(
     assert "reasoning lacks the fields of the failed call" in replayed.stdout
 
 
+@pytest.mark.slow
 def test_one_workers_corpus_is_where_the_other_starts(tmp_path: Path, server: RedisServer) -> None:
     """Worker B, started once worker A has shared inputs, keeps the ones new to it without
     running them (what A found is in their records) and mutates them (inputs reused); a
@@ -285,6 +287,7 @@ def test_a_failure_one_worker_found_reaches_the_others_at_once(
     assert "another worker's find, failing here too" in out
 
 
+@pytest.mark.slow
 def test_a_second_worker_on_the_same_seed_is_warned(tmp_path: Path, server: RedisServer) -> None:
     """Two live workers with one seed and the same checks draw the same cases: the one
     that comes second says so (the seed's default, 0, makes it the easy mistake); another

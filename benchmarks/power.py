@@ -155,7 +155,8 @@ def graded(
         ensure_mode_supported,
         resolve_client,
     )
-    from stella_conform.conformance.suite import SuiteConfig, run_check
+    from stella_conform.conformance.suite import run_check
+    from stella_conform.options.suite import suite_config
     from stella_conform.schemas.vocabulary import Vocabulary
 
     with stopping.private_dir("power-") as tmp:  # a killed worker's is removed too
@@ -165,14 +166,13 @@ def graded(
             line_timeout=line_timeout,
         )
         hello = ensure_mode_supported(runner)
-        config = SuiteConfig(
-            client=runner,
-            seed=seed,
-            failures_dir=Path(tmp),
+        config = suite_config(
+            runner,
+            {"seed": seed, "failures_dir": Path(tmp), "max_shrinks": 0},
+            claims=from_hello(hello, Vocabulary.default()),
             database_dir=None,
-            shrink_budget=0,
             share_generation=True,
-        ).with_claims(from_hello(hello, Vocabulary.default()))
+        )
         checks = select(resolve_profiles(profiles, hello), only or ())
         return [run_check(c, config) for c in checks if c.profile in profiles]
 

@@ -25,12 +25,12 @@ from stella_conform.conformance.clients.runner import Client
 from stella_conform.conformance.kinds import KINDS
 from stella_conform.conformance.suite import (
     STRATA_FROM_EXAMPLES,
-    SuiteConfig,
     check_strata,
     check_strategy,
     random_examples,
 )
 from stella_conform.generators.grammar import scan
+from stella_conform.options.suite import suite_config
 
 
 @dataclass(frozen=True)
@@ -57,10 +57,9 @@ def drawn_cases(check: Check, seed: int = 0, examples: int = 25) -> Iterator[Dra
     """The generated cases a default run draws for ``check`` (a client claiming nothing)."""
     if check.input not in KINDS or not (check.mutations or check.valid_runs) or examples < 1:
         return
-    config = SuiteConfig(
-        client=Client(argv=("reach",), mode="persistent"),
-        seed=seed,
-        examples=examples,
+    config = suite_config(
+        Client(argv=("reach",), mode="persistent"),
+        {"seed": seed, "examples": examples},
         database_dir=None,
     )
     vocab = config.vocabulary()

@@ -129,7 +129,7 @@ class Fuzzer:
         claims = self.suite.claims
         if claims.unmet(check, self.vocab, client.mode) or claims.skip_reason(check, self.vocab):
             return False  # (an unmet claim fails in run whatever the cases: nothing to find)
-        if client.function is not None and check.input != "stream":
+        if client.function is not None and not check.kind.in_process:
             return False
         return check_strategy(check, self.vocab, self.suite.recordings) is not None
 
@@ -179,7 +179,7 @@ class Fuzzer:
     def _seed(self, arm: Arm, deadline: float) -> None:
         """One case from each recording (``--seed-corpus``), kept where it does something
         new: the fuzzer's seed corpus, run first as fuzzers run theirs."""
-        if not self.suite.recordings or arm.check.input != "stream":
+        if not self.suite.recordings or not arm.check.kind.recordings:
             return
         for index in range(len(self.suite.recordings)):
             if self.stopping(deadline):
@@ -379,7 +379,7 @@ class Fuzzer:
         answer = (arm.check.id, obs.status, obs.verdict, j.verdict)
         # the code the case reached in the client (if it says), the input's own shape
         # (which kinds of line it puts side by side), and the client's answer
-        shapes = shape_features(g.stream, self.vocab) if g.kind == "stream" else frozenset()
+        shapes = shape_features(g.stream, self.vocab) if g.input_kind.event_shapes else frozenset()
         marks = {_stable(s) for s in shapes}
         marks.add(_stable(answer))
         behaviour = {*coverage, *marks}

@@ -8,12 +8,12 @@ from collections.abc import Iterator, Sequence
 from hypothesis.strategies import SearchStrategy
 
 from stella_conform.conformance.checks import Check, GradedCase
-from stella_conform.generators.cases import Case, cases
-from stella_conform.generators.envelopes import EnvelopeCase, envelope_cases
-from stella_conform.generators.journals import JournalCase, journal_cases
-from stella_conform.generators.mutations import applicable
+from stella_conform.conformance.kinds import KINDS
+from stella_conform.generators.cases import Case
+from stella_conform.generators.envelopes import EnvelopeCase
+from stella_conform.generators.journals import JournalCase
 from stella_conform.generators.runs import Run
-from stella_conform.generators.scenarios import ScenarioCase, scenario_cases
+from stella_conform.generators.scenarios import ScenarioCase
 from stella_conform.generators.strata import Stratum
 from stella_conform.schemas.vocabulary import Vocabulary
 
@@ -23,34 +23,14 @@ GeneratedCase = Case | EnvelopeCase | ScenarioCase | JournalCase
 def check_strategy(
     check: Check, vocab: Vocabulary, recordings: Sequence[Run] = ()
 ) -> SearchStrategy[GeneratedCase] | None:
-    """The generated cases a check grades: only its own mutations (or valid runs).
+    """The generated cases a check grades: only its own mutations (or valid runs), drawn
+    as its input kind draws them.
 
     A stream case's run is generated, or one of ``recordings`` (real streams, whose
     events the mutations then change).  None when none of its mutations can be made
     with the types the client knows.
     """
-    mutations = tuple(m for m in check.mutations if applicable(m, vocab))
-    if check.input == "envelope":
-        return envelope_cases(vocab, variants=check.mutations)
-    if check.input == "scenario":
-        return scenario_cases(vocab, kinds=check.mutations)
-    if check.input == "journal":
-        return journal_cases(variants=check.mutations)
-    base = None
-    if recordings:
-        from stella_conform.conformance.store.recordings import recorded_or_generated, tolerant
-
-        base = recorded_or_generated(vocab, recordings)
-    if mutations and check.valid_runs:
-        strategy = cases(vocab, mutations=mutations, max_mutations=2, run_strategy=base)
-    elif mutations:
-        strategy = cases(vocab, mutations=mutations, min_mutations=1, run_strategy=base)
-    elif check.valid_runs:
-        return cases(vocab, max_mutations=0, run_strategy=base)
-    else:
-        return None
-    # a mutation that does not fit a recording's events skips that case, not the kit
-    return tolerant(strategy) if base is not None else strategy
+    return check.kind.strategy(check, vocab, recordings)
 
 
 #: Runs of at least this many examples (the default) grade every check's strata too.
@@ -62,15 +42,7 @@ def check_stratum_list(check: Check, vocab: Vocabulary) -> Iterator[Stratum]:
     the simplest case of each of its mutations (and of each option a mutation's strata
     list), so no rare option is graded on some seeds only.  Not drawn yet: each is drawn
     when graded, and dropped after."""
-    from stella_conform.generators import strata
-
-    if check.input == "envelope":
-        return strata.envelope_stratum_list(vocab, check.mutations)
-    if check.input == "journal":
-        return strata.journal_stratum_list(check.mutations)
-    if check.input != "stream":
-        return iter(())
-    return strata.stream_stratum_list(vocab, check.mutations)
+    return check.kind.stratum_list(check, vocab)
 
 
 def check_strata(check: Check, vocab: Vocabulary) -> list[GeneratedCase]:
@@ -84,9 +56,10 @@ def not_drawable(check: Check, vocab: Vocabulary) -> str | None:
 
     Each mutation says whether it can be made with the types the client knows
     (:func:`~stella_conform.generators.mutations.applicable`); a check none of whose
-    mutations can, and that grades no valid runs, has nothing to draw under the claims.
+    mutations can, and that grades no valid runs, has nothing to draw under the claims
+    (a kind that draws no such mutations always has cases to draw).
     """
-    if check.input != "stream" or check_strategy(check, vocab) is not None:
+    if check_strategy(check, vocab) is not None:
         return None
     if not check.mutations:
         return None
@@ -101,24 +74,4 @@ def graded_case(
     case: GeneratedCase, vocab: Vocabulary, reads: frozenset[str] | None = None
 ) -> GradedCase:
     """A generated case as the grader sees it (``reads``: the envelope parts claimed)."""
-    if isinstance(case, EnvelopeCase):
-        return GradedCase(
-            "generated", case.data, "generated", (case.variant,), vocab=vocab,
-            kind="envelope", command=case.command, reads=reads,
-        )  # fmt: skip
-    if isinstance(case, JournalCase):
-        return GradedCase(
-            "generated", case.data, "generated", (case.variant,), vocab=vocab, kind="journal"
-        )
-    if isinstance(case, ScenarioCase):
-        return GradedCase(
-            "generated", case.stream, "generated", (case.kind,), vocab=vocab,
-            kind="scenario", scenario=dict(case.scenario),
-        )  # fmt: skip
-    marked = sorted({n for m in case.mutations for n in case.marks.get(m, ())})
-    recording = case.run.recording if case.run is not None else None
-    return GradedCase(
-        f"recording {recording}" if recording else "generated",
-        case.stream, "generated", case.mutations, vocab=vocab,
-        decoded=case.decoded, touched=case.touched, marked=tuple(marked),
-    )  # fmt: skip
+    return KINDS.of_generated(case).graded(case, vocab, reads)

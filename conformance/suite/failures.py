@@ -18,16 +18,6 @@ from stella_conform.conformance.suite.config import SuiteConfig
 from stella_conform.conformance.suite.model import CaseFailure, CheckResult
 from stella_conform.conformance.suite.replay import replay_command
 from stella_conform.conformance.suite.travel import portable_path
-from stella_conform.oracle.corpus import (
-    EXPECT_SUFFIX,
-    SCENARIO_SUFFIX,
-    expectation_from,
-    write_envelope_fixture,
-    write_fixture,
-    write_scenario,
-    write_trace_fixture,
-)
-from stella_conform.oracle.readings import also_conforming
 from stella_conform.safe_files import remove_written
 from stella_conform.safe_text import clip, json_safe, no_surrogates
 
@@ -83,34 +73,15 @@ def _write_case(
     name = f"{check.id}-{digest.hexdigest()[:10]}"
     directory = config.failures_dir
     description = f"counterexample for {check.id} ({check.name})"
-    if case.kind == "scenario":
-        files = [directory / f"{name}{SCENARIO_SUFFIX}"]
-    else:
-        suffix = ".json" if case.kind == "envelope" else ".jsonl"
-        files = [directory / f"{name}{suffix}", directory / f"{name}{EXPECT_SUFFIX}"]
+    kind = case.input_kind
+    files = kind.saved_files(directory, name)
     fresh = tuple(str(f) for f in files if not os.path.lexists(f))
     if _written is not None:
         _written.extend(fresh)  # before they are: a stop may come while they are written
-    if case.kind == "envelope":
-        reading = case.envelope.to_json()
-        expect = {"description": description, "command": case.command, **reading}
-        path = str(write_envelope_fixture(directory, name, case.stream, expect))
-    elif case.kind == "scenario":
-        scenario = {"description": description, **case.scenario, "expect": case.wrapper}
-        path = str(write_scenario(directory, name, scenario, case.stream))
-    elif case.kind == "journal":
-        path = str(write_trace_fixture(directory, name, case.stream, description))
-    else:
-        expect = expectation_from(
-            case.expected,
-            rules=[check.rule],
-            mutations=case.mutations,
-            description=description,
-            seed=config.seed,
-            also_conforming=also_conforming(case.readings),
-        )
-        write_fixture(directory, name, case.stream, expect)
-        path = str(directory / f"{name}.jsonl")
+    written = kind.save(
+        directory, name, case, check=check, description=description, seed=config.seed
+    )
+    path = str(written)
     path = portable_path(path)  # relative to the working folder when inside it
     return path, replay_command(path, config.client, check, config), fresh
 

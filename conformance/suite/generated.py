@@ -17,6 +17,7 @@ from hypothesis.strategies import SearchStrategy
 
 from stella_conform.conformance.checks import Check, Context, GradedCase, Judgment, judge
 from stella_conform.conformance.clients.runner import Observation
+from stella_conform.conformance.kinds import KINDS
 from stella_conform.conformance.store.casecache import (
     CacheDamaged,
     CachedCases,
@@ -52,8 +53,8 @@ from stella_conform.generators.strata import Stratum
 from stella_conform.schemas.vocabulary import Vocabulary
 
 #: The inputs whose generated cases the case cache keeps (a wrapper's scenarios drive the
-#: fake stella: they are generated every time).
-CACHED_INPUTS = ("stream", "envelope", "journal")
+#: fake stella: they are generated every time), by their kinds' names.
+CACHED_INPUTS = tuple(name for name, kind in KINDS.items() if kind.cached)
 
 
 class _ShrinkBudgetSpent(BaseException):
@@ -502,7 +503,7 @@ def _case_cache(
     examples), never an example database's entries: those are replayed beside them, so
     the file is read (and written) whether the database holds entries or not."""
     folder = config.case_cache
-    if folder is None or config.recordings or check.input not in CACHED_INPUTS:
+    if folder is None or config.recordings or not check.kind.cached:
         return None, None
     key = cache_key(
         check, vocab, seed=config.seed, examples=config.examples,

@@ -103,7 +103,7 @@ def _run_check(check: Check, config: SuiteConfig, result: CheckResult) -> CheckR
     if not_claimed is not None:
         result.message = not_claimed
         return result
-    if config.client.function is not None and check.input != "stream":
+    if config.client.function is not None and not check.kind.in_process:
         result.message = f"an in-process client cannot be graded on the {check.profile} profile"
         return result
     pace = Pace(config)

@@ -62,7 +62,7 @@ def preflight(checks: Sequence[Check], config: SuiteConfig) -> Preflight | None:
     "no hello" error per check and never showed the interpreter's own message.
     """
     mode = config.client.mode
-    check = next((c for c in checks if c.grades_in(mode) and c.input == "stream"), None)
+    check = next((c for c in checks if c.grades_in(mode) and c.kind.preflight), None)
     if check is None or config.client.function is not None:
         return None
     fixtures_dir = config.fixtures_dir or bundled_fixtures_dir()

@@ -79,7 +79,7 @@ def check_property(
     fn = getattr(config.client.function, "read", config.client.function)  # inprocess.Parser
     who = f"{fn.__module__}.{fn.__qualname__}" if fn is not None else shlex.join(config.client.argv)
     name = f"{check.id}|{who}|{config.client.mode}"
-    if config.recordings and check.input == "stream":
+    if config.recordings and check.kind.recordings:
         from stella_conform.conformance.store.recordings import digest
 
         name += f"|recordings {digest(config.recordings)}"  # their cases' own keys

@@ -8,18 +8,14 @@ import time
 from collections.abc import Iterator
 
 from stella_conform.conformance.checks import Check, GradedCase
-from stella_conform.conformance.clients.protocol import COMMAND_ENV
 from stella_conform.conformance.clients.runner import (
-    LINES,
     Client,
     Feed,
     Observation,
     PersistentSession,
     run_once,
 )
-from stella_conform.conformance.clients.wrapper import staged
 from stella_conform.conformance.suite.config import SuiteConfig
-from stella_conform.conformance.suite.paired import paired_stream
 
 
 class SharedSession:
@@ -110,32 +106,15 @@ class CaseRunner:
 
     def _run(self, case: GradedCase) -> Observation:
         self.calls += 1
-        client = self.config.client
-        if case.kind == "scenario":
-            with staged(case.scenario, case.stream, base_env=client.environment()) as stage:
-                obs = run_once(client, b"", Feed("none", stage.env))
-                try:
-                    obs.invocations = stage.invocations()
-                except OSError as exc:  # a FIFO, device or link planted as the log
-                    if obs.ok:
-                        obs.status = "crash"
-                        obs.detail = f"the fake stella's invocation log: {getattr(exc, 'why', exc)}"
-            return obs
-        if case.kind == "envelope":
-            feed = Feed("document", {COMMAND_ENV: case.command})
-        elif case.kind == "journal":
-            feed = Feed("document")
-        elif self.check.profile == "recorder":
-            feed = Feed(record=True)
-        else:
-            feed = LINES
-        obs = self._stream(case.stream, feed)
-        twin = paired_stream(self.check, case)
-        if twin is not None and obs.ok:
-            obs.paired = self._stream(twin, feed)
-        return obs
+        return case.input_kind.observe(case, self.check, self)
 
-    def _stream(self, stream: bytes, feed: Feed) -> Observation:
+    @property
+    def client(self) -> Client:
+        """The client under test."""
+        return self.config.client
+
+    def play(self, stream: bytes, feed: Feed) -> Observation:
+        """Run the client on ``stream``: in the check's session, or in a fresh process."""
         if self.session is not None:
             return self.session.run(stream, feed)
         return run_once(self.config.client, stream, feed)

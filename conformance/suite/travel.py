@@ -20,14 +20,22 @@ import shutil
 import sys
 from pathlib import Path
 
+from stella_conform.conformance.kinds import KINDS
 from stella_conform.errors import SetupError
-from stella_conform.oracle.corpus import SCENARIO_SUFFIX, bundled_fixtures_dir
+from stella_conform.oracle.corpus import bundled_fixtures_dir
 
 FIXTURE_PREFIX = "fixture:"
-#: What a bundled fixture's file name ends in, by kind (its name is the rest).
-_SUFFIXES = (SCENARIO_SUFFIX, ".jsonl", ".json")
-#: The folders of the bundled corpus a fixture name may start with.
-_FOLDERS = ("envelopes", "scenarios", "trace")
+
+
+def _suffixes() -> list[str]:
+    """What a bundled fixture's file name ends in, by kind, the longest first (its name is
+    the rest)."""
+    return sorted(dict.fromkeys(k.suffix for k in KINDS.values()), key=len, reverse=True)
+
+
+def _folders() -> tuple[str, ...]:
+    """The folders of the bundled corpus a fixture name may start with (the kinds')."""
+    return tuple(dict.fromkeys(k.fixture_folder for k in KINDS.values() if k.fixture_folder))
 
 
 def fixture_name(path: Path | str) -> str | None:
@@ -37,7 +45,7 @@ def fixture_name(path: Path | str) -> str | None:
     except ValueError:
         return None
     text = relative.as_posix()
-    for suffix in _SUFFIXES:
+    for suffix in _suffixes():
         if text.endswith(suffix):
             return FIXTURE_PREFIX + text[: -len(suffix)]
     return None
@@ -47,17 +55,18 @@ def resolve_fixture(spec: str) -> Path:
     """The bundled file ``fixture:NAME`` names; :class:`SetupError` when there is none."""
     name = spec.removeprefix(FIXTURE_PREFIX)
     parts = name.split("/")
+    folders = _folders()
     if (
         not name
         or any(p in ("", ".", "..") for p in parts)
-        or (len(parts) > 1 and (len(parts) > 2 or parts[0] not in _FOLDERS))
+        or (len(parts) > 1 and (len(parts) > 2 or parts[0] not in folders))
     ):
         raise SetupError(
             f"{spec!r}: a bundled fixture is fixture:NAME or fixture:FOLDER/NAME "
-            f"(FOLDER one of {', '.join(_FOLDERS)})"
+            f"(FOLDER one of {', '.join(folders)})"
         )
     root = bundled_fixtures_dir()
-    for suffix in ("", *_SUFFIXES):
+    for suffix in ("", *_suffixes()):
         candidate = root / (name + suffix)
         if candidate.is_file() and not candidate.name.endswith(".expect.json"):
             return candidate

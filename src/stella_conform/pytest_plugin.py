@@ -526,7 +526,7 @@ def fuzz_targets(
     checks = [
         c
         for c in select(profiles, only)
-        if c.input == "stream" and c.grades_in(mode) and check_strategy(c, vocab) is not None
+        if c.kind.in_process and c.grades_in(mode) and check_strategy(c, vocab) is not None
     ]
     kinds = reject_kinds(rejects)
     reader = Parser(parser, kinds)

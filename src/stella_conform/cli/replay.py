@@ -239,8 +239,7 @@ def _replay_as_check(
     echo = _safe_echo
     echo(f"{check.id}: {check.name}")
     echo(f"case:     {portable_path(case)}")
-    what = "document" if graded.kind == "envelope" else "stream"
-    echo(_stream_header(what, len(graded.stream), keep, "the check"))
+    echo(_stream_header(graded.input_kind.noun, len(graded.stream), keep, "the check"))
     echo(show_stream(graded.stream, keep=keep))
     echo(f"client:   {obs.describe()}")
     if obs.ok:

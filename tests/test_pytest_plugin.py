@@ -23,7 +23,7 @@ from conftest import ADAPTERS, KIT, PY_REFERENCE, REPO
 # back after each run, so what one run imported first the next would import again.
 import stella_conform.conformance.checks.claims
 import stella_conform.conformance.clients.inprocess
-import stella_conform.conformance.report.render
+import stella_conform.conformance.report.failures
 import stella_conform.conformance.suite  # noqa: F401
 from stella_conform.conformance.checks import select
 

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from conftest import KIT, PY_REFERENCE, kit
 
-from stella_conform.cli._common import use_color
+from stella_conform.cli.grading import use_color
 from stella_conform.conformance.checks import BY_ID, select
 from stella_conform.conformance.clients.runner import Client
-from stella_conform.conformance.report.render import Report, progress_line
+from stella_conform.conformance.report.model import Report
+from stella_conform.conformance.report.progress import progress_line
 from stella_conform.conformance.suite import CaseFailure, CheckResult, SuiteConfig
 
 

@@ -260,7 +260,7 @@ def test_every_path_option_is_checked() -> None:
     import click
 
     from stella_conform.cli import main
-    from stella_conform.cli._common import KitPath, PathIn, option_name
+    from stella_conform.cli.params import KitPath, PathIn, option_name
 
     groups = {name for name, command in main.commands.items() if isinstance(command, click.Group)}
     tested = {

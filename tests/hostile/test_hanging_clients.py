@@ -304,7 +304,7 @@ def test_jobs_are_capped_at_a_few_per_cpu(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert f"-j {cap * 8} is more than 4 per CPU ({os.cpu_count()} here); using {cap}" in out.stderr
     assert f"with {cap} worker(s)" in out.stderr
-    from stella_conform.cli._common import cap_jobs
+    from stella_conform.cli.grading import cap_jobs
 
     assert cap_jobs(cap) == cap and cap_jobs(1) == 1
 

@@ -76,7 +76,7 @@ class WorkerLost(Stopped):
 
     @property
     def exit_code(self) -> int:
-        return 128 + self.signum if self.signum else 3  # cli._common.INTERNAL_ERROR
+        return 128 + self.signum if self.signum else 3  # errors.INTERNAL_ERROR
 
     @property
     def why(self) -> str:

@@ -261,7 +261,7 @@ def test_a_node_crash_is_graded_error_and_detection_can_be_turned_off(tmp_path: 
 
 @pytest.mark.parametrize("spec", ["0", "x", "1,,2", "256", ""])
 def test_bad_reject_exit_codes_are_a_setup_error(spec: str) -> None:
-    from stella_conform.cli._common import parse_exit_codes
+    from stella_conform.cli.client import parse_exit_codes
     from stella_conform.errors import SetupError
 
     with pytest.raises(SetupError, match="--reject-exit-codes"):
@@ -293,7 +293,7 @@ def test_the_crash_report_is_found_after_a_flood_of_logging(tmp_path: Path) -> N
 
 def test_client_text_in_reports_cannot_break_the_markdown_or_the_terminal() -> None:
     from stella_conform.conformance.checks import BY_ID
-    from stella_conform.conformance.report.render import Report
+    from stella_conform.conformance.report.model import Report
     from stella_conform.conformance.suite import CaseFailure, CheckResult, SuiteConfig
 
     check = BY_ID["R3.missing-or-non-string-type"]

@@ -367,7 +367,7 @@ def test_shards_of_different_samples_are_not_merged() -> None:
 def test_a_sampled_run_never_says_a_known_failure_can_leave_the_list() -> None:
     """A known failure may pass on a sample only because its fixture was left out."""
     from stella_conform.conformance.clients.runner import Client
-    from stella_conform.conformance.report.render import Report
+    from stella_conform.conformance.report.model import Report
     from stella_conform.conformance.suite import CheckResult, SuiteConfig
 
     result = CheckResult("R1.line-by-line", "reads line by line", "R1", "MUST", "pass", "")
@@ -415,7 +415,8 @@ def test_every_renderer_shows_how_many_more_strata_failed_alike(tmp_path: Path) 
     taking it from one place (``report.alike``), from the failure or from its JSON, where
     a shard's value that is no count shows nothing."""
     from stella_conform.conformance import matrix as m
-    from stella_conform.conformance.report.render import Report, alike
+    from stella_conform.conformance.report.failures import alike
+    from stella_conform.conformance.report.model import Report
     from stella_conform.conformance.suite import CaseFailure, CheckResult
 
     (tmp_path / "m.toml").write_text(

@@ -16,7 +16,7 @@ from stella_conform.conformance.report.excerpt import (
     field_differences,
     show_stream,
 )
-from stella_conform.conformance.report.render import _failure_lines
+from stella_conform.conformance.report.failures import failure_lines
 from stella_conform.conformance.suite import CaseFailure
 from stella_conform.oracle.corpus import expectation_from, write_fixture
 from stella_conform.oracle.decoder import decode_all
@@ -79,7 +79,7 @@ def test_the_terminal_report_shows_the_decisive_line_of_a_long_case() -> None:
         "generated", "generated", "expected reject at line 30", {}, {"verdict": "accept"},
         stream=stream, decisive=(30,),
     )  # fmt: skip
-    text = "\n".join(_failure_lines(failure))
+    text = "\n".join(failure_lines(failure))
     assert "   30 ▶ " in text and '"ts":9223372036854775808' in text
     assert failure.to_json()["decisive_lines"] == [30]
 
@@ -125,7 +125,7 @@ def test_a_long_expected_reading_says_where_it_was_cut() -> None:
     failure = CaseFailure(
         "c", "fixture", "m", {"verdict": "accept", "final_text": "w" * 1000}, {"verdict": "accept"}
     )
-    expected = next(line for line in _failure_lines(failure) if "expected:" in line)
+    expected = next(line for line in failure_lines(failure) if "expected:" in line)
     assert expected.endswith("… (cut at 600 of 1039 characters)")
 
 
@@ -160,7 +160,7 @@ def test_a_generated_case_shows_the_lines_its_mutation_touched(tmp_path: Path) -
         b"922337203685477580" in lines[n - 1] or b"18446744" in lines[n - 1]
         for n in failure.decisive
     )
-    shown = "\n".join(_failure_lines(failure))
+    shown = "\n".join(failure_lines(failure))
     assert "▶" in shown and ("9223372036854775808" in shown or "18446744073709551615" in shown)
 
 

@@ -24,7 +24,7 @@ from stella_conform.conformance import suite
 from stella_conform.conformance.checks import BY_ID
 from stella_conform.conformance.checks.claims import Claims
 from stella_conform.conformance.clients.runner import Client
-from stella_conform.conformance.report.render import Report
+from stella_conform.conformance.report.model import Report
 from stella_conform.conformance.store import casecache
 from stella_conform.conformance.suite import SuiteConfig, run_suite
 from stella_conform.conformance.suite import generated as generated_phase

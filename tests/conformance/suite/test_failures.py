@@ -28,7 +28,8 @@ from stella_conform.conformance.checks import BY_ID
 from stella_conform.conformance.clients.runner import Client, Observation
 from stella_conform.conformance.fuzz import FAILURES_PER_CHECK
 from stella_conform.conformance.report.compare import load_report
-from stella_conform.conformance.report.render import LISTED, Report
+from stella_conform.conformance.report.failures import LISTED
+from stella_conform.conformance.report.model import Report
 from stella_conform.conformance.suite import (
     IN_PROCESS_SKIP,
     SAVED_WHOLE,

@@ -40,7 +40,7 @@ from _harness import machine, table
 from stella_conform.allocator import keep_large_blocks
 from stella_conform.conformance.checks import select
 from stella_conform.conformance.clients.runner import LINES, Client, Feed, PersistentSession
-from stella_conform.conformance.suite import _SHARED, SuiteConfig, run_suite
+from stella_conform.conformance.suite import SuiteConfig, forget_shared_cases, run_suite
 from stella_conform.oracle.decoder import decode_all
 
 REPO = Path(__file__).resolve().parents[1]
@@ -175,7 +175,7 @@ def measure(name: str, argv: tuple[str, ...], examples: int, rounds: int) -> lis
         _, floor_wall, floor_cpu = measured(partial(kit_replay, argv, streams))
         kit_run(argv, examples, [], share=True)  # a first client draws the cases...
         _, shared_wall, shared_cpu = measured(lambda: kit_run(argv, examples, [], share=True))
-        _SHARED.clear()
+        forget_shared_cases()
         timed = (
             (alone_wall, alone_cpu),
             (least_wall, least_cpu),

@@ -253,7 +253,7 @@ def lockstep(self):
             say()
         for arm in self.arms:
             arm.runner.close()
-    self._close_sharing()
+    self.team.close(self.started)
     raise SystemExit(0)
 
 fuzz.Fuzzer.run = lockstep

@@ -38,16 +38,16 @@ from stella_conform.conformance.suite import (
     UNSHRUNK,
     CaseRunner,
     CheckResult,
+    case_failure,
     check_strategy,
+    claimed,
     database_key,
     example_database,
+    fixture_case,
     graded_case,
+    save_failure,
     shared_sessions,
 )
-from stella_conform.conformance.suite import case_failure as _failure
-from stella_conform.conformance.suite import claimed as _claimed
-from stella_conform.conformance.suite import fixture_case as _fixture_case
-from stella_conform.conformance.suite import save_failure as _save_failure
 from stella_conform.generators.engine.choices import ChoiceDraw, draw_choices
 from stella_conform.oracle.corpus import bundled_fixtures_dir
 from stella_conform.schemas.vocabulary import Vocabulary
@@ -143,7 +143,7 @@ class Fuzzer:
         if check.judge == "quiet":
             fixtures = self.suite.fixtures_dir or bundled_fixtures_dir()
             self._only_live(runner)
-            baseline = runner.run(_fixture_case(check, "minimal_run", self.vocab, fixtures))
+            baseline = runner.run(fixture_case(check, "minimal_run", self.vocab, fixtures))
             arm.ctx.baseline_stderr_lines = baseline.stderr_lines
         return arm
 
@@ -216,10 +216,6 @@ class Fuzzer:
             return
         self.team.sync(self.arms, deadline, self.clock(), self, self.keeper, final=final)
 
-    def _close_sharing(self) -> None:
-        """One last attempt at what the shared database missed, and what it never got."""
-        self.team.close(self.started)
-
     # ------------------------------------------------------------------ the loop
 
     def run(self) -> FuzzOutcome:
@@ -244,11 +240,11 @@ class Fuzzer:
             fuzz_seconds = self.clock() - self.started
             self._sync(deadline, final=True)
             final_pass = self.final.run(deadline, self.arms, self.clock())
-            self._close_sharing()
+            self.team.close(self.started)
         except stopping.Stopped as stop:
             fuzz_seconds = self.clock() - self.started
             self.schedule.stopped = f"stopped by {stop.name}"
-            self._close_sharing()
+            self.team.close(self.started)
             stop.partial = [self._outcome(self.final.partial(self.arms), fuzz_seconds, None)]
             raise
         return self._outcome(self.final.graded, fuzz_seconds, final_pass)
@@ -369,7 +365,7 @@ class Fuzzer:
         if self.sharing is not None and parent is not None and parent.from_shared:
             self.sharing.reused += 1
         g = graded_case(case, self.vocab, self.suite.claims.reads)
-        if not _claimed(g, self.suite.claims):
+        if not claimed(g, self.suite.claims):
             return  # a shape the client does not read: not a case for it
         obs, coverage = self._run(arm, g)
         j = judge(arm.check, g, obs, arm.ctx)
@@ -459,9 +455,9 @@ class Fuzzer:
             arm.retired = True
         if len(arm.failures) >= FAILURES_PER_CHECK:
             return
-        failure = _failure(arm.check, g, j, obs)
+        failure = case_failure(arm.check, g, j, obs)
         failure.source = "fuzzed"
-        _save_failure(self.suite, arm.check, g, failure)  # bounded in _merge (keep_bounded)
+        save_failure(self.suite, arm.check, g, failure)  # bounded in _merge (keep_bounded)
         found = Found(
             arm.check.id,
             signature,

@@ -56,8 +56,8 @@ from stella_conform.conformance.suite.fixtures import (
     load_case,
 )
 from stella_conform.conformance.suite.generated import (
-    _SHARED,
     CACHED_INPUTS,
+    forget_shared_cases,
     warn_damaged,
 )
 from stella_conform.conformance.suite.grading import (
@@ -92,12 +92,6 @@ from stella_conform.conformance.suite.replay import replay_command
 from stella_conform.conformance.suite.sessions import CaseRunner, shared_sessions
 from stella_conform.conformance.suite.workers import worker_pool
 
-# The private names other modules imported before the split; the new names are public.
-_claimed = claimed
-_failure = case_failure
-_fixture_case = fixture_case
-_save_failure = save_failure
-
 __all__ = [
     "CACHED_INPUTS",
     "FAILURES_KEPT",
@@ -112,7 +106,6 @@ __all__ = [
     "STRATA_FROM_EXAMPLES",
     "STREAM_KEPT",
     "UNSHRUNK",
-    "_SHARED",
     "CaseFailure",
     "CaseRunner",
     "CheckResult",
@@ -135,6 +128,7 @@ __all__ = [
     "example_database",
     "fixture_case",
     "fixture_path",
+    "forget_shared_cases",
     "graded_case",
     "grading_order",
     "held_budget",

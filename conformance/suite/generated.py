@@ -95,6 +95,12 @@ def _share_key(check: Check, config: SuiteConfig, vocab: Vocabulary) -> tuple[An
     )  # fmt: skip
 
 
+def forget_shared_cases() -> None:
+    """Forget the generated cases clients shared (:func:`_share_key`): the next client
+    graded draws its own, as the first one did."""
+    _SHARED.clear()
+
+
 #: A failing case as graded: the case, its judgment, what the client did.
 Failing = tuple[GradedCase, Judgment, Observation]
 

@@ -9,7 +9,7 @@ Each client is graded in this process as one cell of a compatibility matrix (the
 ``stella-conform matrix`` runs, with the hello's claims, the saved failures and the
 report ``run`` writes): no kit process to start per client, and every check's generated
 cases are drawn once per test worker and replayed to each client graded on the same seed
-after it (``suite._SHARED``).  A client that fails a replayed case gets its own
+after it (``suite.generated``'s shared cases).  A client that fails a replayed case gets its own
 generation and shrinking, as in a real matrix.  The command line itself is proven in
 test_cli_run.py and test_matrix.py.
 """

@@ -4,12 +4,14 @@ An arm holds what fuzzing one check needs: its generator, the runner that gives 
 to the client, its corpus (:mod:`corpus`), its record of new behaviour (for the schedule's
 choice of the next check), its failures (one per reaction of the client, see
 :func:`reaction`), and what it exchanges with other workers through a shared database.
+:func:`armed` makes one ready: its generator, its database key, its runner.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +19,16 @@ from stella_conform.conformance.checks import Check, Context, GradedCase, Judgme
 from stella_conform.conformance.checks.identity import failure_identity
 from stella_conform.conformance.clients.runner import Observation
 from stella_conform.conformance.fuzz.corpus import REWEIGH_EVERY, Entry
-from stella_conform.conformance.suite import CaseFailure, CaseRunner
+from stella_conform.conformance.suite import (
+    CaseFailure,
+    CaseRunner,
+    SuiteConfig,
+    check_strategy,
+    database_key,
+    fixture_case,
+)
+from stella_conform.oracle.corpus import bundled_fixtures_dir
+from stella_conform.schemas.vocabulary import Vocabulary
 
 #: Distinct failures kept (and saved) per check.
 FAILURES_PER_CHECK = 5
@@ -97,3 +108,29 @@ class Arm:
         """Recent rate of new behaviour plus an exploration bonus (UCB1)."""
         rate = sum(self.recent) / len(self.recent) if self.recent else 1.0
         return rate + math.sqrt(2 * math.log(total + 1) / (self.cases + 1))
+
+
+def armed(
+    check: Check,
+    suite: SuiteConfig,
+    traced: SuiteConfig,
+    vocab: Vocabulary,
+    live: Callable[[CaseRunner], None],
+) -> Arm:
+    """``check`` ready to be fuzzed: its generator, its database key (``run``'s, so that
+    ``run`` replays what fuzzing saves), and a runner on the client that reports its
+    coverage (``traced``: the suite with that client).  A quiet check first runs its
+    minimal fixture, for the stderr the client writes when nothing is wrong; ``live`` is
+    told of the runner before it runs (one client process alive at a time)."""
+    runner = CaseRunner(traced, check)
+    claims = suite.claims
+    ctx = Context(computes=claims.computes, summary_only=claims.summary_only)
+    strategy = check_strategy(check, vocab, suite.recordings)
+    arm = Arm(check, strategy, runner, ctx, b"")
+    arm.key = database_key(check, suite)
+    if check.judge == "quiet":
+        fixtures = suite.fixtures_dir or bundled_fixtures_dir()
+        live(runner)
+        baseline = runner.run(fixture_case(check, "minimal_run", vocab, fixtures))
+        arm.ctx.baseline_stderr_lines = baseline.stderr_lines
+    return arm

@@ -20,9 +20,9 @@ from typing import Any
 from hypothesis.database import ExampleDatabase, choices_from_bytes, choices_to_bytes
 
 from stella_conform import stopping
-from stella_conform.conformance.checks import Check, Context, GradedCase, Judgment, judge
+from stella_conform.conformance.checks import Check, GradedCase, Judgment, judge
 from stella_conform.conformance.clients.runner import Observation
-from stella_conform.conformance.fuzz.arms import FAILURES_PER_CHECK, Arm, Found, reaction
+from stella_conform.conformance.fuzz.arms import FAILURES_PER_CHECK, Arm, Found, armed, reaction
 from stella_conform.conformance.fuzz.corpus import CORPUS_CAP, Choices, Entry, pick
 from stella_conform.conformance.fuzz.feedback import Blind, hash_seed, timeout_note, traced_client
 from stella_conform.conformance.fuzz.final import FinalPass
@@ -41,15 +41,12 @@ from stella_conform.conformance.suite import (
     case_failure,
     check_strategy,
     claimed,
-    database_key,
     example_database,
-    fixture_case,
     graded_case,
     save_failure,
     shared_sessions,
 )
 from stella_conform.generators.engine.choices import ChoiceDraw, draw_choices
-from stella_conform.oracle.corpus import bundled_fixtures_dir
 from stella_conform.schemas.vocabulary import Vocabulary
 
 #: Outcomes for which the kit stops the client in the middle of the case (a protocol
@@ -132,20 +129,6 @@ class Fuzzer:
         if client.function is not None and not check.kind.in_process:
             return False
         return check_strategy(check, self.vocab, self.suite.recordings) is not None
-
-    def _arm(self, check: Check) -> Arm:
-        runner = CaseRunner(self.traced, check)
-        claims = self.suite.claims
-        ctx = Context(computes=claims.computes, summary_only=claims.summary_only)
-        strategy = check_strategy(check, self.vocab, self.suite.recordings)
-        arm = Arm(check, strategy, runner, ctx, b"")
-        arm.key = database_key(check, self.suite)
-        if check.judge == "quiet":
-            fixtures = self.suite.fixtures_dir or bundled_fixtures_dir()
-            self._only_live(runner)
-            baseline = runner.run(fixture_case(check, "minimal_run", self.vocab, fixtures))
-            arm.ctx.baseline_stderr_lines = baseline.stderr_lines
-        return arm
 
     def _resume(self, arm: Arm, deadline: float) -> None:
         """Replay the corpus an earlier session left in the local database, then take in
@@ -298,7 +281,11 @@ class Fuzzer:
 
     def begin(self, deadline: float) -> None:
         """Arm the checks, resume the corpus the database holds, run the seed corpus."""
-        self.arms = [self._arm(c) for c in self.checks if self._fuzzable(c)]
+        self.arms = [
+            armed(c, self.suite, self.traced, self.vocab, self._only_live)
+            for c in self.checks
+            if self._fuzzable(c)
+        ]
         self.team.roll_call(self.arms)
         for arm in self.arms:
             self._resume(arm, deadline)

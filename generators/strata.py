@@ -20,7 +20,7 @@ draw of the generators themselves (the first example Hypothesis tries, all of wh
 choices are the simplest), so its expected outcome is the reference decoder's, as for
 any case; the sites it sets are recorded choices too, so its choice sequence replays it
 (under :meth:`Stratum.shrinking`) and a failing stratum is shrunk by Hypothesis like any
-generated failure (``conformance.suite.shrink_drawn``).
+generated failure (``conformance.suite.properties.shrink_drawn``).
 
     >>> from stella_conform.schemas.vocabulary import Vocabulary
     >>> [case.mutations for case in stream_strata(Vocabulary.default(), ("crlf",))]

@@ -84,7 +84,8 @@ class Entry:
     #: Its choices as the database stores them, and their digest (energy records' key).
     blob: bytes = b""
     digest: bytes = b""
-    #: This worker's record of it in the shared database (see :func:`_shared_record`).
+    #: This worker's record of it in the shared database (see
+    #: :func:`~stella_conform.conformance.fuzz.records._shared_record`).
     record: bytes = b""
 
 
@@ -140,7 +141,8 @@ def pick(arm: Arm, rnd: random.Random, recordings: bool) -> Entry:
 
 def lineage(arm: Arm, rnd: random.Random) -> tuple[list[Entry], list[float]]:
     """The inputs a pick is among: those that start from a recording one time in
-    :data:`RECORDED_ONE_IN` (as fresh runs are), the generated ones otherwise.
+    :data:`~stella_conform.conformance.store.recordings.RECORDED_ONE_IN` (as fresh runs
+    are), the generated ones otherwise.
 
     Mutants of real recordings find new shapes at every turn (real bodies, real
     orders), so they would be most of the corpus and of its picks, and the generator's

@@ -277,7 +277,7 @@ class Fuzzer:
         )
 
     # The loop in two parts, so that benchmarks/shared_fuzz.py can drive several fuzzers
-    # case by case in lockstep (within :func:`shared_sessions`, ``started`` set).
+    # case by case in lockstep (within ``suite.sessions.shared_sessions``, ``started`` set).
 
     def begin(self, deadline: float) -> None:
         """Arm the checks, resume the corpus the database holds, run the seed corpus."""
@@ -399,8 +399,9 @@ class Fuzzer:
 
     def _only_live(self, runner: CaseRunner) -> None:
         """At most one client process alive: the checks share one persistent session
-        (:func:`shared_sessions`), and one with a session of its own (a quiet check,
-        which counts its client's stderr from its own start) pauses the other's."""
+        (:func:`~stella_conform.conformance.suite.sessions.shared_sessions`), and one with a
+        session of its own (a quiet check, which counts its client's stderr from its own
+        start) pauses the other's."""
         session = runner.session
         if self.live is not None and self.live is not session:
             self.live.pause()
@@ -433,7 +434,8 @@ class Fuzzer:
         replayed: bool = False,
     ) -> None:
         """Save a failure once per reaction of the client (at most
-        :data:`FAILURES_PER_CHECK` a check), where ``run`` replays it first."""
+        :data:`~stella_conform.conformance.fuzz.arms.FAILURES_PER_CHECK` a check), where
+        ``run`` replays it first."""
         signature = reaction(arm.check, j, obs)
         arm.known.add(choices_to_bytes(drawn.choices))  # not replayed from the database
         if signature in arm.failures:

@@ -38,10 +38,10 @@ STRATA_FROM_EXAMPLES = 25
 
 
 def check_stratum_list(check: Check, vocab: Vocabulary) -> Iterator[Stratum]:
-    """The strata a check grades in every run before its random ones (:mod:`strata`):
-    the simplest case of each of its mutations (and of each option a mutation's strata
-    list), so no rare option is graded on some seeds only.  Not drawn yet: each is drawn
-    when graded, and dropped after."""
+    """The strata a check grades in every run before its random ones
+    (:mod:`~stella_conform.generators.strata`): the simplest case of each of its mutations
+    (and of each option a mutation's strata list), so no rare option is graded on some seeds
+    only.  Not drawn yet: each is drawn when graded, and dropped after."""
     return check.kind.stratum_list(check, vocab)
 
 

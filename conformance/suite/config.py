@@ -45,12 +45,13 @@ class SuiteConfig:
     #: when one of its runs grades every fixture: each check still runs, in this mode.
     fixtures_per_check: int | None = None
     #: Real recordings a generated stream case may start from instead of a generated run
-    #: (``--seed-corpus``, :mod:`recordings`): the same in ``fuzz`` and in the ``run``
-    #: that replays what it found.
+    #: (``--seed-corpus``, :mod:`~stella_conform.conformance.store.recordings`): the same in
+    #: ``fuzz`` and in the ``run`` that replays what it found.
     recordings: tuple[Any, ...] = ()
     #: Why the client runs in its mode, when ``--mode auto`` chose it (reports say so).
     mode_reason: str | None = None
-    #: A folder of generated cases kept between runs (:mod:`casecache`); ``None``: none.
+    #: A folder of generated cases kept between runs
+    #: (:mod:`~stella_conform.conformance.store.casecache`); ``None``: none.
     case_cache: Path | None = None
     #: Grade a check's strata and no random examples (the plugin's fuzz targets, whose
     #: random cases Hypothesis draws for them): failures listed and shrunk as in ``run``.

@@ -100,10 +100,11 @@ def keep_bounded(failures: Sequence[CaseFailure]) -> None:
     failure that this run wrote and that is larger than :data:`SAVED_WHOLE` removed from
     the failures folder again, and listed as not saved, by its size and sha256, its replay
     line the smallest one's of its kind (a fixture's, where none was generated).  A check
-    lists a bounded number of distinct failures (:data:`FAILURES_KEPT`; fuzz's
-    ``FAILURES_PER_CHECK`` beside them), so what a failing client did costs the folder
-    that many whole cases and a bounded part of the rest, by ``run``, ``fuzz``, the matrix
-    and the pytest plugin alike; in any order the failures come."""
+    lists a bounded number of distinct failures
+    (:data:`~stella_conform.conformance.suite.model.FAILURES_KEPT`; fuzz's
+    ``FAILURES_PER_CHECK`` beside them), so what a failing client did costs the folder that
+    many whole cases and a bounded part of the rest, by ``run``, ``fuzz``, the matrix and
+    the pytest plugin alike; in any order the failures come."""
     kinds: dict[str, list[CaseFailure]] = {}
     for failure in failures:
         kinds.setdefault(distinct_failure(failure), []).append(failure)

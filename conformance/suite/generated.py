@@ -124,11 +124,11 @@ def generated_judgments(
 
 class GeneratedPhase:
     """One check's generated cases, graded in order: its strata, then what the example
-    database holds for it (:func:`held_entries`), then the random examples the kit draws
-    for its seed; or instead the same cases from the case cache, or from the client
-    graded before this one on the check (a matrix).  The first failure is handed to
-    Hypothesis to shrink, within a budget of client runs, and the smallest failure it
-    finds is reported first."""
+    database holds for it (:func:`~stella_conform.conformance.suite.held.held_entries`),
+    then the random examples the kit draws for its seed; or instead the same cases from the
+    case cache, or from the client graded before this one on the check (a matrix).  The
+    first failure is handed to Hypothesis to shrink, within a budget of client runs, and the
+    smallest failure it finds is reported first."""
 
     def __init__(
         self,
@@ -404,14 +404,15 @@ class GeneratedPhase:
 
     def replay_held(self) -> bool:
         """What the database holds for the check (every shrunk entry and the others up
-        to :func:`held_budget`: :func:`held_entries`), after the strata (drawn, or from
-        the case cache) and before the random examples: each entry replayed through the
-        check's strategy and graded as a case, the primary ones first; each that passes
-        (or is no case of the strategy any more) is dropped from the database where it may
-        be (:class:`Dropping`), the first that fails is handed to Hypothesis and the ones
-        after it are kept for later.  True when none failed: the run then grades the
-        seed's own random examples, as on an empty database (or has graded them from the
-        case cache), and keeps them there."""
+        to :func:`~stella_conform.conformance.suite.held.held_budget`:
+        :func:`~stella_conform.conformance.suite.held.held_entries`), after the strata
+        (drawn, or from the case cache) and before the random examples: each entry replayed
+        through the check's strategy and graded as a case, the primary ones first; each that
+        passes (or is no case of the strategy any more) is dropped from the database where
+        it may be (:class:`~stella_conform.conformance.suite.held.Dropping`), the first that
+        fails is handed to Hypothesis and the ones after it are kept for later.  True when
+        none failed: the run then grades the seed's own random examples, as on an empty
+        database (or has graded them from the case cache), and keeps them there."""
         assert self.database is not None
         dropping = Dropping(self.database, database_key(self.check, self.config))
         random = Random(check_seed(self.config.seed, self.check.id))
@@ -435,10 +436,11 @@ class GeneratedPhase:
         return True
 
     def grade_random(self) -> None:
-        """The random examples the kit draws itself (:mod:`drawing`: no engine run around
-        each); the first failing one is handed to Hypothesis to shrink (or reported as
-        drawn when nothing may shrink it, and kept as a failure not shrunk:
-        :data:`UNSHRUNK`)."""
+        """The random examples the kit draws itself
+        (:mod:`~stella_conform.generators.engine.drawing`: no engine run around each); the
+        first failing one is handed to Hypothesis to shrink (or reported as drawn when
+        nothing may shrink it, and kept as a failure not shrunk:
+        :data:`~stella_conform.conformance.suite.held.UNSHRUNK`)."""
         count = 0
         for case, choices in random_examples(self.check, self.config, self.strategy):
             failure = self.attempt(case)

@@ -71,8 +71,9 @@ def run_check(check: Check, config: SuiteConfig) -> CheckResult:
     """Grade one check (called in a worker process, or inline for ``-j 1``).
 
     A stop (Ctrl-C, SIGTERM) mid-check bounds what the check had saved as a finished one
-    does (:func:`keep_bounded`), inline or in a worker: its report lists no such check,
-    but the folder, uploaded whatever happened, must not keep every large case it wrote."""
+    does (:func:`~stella_conform.conformance.suite.failures.keep_bounded`), inline or in a
+    worker: its report lists no such check, but the folder, uploaded whatever happened, must
+    not keep every large case it wrote."""
     result = CheckResult(check.id, check.name, check.rule, check.tier, "skip", "")
     with tracking_written() as written:
         try:
@@ -224,10 +225,10 @@ def grading_order(checks: Sequence[Check]) -> list[Check]:
     """The checks in the order a run grades them: the quiet ones first, the others as given.
 
     A quiet check (``R3.no-loud-warning``) wants a client process no earlier check has
-    made write anything (:class:`SharedSession`); graded first, it gets the run's first
-    process fresh, and the checks after it go on sharing that one: one client start a
-    run instead of two.  Its verdict is the same either way.  Results and reports keep the catalogue
-    order.
+    made write anything (:class:`~stella_conform.conformance.suite.sessions.SharedSession`);
+    graded first, it gets the run's first process fresh, and the checks after it go on
+    sharing that one: one client start a run instead of two.  Its verdict is the same either
+    way.  Results and reports keep the catalogue order.
     """
     return sorted(checks, key=lambda check: check.judge != "quiet")
 

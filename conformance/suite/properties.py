@@ -92,9 +92,11 @@ def random_examples(
     check: Check, config: SuiteConfig, strategy: SearchStrategy[GeneratedCase]
 ) -> Iterator[tuple[GeneratedCase, tuple[ChoiceT, ...]]]:
     """The random examples a run grades for a check (after its strata and a budget of what
-    the example database holds for it: :func:`held_entries`): ``config.examples`` of them,
-    drawn by the kit itself (:func:`drawing.drawn`, seeded by the run's seed and the
-    check), each with the choices Hypothesis replays (and shrinks) if the client fails it."""
+    the example database holds for it:
+    :func:`~stella_conform.conformance.suite.held.held_entries`): ``config.examples`` of
+    them, drawn by the kit itself (:func:`~stella_conform.generators.engine.draw.drawn`,
+    seeded by the run's seed and the check), each with the choices Hypothesis replays (and
+    shrinks) if the client fails it."""
     for one in drawn(strategy, check_seed(config.seed, check.id), config.examples):
         yield one.case, one.choices
 
@@ -115,14 +117,14 @@ class HandedOver(ExampleDatabase):
 
     Secondary, not primary: Hypothesis replays its primary entries as cases it shrank
     before, and does not shrink one that replays exactly.  Nothing else read: the run
-    has replayed what ``kept`` holds for the check (:func:`held_entries`: every primary
-    entry) before it hands a case over, and those still held passed (a read-only
-    database keeps them).  Read through, Hypothesis's reuse phase graded each primary
-    one again before the handed-over case, and with as many as the run's examples
-    (its reuse phase's size when it does not generate) never reached it: the failure
-    was reported as "not deterministic".  With no ``kept`` database nothing is kept (a
-    stratum's choices replay only under its own strategy, not the check's, so the
-    check's key must not hold them).
+    has replayed what ``kept`` holds for the check
+    (:func:`~stella_conform.conformance.suite.held.held_entries`: every primary entry)
+    before it hands a case over, and those still held passed (a read-only database keeps
+    them).  Read through, Hypothesis's reuse phase graded each primary one again before the
+    handed-over case, and with as many as the run's examples (its reuse phase's size when it
+    does not generate) never reached it: the failure was reported as "not deterministic".
+    With no ``kept`` database nothing is kept (a stratum's choices replay only under its own
+    strategy, not the check's, so the check's key must not hold them).
     """
 
     def __init__(self, key: bytes, choices: Sequence[Any], kept: ExampleDatabase | None) -> None:
@@ -160,7 +162,7 @@ def shrink_drawn(
     ``strategy``) to Hypothesis to shrink: replayed first, then shrunk, ``body`` judging
     each candidate as it judges every case; the failure Hypothesis ends with raises from
     here as any property's does.  The one way the kit hands a drawn case over (a failing
-    stratum: :func:`generated_judgments`)."""
+    stratum: :func:`~stella_conform.conformance.suite.generated.generated_judgments`)."""
     key = database_key(check, config)
     database = HandedOver(key, choices, kept)
     check_property(check, config, strategy, body, phases=SHRINKING, database=database)()

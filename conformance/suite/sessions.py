@@ -29,10 +29,10 @@ class SharedSession:
     (which the checks after it go on sharing): a client that warns once per process would
     otherwise pass or fail it by what earlier checks made it write, and its verdict would
     move with the checks run before it in a worker (``--only``, ``-j``, ``--shard``).  A run
-    grades it first (:func:`grading_order`), so that is the run's first process; graded
-    after another check, it starts a fresh one.  It counts the stderr lines the process
-    writes after its own baseline case, every line, not only the capped part of stderr
-    kept.
+    grades it first (:func:`~stella_conform.conformance.suite.grading.grading_order`), so
+    that is the run's first process; graded after another check, it starts a fresh one.  It
+    counts the stderr lines the process writes after its own baseline case, every line, not
+    only the capped part of stderr kept.
     """
 
     on = False
@@ -91,7 +91,8 @@ class CaseRunner:
         The timeout is wall-clock time, and on a busy machine a client can spend it
         waiting for a CPU: a client that has answered before is given the case again, and
         only a second timeout is an ``error``.  (A client that never answered is not:
-        fail-fast stops the check at its first timeout, see :class:`Pace`.)
+        fail-fast stops the check at its first timeout, see
+        :class:`~stella_conform.conformance.suite.pacing.Pace`.)
         """
         obs = self._run(case)
         deadline = self.config.deadline

@@ -52,7 +52,8 @@ def fixture_name(path: Path | str) -> str | None:
 
 
 def resolve_fixture(spec: str) -> Path:
-    """The bundled file ``fixture:NAME`` names; :class:`SetupError` when there is none."""
+    """The bundled file ``fixture:NAME`` names; :class:`~stella_conform.errors.SetupError`
+    when there is none."""
     name = spec.removeprefix(FIXTURE_PREFIX)
     parts = name.split("/")
     folders = _folders()

@@ -12,7 +12,7 @@ cases every time), no two with the same choices.  The strata are drawn the same 
 (:func:`stella_conform.generators.engine.draw.drawn`, every choice the simplest).
 
 Each example keeps its choice sequence.  When a client fails one, the run hands that
-sequence to Hypothesis (:func:`~stella_conform.conformance.suite.shrink_drawn`), which
+sequence to Hypothesis (:func:`~stella_conform.conformance.suite.properties.shrink_drawn`), which
 replays it, shrinks it and saves the smallest in the run's example database, as for a
 failure Hypothesis had drawn itself.
 

@@ -24,7 +24,6 @@ from stella_conform.conformance.matrix.config import (
 from stella_conform.conformance.matrix.document import (
     MATRIX_FORMAT,
     MATRIX_SAME_RUN,
-    _matrix_document,
     exit_code,
     is_matrix,
     load_matrix,
@@ -38,7 +37,7 @@ from stella_conform.conformance.matrix.renderers import (
     to_html,
     to_markdown,
 )
-from stella_conform.conformance.matrix.run import ProgressFn, _suite_config, run_matrix
+from stella_conform.conformance.matrix.run import ProgressFn, run_matrix
 
 __all__ = [
     "CLAIM_KEYS",
@@ -52,8 +51,6 @@ __all__ = [
     "MatrixConfig",
     "ProgressFn",
     "VocabularySpec",
-    "_matrix_document",
-    "_suite_config",
     "cell_text",
     "exit_code",
     "is_matrix",

@@ -27,7 +27,7 @@ MATRIX_SAME_RUN = (
 )  # fmt: skip
 
 
-def _matrix_document(
+def matrix_document(
     config: MatrixConfig,
     tasks: Sequence[tuple[int, Check]],
     suites: Sequence[SuiteConfig],

@@ -16,7 +16,7 @@ from stella_conform.conformance.matrix.config import (
     MatrixConfig,
     VocabularySpec,
 )
-from stella_conform.conformance.matrix.document import _matrix_document
+from stella_conform.conformance.matrix.document import matrix_document
 from stella_conform.conformance.suite import (
     CheckResult,
     SuiteConfig,
@@ -27,7 +27,10 @@ from stella_conform.conformance.suite import (
 from stella_conform.safe_files import inside
 
 
-def _suite_config(config: MatrixConfig, client: ClientSpec, vocab: VocabularySpec) -> SuiteConfig:
+def cell_suite_config(
+    config: MatrixConfig, client: ClientSpec, vocab: VocabularySpec
+) -> SuiteConfig:
+    """How one cell (a client of the config, one of its vocabularies) is graded."""
     from stella_conform.options.suite import suite_config
 
     return suite_config(
@@ -71,14 +74,14 @@ def run_matrix(
     if shard is not None:
         index, count = shard
         tasks = tasks[index - 1 :: count]
-    suites = [_suite_config(config, c, v) for c, v in cells]
+    suites = [cell_suite_config(config, c, v) for c, v in cells]
     results: dict[tuple[int, str], CheckResult] = {}
 
     def label(cell: int) -> str:
         return f"{cells[cell][0].name} × {cells[cell][1].name}"
 
     def document(incomplete: str | None = None, stopped: int | None = None) -> dict[str, Any]:
-        return _matrix_document(config, tasks, suites, results, shard, incomplete, stopped)
+        return matrix_document(config, tasks, suites, results, shard, incomplete, stopped)
 
     try:
         if config.jobs <= 1 or len(tasks) <= 1:

@@ -50,16 +50,12 @@ def test_saving_a_failure_replaces_a_planted_link_and_never_writes_through_it(
 
 @pytest.mark.parametrize("name", ["../../x", "/etc", "..", "a/../../b", "\x1b[2J"])
 def test_matrix_names_cannot_leave_the_failures_folder(tmp_path: Path, name: str) -> None:
-    from stella_conform.conformance.matrix import (
-        ClientSpec,
-        MatrixConfig,
-        VocabularySpec,
-        _suite_config,
-    )
+    from stella_conform.conformance.matrix import ClientSpec, MatrixConfig, VocabularySpec
+    from stella_conform.conformance.matrix.run import cell_suite_config
 
     failures = tmp_path / "failures"
     config = MatrixConfig([], [], tmp_path, failures_dir=failures)
-    suite = _suite_config(config, ClientSpec(name, ("true",)), VocabularySpec(name))
+    suite = cell_suite_config(config, ClientSpec(name, ("true",)), VocabularySpec(name))
     where = suite.failures_dir.resolve()
     assert where.is_relative_to(failures.resolve()) and where != failures.resolve()
     assert len(where.relative_to(failures.resolve()).parts) == 2

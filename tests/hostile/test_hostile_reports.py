@@ -183,6 +183,8 @@ def test_matrix_markdown_writes_no_name_raw(tmp_path: Path) -> None:
     """A client named with HTML, a mention and table syntax: matrix.md holds none of it raw
     (it kept ``<script>`` inside a code span, for any renderer that is not CommonMark's)."""
     from stella_conform.conformance import matrix as m
+    from stella_conform.conformance.matrix.document import matrix_document
+    from stella_conform.conformance.matrix.run import cell_suite_config
     from stella_conform.conformance.suite import CheckResult
 
     name = "<script>alert(1)</script> @octocat | [x](https://evil.invalid) *b*"
@@ -192,12 +194,10 @@ def test_matrix_markdown_writes_no_name_raw(tmp_path: Path) -> None:
     )
     config = m.load_config(tmp_path / "m.toml")
     tasks = config.tasks()
-    suites = [m._suite_config(config, c, v) for c, v in config.cells()]
+    suites = [cell_suite_config(config, c, v) for c, v in config.cells()]
     cell, check = tasks[0]
     failed = CheckResult(check.id, check.name, check.rule, check.tier, "fail", "wrong")
-    text = m.to_markdown(
-        m._matrix_document(config, tasks, suites, {(cell, check.id): failed}, None)
-    )
+    text = m.to_markdown(matrix_document(config, tasks, suites, {(cell, check.id): failed}, None))
     for raw in ("<script", "<img", "@octocat", "](", "*b*", "| [x"):
         assert raw not in text, raw
     assert "&#60;script&#62;alert&#40;1&#41;&#60;/script&#62; &#64;octocat" in text

@@ -180,6 +180,8 @@ def test_a_stopped_10000_cell_matrix_is_written_in_linear_time(tmp_path: Path) -
     (finding each cell's results by scanning every task would take minutes)."""
     from stella_conform.cli.report import _json_text
     from stella_conform.conformance import matrix as m
+    from stella_conform.conformance.matrix.document import matrix_document
+    from stella_conform.conformance.matrix.run import cell_suite_config
     from stella_conform.conformance.suite import CheckResult
 
     client = '[[client]]\nname = "c{}"\ncommand = ["true"]\nmode = "exit"\n'
@@ -190,13 +192,13 @@ def test_a_stopped_10000_cell_matrix_is_written_in_linear_time(tmp_path: Path) -
     (tmp_path / "m.toml").write_text("\n".join(config_text))
     config = m.load_config(tmp_path / "m.toml")
     tasks = config.tasks()
-    suites = [m._suite_config(config, c, v) for c, v in config.cells()]
+    suites = [cell_suite_config(config, c, v) for c, v in config.cells()]
     results = {
         (cell, c.id): CheckResult(c.id, c.name, c.rule, c.tier, "pass", "1 case(s)", cases=1)
         for cell, c in tasks[: len(tasks) * 3 // 10]
     }
     started = time.process_time()
-    doc = m._matrix_document(config, tasks, suites, results, None, "stopped by SIGTERM")
+    doc = matrix_document(config, tasks, suites, results, None, "stopped by SIGTERM")
     written = [_json_text(doc), m.to_markdown(doc), m.to_html(doc)]
     cpu = time.process_time() - started
     assert len(doc["cells"]) == 10_000 and sum(

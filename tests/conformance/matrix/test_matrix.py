@@ -415,6 +415,8 @@ def test_every_renderer_shows_how_many_more_strata_failed_alike(tmp_path: Path) 
     taking it from one place (``report.alike``), from the failure or from its JSON, where
     a shard's value that is no count shows nothing."""
     from stella_conform.conformance import matrix as m
+    from stella_conform.conformance.matrix.document import matrix_document
+    from stella_conform.conformance.matrix.run import cell_suite_config
     from stella_conform.conformance.report.failures import alike
     from stella_conform.conformance.report.model import Report
     from stella_conform.conformance.suite import CaseFailure, CheckResult
@@ -424,7 +426,7 @@ def test_every_renderer_shows_how_many_more_strata_failed_alike(tmp_path: Path) 
     )
     config = m.load_config(tmp_path / "m.toml")
     tasks = config.tasks()
-    suites = [m._suite_config(config, c, v) for c, v in config.cells()]
+    suites = [cell_suite_config(config, c, v) for c, v in config.cells()]
     cell, check = tasks[0]
 
     def failure(case: str, n: int) -> CaseFailure:
@@ -434,7 +436,7 @@ def test_every_renderer_shows_how_many_more_strata_failed_alike(tmp_path: Path) 
     failed.failures = [failure("gen-1", 3), failure("gen-2", 1)]
     failed.failed_cases = 2
     shown, second = " (and 3 more strata alike)", " (and 1 more stratum alike)"
-    doc = m._matrix_document(config, tasks, suites, {(cell, check.id): failed}, None)
+    doc = matrix_document(config, tasks, suites, {(cell, check.id): failed}, None)
     assert shown in m.to_markdown(doc), m.to_markdown(doc)
     assert shown in m.to_html(doc)
     report = Report(suites[0], [failed], "stella-default")

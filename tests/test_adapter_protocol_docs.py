@@ -15,7 +15,7 @@ import shutil
 import pytest
 from conftest import REPO
 from doc_console import blocks
-from test_flush import _answers_after_a_full_pipe
+from full_pipe import answers_after_a_full_pipe
 
 from stella_conform.schemas.vocabulary import load_schema
 
@@ -102,6 +102,6 @@ def test_node_authors_are_told_a_pipe_is_written_asynchronously() -> None:
     got = {}
     for ending, end in (("exit", "process.exit(0)"), ("drain", "process.exitCode = 0")):
         script = NODE_WRITES_THEN.replace("LINES", str(lines)).replace("END", end)
-        answers = _answers_after_a_full_pipe(["node", "-e", script], "report", b"")
+        answers = answers_after_a_full_pipe(["node", "-e", script], "report", b"")
         got[ending] = sum(1 for a in answers if a["kind"] == "line")
     assert got["drain"] == lines and got["exit"] < lines, got

@@ -109,7 +109,7 @@ def _elements(page: str) -> tuple[list[str], dict[str, str | None]]:
 def test_a_poisoned_shard_cannot_run_script_in_the_matrix_page(tmp_path: Path) -> None:
     """Markup in every name and message: the merged page and Markdown show it as text."""
     from click.testing import CliRunner
-    from test_matrix import CHROMIUM, FLAGS
+    from headless_chromium import CHROMIUM, FLAGS
 
     from stella_conform.cli import main
 

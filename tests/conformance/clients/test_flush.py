@@ -15,21 +15,15 @@ has lost them; one that waits for them to drain is still there when reading star
 from __future__ import annotations
 
 import base64
-import fcntl
-import json
 import os
 import shutil
 import subprocess
 import sys
-import termios
-import threading
-import time
 from pathlib import Path
 
 import pytest
 from conftest import REPO
-
-from stella_conform.conformance.clients.runner import Client
+from full_pipe import answers_after_a_full_pipe
 
 NODE_CLIENT = REPO / "adapters" / "node" / "reference_client.js"
 PYTHON_CLIENT = REPO / "adapters" / "python" / "reference_client.py"
@@ -44,46 +38,6 @@ def _stream() -> bytes:
     lines = [b'{"type":"text_delta","delta":"word %d"}\n' % i for i in range(EVENTS)]
     lines.append(b'{"type":"run_complete","model":"m","cost_usd":0}\n')
     return b"".join(lines)
-
-
-def _unread(fd: int) -> int:
-    """Bytes waiting in a pipe (FIONREAD)."""
-    buf = fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0")
-    return int.from_bytes(buf, sys.byteorder)
-
-
-def _answers_after_a_full_pipe(argv: list[str], mode: str, stdin: bytes) -> list[dict]:
-    """Write ``stdin`` whole, wait until the client's stdout pipe is full or it has exited,
-    then read everything it wrote."""
-    env = Client(tuple(argv), mode=mode).environment()  # type: ignore[arg-type]
-    proc = subprocess.Popen(
-        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    stdin_pipe = proc.stdin
-
-    def write() -> None:
-        try:
-            stdin_pipe.write(stdin)
-            stdin_pipe.close()
-        except BrokenPipeError:
-            pass
-
-    writer = threading.Thread(target=write)
-    writer.start()
-    fd = proc.stdout.fileno()
-    capacity = fcntl.fcntl(fd, 1032)  # F_GETPIPE_SZ
-    try:
-        # the client's answers (each far smaller than PIPE_BUF, so written whole) fill the
-        # pipe to within one answer; a client that exits instead has dropped the rest
-        while proc.poll() is None and _unread(fd) < capacity - 4096:
-            time.sleep(0.005)
-        out = proc.stdout.read()
-        proc.wait(timeout=60)
-    finally:
-        proc.kill()
-        writer.join()
-    return [json.loads(line) for line in out.splitlines() if line.strip()]
 
 
 def _cases_then(last: bytes) -> bytes:
@@ -108,7 +62,7 @@ def test_persistent_client_answers_every_queued_case_before_it_exits(
     if client == "node" and shutil.which("node") is None:
         pytest.skip("no node")
     last = b'{"kind":"shutdown"}\n' if ending == "shutdown" else b""
-    answers = _answers_after_a_full_pipe(PERSISTENT[client], "persistent", _cases_then(last))
+    answers = answers_after_a_full_pipe(PERSISTENT[client], "persistent", _cases_then(last))
     summaries = [a["id"] for a in answers if a["kind"] == "summary"]
     assert summaries == [f"c{n}" for n in range(CASES)], (
         f"answered {len(summaries)} of {CASES} queued cases"
@@ -149,7 +103,7 @@ def test_report_clients_answer_every_line_of_a_stream_written_whole(tmp_path: Pa
     The TypeScript template is one of these clients when its toolchain is installed."""
     stream = b"".join(_stream() for _ in range(CASES))  # one long stream
     for name, argv in _report_clients(tmp_path).items():
-        answers = _answers_after_a_full_pipe(argv, "report", stream)
+        answers = answers_after_a_full_pipe(argv, "report", stream)
         kinds = [a["kind"] for a in answers]
         assert kinds[0] == "hello", name
         assert kinds[-1] == "summary", f"{name}: no summary after {len(kinds)} messages"

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 from conftest import ADAPTERS, KIT, PY_REFERENCE, kit
+from database_artifact import as_downloaded_artifact
 from hypothesis import HealthCheck, settings
-from test_database import as_downloaded_artifact
 
 from stella_conform.conformance.checks import BY_ID, CATALOGUE, Judgment
 from stella_conform.conformance.clients.process import ClientProcess

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -17,24 +16,12 @@ from pathlib import Path
 
 import pytest
 from conftest import ADAPTERS, KIT, kit, kit_inline, replay_args
+from headless_chromium import CHROMIUM, FLAGS
 
 from stella_conform.conformance.matrix import cell_text
 from stella_conform.schemas.vocabulary import Vocabulary
 
 PY = sys.executable
-CHROMIUM = next(
-    (p for n in ("chromium", "chromium-browser", "google-chrome") if (p := shutil.which(n))), None
-)
-FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-)
 
 
 def write_config(tmp_path: Path, wire_schema: Path | None, *, examples: int = 2) -> Path:

@@ -7,12 +7,11 @@ put where the download would have gone, stands in for the artifact a nightly job
 
 from __future__ import annotations
 
-import zipfile
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from conftest import kit_inline
+from database_artifact import as_downloaded_artifact
 from hypothesis.database import (
     DirectoryBasedExampleDatabase,
     GitHubArtifactDatabase,
@@ -26,19 +25,6 @@ from stella_conform.conformance.store.database import (
     ArtifactSource,
     example_database,
 )
-
-
-def as_downloaded_artifact(database_dir: Path, cwd: Path, name: str = DEFAULT_ARTIFACT) -> Path:
-    """Zip a directory database the way upload-artifact does (its contents at the root)
-    into the cache where GitHubArtifactDatabase keeps the latest download."""
-    cache = cwd / ARTIFACT_CACHE / name
-    cache.mkdir(parents=True)
-    stamp = datetime.now(UTC).isoformat().replace(":", "_")
-    artifact = cache / f"{stamp}.zip"
-    with zipfile.ZipFile(artifact, "w") as zf:
-        for path in sorted(database_dir.rglob("*")):
-            zf.write(path, path.relative_to(database_dir).as_posix())
-    return artifact
 
 
 def test_artifact_spec() -> None:

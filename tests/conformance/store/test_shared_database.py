@@ -791,21 +791,21 @@ def test_a_run_on_a_shared_redis_replays_a_budget_of_what_it_holds_and_reads_its
     them (max(2, ⌈25 / 10⌉) = 3, the shrunk one first, after the strata) and, from the
     second on, grades its own cases from the case cache, not generated again, rather than
     replaying all six every run and never reading the cache while any is held."""
-    from test_kit_drawn import (
+    from held_cases import (
         BUDGET,
         CHECK,
-        _config,
-        _entries,
-        _failed_run_left,
-        _graded,
-        _no_generation,
-        _own_cases,
-        _reader,
+        failed_run_left,
+        graded_streams,
+        held_entries,
+        no_generation,
+        own_cases,
+        reader_config,
+        reference_reader,
     )
 
     from stella_conform.conformance.suite import run_check
 
-    key, left = _failed_run_left(tmp_path, "worker")
+    key, left = failed_run_left(tmp_path, "worker")
     held = left[b""] | left[b".secondary"]
     assert len(held) > BUDGET
     shared = RedisSource(server.url).database()
@@ -816,9 +816,9 @@ def test_a_run_on_a_shared_redis_replays_a_budget_of_what_it_holds_and_reads_its
             for value in values:
                 shared.save(key + sub, value)
 
-    fixed = _config(_reader(), database=database, case_cache=tmp_path / "cases")
-    strata, own = _own_cases(fixed)
-    graded = _graded(monkeypatch)
+    fixed = reader_config(reference_reader(), database=database, case_cache=tmp_path / "cases")
+    strata, own = own_cases(fixed)
+    graded = graded_streams(monkeypatch)
     for _ in range(3):
         the_others_save_theirs_again()
         graded.clear()
@@ -827,7 +827,7 @@ def test_a_run_on_a_shared_redis_replays_a_budget_of_what_it_holds_and_reads_its
         assert len(graded) == result.cases == len(strata) + len(own) + BUDGET
         # the strata, a budget of the entries, the random examples: drawn, then cached
         assert graded[: len(strata)] == strata and graded[len(strata) + BUDGET :] == own
-        _no_generation(monkeypatch)
-        still = _entries(shared, key)
+        no_generation(monkeypatch)
+        still = held_entries(shared, key)
         assert len(held - still[b""] - still[b".secondary"]) == BUDGET  # dropped as they passed
     shared.close()

@@ -3,13 +3,23 @@ Hypothesis's engine around each, and hands a failing one to Hypothesis to shrink
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO
+from held_cases import (
+    BUDGET,
+    CHECK,
+    UNSHRUNK,
+    failed_run_left,
+    graded_streams,
+    held_entries,
+    no_generation,
+    own_cases,
+    reader_config,
+    reference_reader,
+)
 from hypothesis.database import (
     DirectoryBasedExampleDatabase,
     InMemoryExampleDatabase,
@@ -19,12 +29,8 @@ from hypothesis.database import (
 )
 
 from stella_conform.conformance import suite
-from stella_conform.conformance.checks import BY_ID
-from stella_conform.conformance.clients.inprocess import Parser
-from stella_conform.conformance.clients.runner import Client
 from stella_conform.conformance.store.database import SharedDatabase
 from stella_conform.conformance.suite import (
-    SuiteConfig,
     check_strata,
     check_strategy,
     database_key,
@@ -35,39 +41,6 @@ from stella_conform.conformance.suite import (
     run_check,
 )
 from stella_conform.generators.engine.drawing import drawn
-
-ADAPTERS = REPO / "adapters" / "python"
-CHECK = BY_ID["R1.valid-runs-accepted"]
-#: Where Hypothesis, a run and fuzz keep a failure not shrunk (and what a shrink passed
-#: over); the sub-keys of a check's key that a run replays.
-UNSHRUNK = b".secondary"
-HELD_SUB_KEYS = (b"", UNSHRUNK, b".pareto")
-
-
-def _reader(most_lines: int | None = None) -> Any:
-    """The reference reader, in process; ``most_lines``: it rejects a longer stream (a
-    fixed buffer), a bug the strata (each the simplest run) do not show."""
-    sys.path.insert(0, str(ADAPTERS))
-    try:
-        from stella_reader import Reader
-    finally:
-        sys.path.remove(str(ADAPTERS))
-
-    def read(lines: Any) -> dict[str, Any]:
-        reader = Reader()
-        for number, raw in enumerate(lines, 1):
-            if most_lines is not None and number > most_lines:
-                raise ValueError(f"line {number}: over the buffer")
-            reader.push(number, raw[:-1] if raw.endswith(b"\n") else raw)
-            if reader.rejected:
-                raise ValueError(reader.rejected[1])
-        reader.finish()
-        if reader.rejected:
-            raise ValueError(reader.rejected[1])
-        summary = reader.summary()
-        return {k: summary[k] for k in ("unrecognized_events", "final_text")}
-
-    return read
 
 
 def _a_seed_drawing(strategy: Any, count: int, wanted: Any) -> list[Any]:
@@ -99,24 +72,6 @@ def _plain_examples_one_over_90_lines(strategy: Any) -> list[Any]:
     return [d for d in found if not d.case.mutations]
 
 
-def _config(read: Any, **kw: Any) -> SuiteConfig:
-    client = Client(argv=(), mode="exit", function=Parser(read, (ValueError,)))
-    return SuiteConfig(client, **{"database_dir": None, "fixtures_per_check": 0, **kw})
-
-
-def _graded(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
-    """Every stream the check grades, in order."""
-    streams: list[bytes] = []
-    real = suite.CaseRunner.run
-
-    def run(self: Any, case: Any) -> Any:
-        streams.append(case.stream)
-        return real(self, case)
-
-    monkeypatch.setattr(suite.CaseRunner, "run", run)
-    return streams
-
-
 def test_a_passing_check_runs_no_hypothesis_engine(monkeypatch: pytest.MonkeyPatch) -> None:
     """The strata and the random examples are graded without a ``@given`` run."""
 
@@ -125,22 +80,22 @@ def test_a_passing_check_runs_no_hypothesis_engine(monkeypatch: pytest.MonkeyPat
 
     for room in (generated, properties):  # where the property is built
         monkeypatch.setattr(room, "check_property", no_engine)
-    graded = _graded(monkeypatch)
-    result = run_check(CHECK, _config(_reader()))
+    graded = graded_streams(monkeypatch)
+    result = run_check(CHECK, reader_config(reference_reader()))
     assert result.outcome == "pass", result.message
-    strata = check_strata(CHECK, _config(_reader()).vocabulary())
+    strata = check_strata(CHECK, reader_config(reference_reader()).vocabulary())
     assert result.cases == len(strata) + 25 == len(graded)
     assert graded[: len(strata)] == [case.stream for case in strata]
     assert len(set(graded[len(strata) :])) == 25  # no example twice
 
 
 def test_the_kit_draws_the_same_cases_for_a_seed_and_others_for_another() -> None:
-    config = _config(_reader())
+    config = reader_config(reference_reader())
     strategy = check_strategy(CHECK, config.vocabulary())
     assert strategy is not None
 
     def streams(seed: int) -> list[bytes]:
-        cfg = _config(_reader(), seed=seed)
+        cfg = reader_config(reference_reader(), seed=seed)
         return [case.stream for case, _ in random_examples(CHECK, cfg, strategy)]
 
     assert streams(0) == streams(0)
@@ -153,7 +108,7 @@ def test_a_drawn_example_s_choices_make_it_again() -> None:
     from hypothesis.control import BuildContext
     from hypothesis.internal.conjecture.data import ConjectureData
 
-    strategy = check_strategy(CHECK, _config(_reader()).vocabulary())
+    strategy = check_strategy(CHECK, reader_config(reference_reader()).vocabulary())
     assert strategy is not None
     for one in drawn(strategy, 7, 5):
         data = ConjectureData.for_choices(one.choices)
@@ -168,12 +123,12 @@ def test_a_failure_the_kit_drew_is_replayed_by_hypothesis_shrunk_and_saved(
     """The failing example goes to Hypothesis's reuse phase first, is shrunk to the
     smallest stream over the buffer, saved in the example database, and the next run
     replays the saved one before anything else."""
-    read = _reader(most_lines=8)
+    read = reference_reader(most_lines=8)
     database = DirectoryBasedExampleDatabase(str(tmp_path / "db"))
-    config = _config(read, database=database)
+    config = reader_config(read, database=database)
     strata = [case.stream for case in check_strata(CHECK, config.vocabulary())]
     assert all(s.count(b"\n") <= 8 for s in strata)  # none of them shows it
-    graded = _graded(monkeypatch)
+    graded = graded_streams(monkeypatch)
     result = run_check(CHECK, config)
     assert result.outcome == "fail", result.message
     first_failing = next(s for s in graded if s.count(b"\n") > 8)
@@ -193,10 +148,6 @@ def test_a_failure_the_kit_drew_is_replayed_by_hypothesis_shrunk_and_saved(
     assert again.failures[0].stream == failure.stream
 
 
-def _entries(database: Any, key: bytes) -> dict[bytes, set[bytes]]:
-    return {sub: set(database.fetch(key + sub)) for sub in HELD_SUB_KEYS}
-
-
 def _no_engine(monkeypatch: pytest.MonkeyPatch) -> None:
     real = suite.check_property
 
@@ -207,30 +158,6 @@ def _no_engine(monkeypatch: pytest.MonkeyPatch) -> None:
 
     for room in (generated, properties):  # where the property is built
         monkeypatch.setattr(room, "check_property", no_engine)
-
-
-def _no_generation(monkeypatch: pytest.MonkeyPatch) -> None:
-    """From here on a check draws neither a stratum nor a random example: a run must
-    grade its own cases from the case cache."""
-
-    def drawn_again(*args: Any, **kw: Any) -> Any:
-        raise AssertionError("a run generated its cases: the case cache was not read")
-
-    monkeypatch.setattr(generated, "check_stratum_list", drawn_again)
-    monkeypatch.setattr(generated, "random_examples", drawn_again)
-
-
-def _own_cases(config: SuiteConfig) -> tuple[list[bytes], list[bytes]]:
-    """The seed's own cases for CHECK: its strata, its random examples."""
-    strategy = check_strategy(CHECK, config.vocabulary())
-    assert strategy is not None
-    strata = [case.stream for case in check_strata(CHECK, config.vocabulary())]
-    return strata, [case.stream for case, _ in random_examples(CHECK, config, strategy)]
-
-
-#: How many held entries a run of 25 examples replays: max(2, ⌈25 / 10⌉), as Hypothesis's
-#: reuse phase (suite.held_budget).
-BUDGET = 3
 
 
 def test_a_fixed_client_s_next_run_draws_the_seed_s_own_cases(
@@ -245,29 +172,29 @@ def test_a_fixed_client_s_next_run_draws_the_seed_s_own_cases(
     client's next six runs would be on the engine's path: other cases, no case cache.)"""
     database = DirectoryBasedExampleDatabase(str(tmp_path / "db"))
     cache = tmp_path / "cases"
-    broken = _config(_reader(most_lines=8), database=database, case_cache=cache)
+    broken = reader_config(reference_reader(most_lines=8), database=database, case_cache=cache)
     assert run_check(CHECK, broken).outcome == "fail"
     key = database_key(CHECK, broken)
-    left = _entries(database, key)
+    left = held_entries(database, key)
     assert len(left[b""]) == 1 and len(left[UNSHRUNK]) > BUDGET  # more than one run replays
     assert not any(cache.iterdir())  # a failing run keeps no cases
-    fixed = _config(_reader(), database=database, case_cache=cache)
+    fixed = reader_config(reference_reader(), database=database, case_cache=cache)
     held = left[b""] | left[UNSHRUNK]
-    strata, own = _own_cases(fixed)
+    strata, own = own_cases(fixed)
 
     _no_engine(monkeypatch)
-    graded = _graded(monkeypatch)
+    graded = graded_streams(monkeypatch)
     result = run_check(CHECK, fixed)
     assert result.outcome == "pass", result.message
     assert graded[: len(strata)] == strata
     assert graded[len(strata)].count(b"\n") == 9  # the shrunk one first
     assert graded[len(strata) + BUDGET :] == own
     assert result.cases == len(graded) == len(strata) + BUDGET + len(own)
-    still = _entries(database, key)
+    still = held_entries(database, key)
     assert not still[b""] and len(held - still[UNSHRUNK]) == BUDGET  # dropped as they passed
     assert any(cache.iterdir())  # the seed's own cases, kept
 
-    _no_generation(monkeypatch)
+    no_generation(monkeypatch)
     while still[UNSHRUNK]:  # from the case cache, and the next entries, dropped in turn
         graded.clear()
         again = run_check(CHECK, fixed)
@@ -275,7 +202,7 @@ def test_a_fixed_client_s_next_run_draws_the_seed_s_own_cases(
         replayed = min(BUDGET, len(still[UNSHRUNK]))
         assert graded[: len(strata)] == strata and graded[len(strata) + replayed :] == own
         assert len(graded) == again.cases == len(strata) + len(own) + replayed
-        before, still = still, _entries(database, key)
+        before, still = still, held_entries(database, key)
         assert len(before[UNSHRUNK] - still[UNSHRUNK]) == replayed
     graded.clear()
     assert run_check(CHECK, fixed).outcome == "pass"  # nothing held: the cache alone
@@ -293,7 +220,7 @@ def test_a_failure_fuzz_did_not_shrink_is_replayed_then_shrunk(
     passes: dropped, the run drew its own and handed over a 25-line one.  And the two are
     picked in the order the run replays them, shortlex of their bytes, not lines.)"""
     database = InMemoryExampleDatabase()
-    config = _config(_reader(most_lines=8), database=database)
+    config = reader_config(reference_reader(most_lines=8), database=database)
     strategy = check_strategy(CHECK, config.vocabulary())
     assert strategy is not None
 
@@ -318,7 +245,7 @@ def test_a_failure_fuzz_did_not_shrink_is_replayed_then_shrunk(
     key = database_key(CHECK, config)
     database.save(key + UNSHRUNK, choices_to_bytes(failing.choices))
     database.save(key + UNSHRUNK, choices_to_bytes(passing.choices))
-    graded = _graded(monkeypatch)
+    graded = graded_streams(monkeypatch)
     result = run_check(CHECK, config)
     assert result.outcome == "fail", result.message
     strata = len(check_strata(CHECK, config.vocabulary()))
@@ -372,7 +299,9 @@ def test_the_case_handed_over_is_the_first_hypothesis_grades(
     first; with as many as its reuse phase takes, max(2, examples) when it does not
     generate, it never reached the handed-over case: 'not deterministic', not a fail.)"""
     examples = 5
-    config = _config(_reader(most_lines=8), seed=seed, examples=examples, shrink_budget=1)
+    config = reader_config(
+        reference_reader(most_lines=8), seed=seed, examples=examples, shrink_budget=1
+    )
     strategy = check_strategy(CHECK, config.vocabulary())
     assert strategy is not None
     folder = DirectoryBasedExampleDatabase(str(tmp_path / "artifact"))
@@ -393,7 +322,7 @@ def test_the_case_handed_over_is_the_first_hypothesis_grades(
 def test_a_failure_handed_over_past_passing_shrunk_entries_is_shrunk(tmp_path: Path) -> None:
     """The run after such a hand-over: shrunk to the smallest stream over the buffer, as
     without the held entries (not reported 'not deterministic')."""
-    config = _config(_reader(most_lines=8), examples=5)
+    config = reader_config(reference_reader(most_lines=8), examples=5)
     strategy = check_strategy(CHECK, config.vocabulary())
     assert strategy is not None
     folder = DirectoryBasedExampleDatabase(str(tmp_path / "artifact"))
@@ -414,7 +343,7 @@ def test_a_failure_not_shrunk_is_kept_where_fuzz_keeps_one_and_shrunk_next_run(
     under the check's key itself, Hypothesis took it for a case it had shrunk: replayed,
     never shrunk.)"""
     database = DirectoryBasedExampleDatabase(str(tmp_path / "db"))
-    quick = _config(_reader(most_lines=8), database=database, shrink_budget=0)
+    quick = reader_config(reference_reader(most_lines=8), database=database, shrink_budget=0)
     first = run_check(CHECK, quick)
     assert first.outcome == "fail", first.message
     drawn_stream = first.failures[0].stream
@@ -425,20 +354,11 @@ def test_a_failure_not_shrunk_is_kept_where_fuzz_keeps_one_and_shrunk_next_run(
     again = run_check(CHECK, quick)  # still no shrinking: the same case, still kept
     assert again.failures[0].stream == drawn_stream
     assert list(database.fetch(key + UNSHRUNK)) == [kept]
-    shrunk = run_check(CHECK, _config(_reader(most_lines=8), database=database))
+    shrunk = run_check(CHECK, reader_config(reference_reader(most_lines=8), database=database))
     assert shrunk.outcome == "fail"
     assert shrunk.failures[0].stream is not None
     assert shrunk.failures[0].stream.count(b"\n") == 9
     assert len(list(database.fetch(key))) == 1
-
-
-def _failed_run_left(tmp_path: Path, name: str) -> tuple[bytes, dict[bytes, set[bytes]]]:
-    """The check's key, and what a failing run (the buffer of eight) left for it."""
-    folder = DirectoryBasedExampleDatabase(str(tmp_path / name))
-    broken = _config(_reader(most_lines=8), database=folder)
-    assert run_check(CHECK, broken).outcome == "fail"
-    key = database_key(CHECK, broken)
-    return key, _entries(folder, key)
 
 
 def test_a_read_only_database_s_passing_entries_cost_a_budget_and_the_cache_is_read(
@@ -450,28 +370,28 @@ def test_a_read_only_database_s_passing_entries_cost_a_budget_and_the_cache_is_r
     from the case cache, not generated again, the entries after the strata as in the
     first.  Replaying all of them every run, and never reading the cache while any is
     held, would make a run's cost grow with the database."""
-    key, left = _failed_run_left(tmp_path, "artifact")
+    key, left = failed_run_left(tmp_path, "artifact")
     held = left[b""] | left[UNSHRUNK]
     assert len(held) > BUDGET
     artifact = ReadOnlyDatabase(DirectoryBasedExampleDatabase(str(tmp_path / "artifact")))
     cache = tmp_path / "cases"
-    fixed = _config(_reader(), database=artifact, case_cache=cache)
-    strata, own = _own_cases(fixed)
+    fixed = reader_config(reference_reader(), database=artifact, case_cache=cache)
+    strata, own = own_cases(fixed)
     _no_engine(monkeypatch)
-    graded = _graded(monkeypatch)
+    graded = graded_streams(monkeypatch)
     first = run_check(CHECK, fixed)
     assert first.outcome == "pass", first.message
     assert first.cases == len(graded) == len(strata) + BUDGET + len(own)
     replayed = graded[len(strata) : len(strata) + BUDGET]
     assert replayed[0].count(b"\n") == 9  # the shrunk one
-    _no_generation(monkeypatch)
+    no_generation(monkeypatch)
     for _ in range(2):
         graded.clear()
         again = run_check(CHECK, fixed)
         assert again.outcome == "pass", again.message
         assert graded == strata + replayed + own  # as the first, from the cache
         assert again.cases == len(graded)
-    assert _entries(DirectoryBasedExampleDatabase(str(tmp_path / "artifact")), key) == left
+    assert held_entries(DirectoryBasedExampleDatabase(str(tmp_path / "artifact")), key) == left
 
 
 def test_a_shared_database_loses_no_more_than_hypothesis_would(
@@ -481,7 +401,7 @@ def test_a_shared_database_loses_no_more_than_hypothesis_would(
     the primary one first, as Hypothesis's reuse phase) and drops each that passes from
     the user's own directory and a shared one (Redis): no more than Hypothesis would
     drop; from a read-only one none.  The next run replays the next ones."""
-    key, left = _failed_run_left(tmp_path, "local")
+    key, left = failed_run_left(tmp_path, "local")
     local = DirectoryBasedExampleDatabase(str(tmp_path / "local"))
     artifact_dir = DirectoryBasedExampleDatabase(str(tmp_path / "artifact"))
     redis = SharedDatabase(InMemoryExampleDatabase(), "redis://test/0", (OSError,))
@@ -491,20 +411,20 @@ def test_a_shared_database_loses_no_more_than_hypothesis_would(
             redis.save(key + sub, value)
     both = MultiplexedDatabase(local, ReadOnlyDatabase(artifact_dir), redis)
     _no_engine(monkeypatch)
-    fixed = _config(_reader(), database=both)
+    fixed = reader_config(reference_reader(), database=both)
     assert run_check(CHECK, fixed).outcome == "pass"
-    assert _entries(artifact_dir, key) == left
+    assert held_entries(artifact_dir, key) == left
     for part in (local, redis):
-        now = _entries(part, key)
+        now = held_entries(part, key)
         assert not now[b""] and len(left[UNSHRUNK] - now[UNSHRUNK]) == BUDGET - 1
     # the artifact holds them all: the same seed replays the same budget of them
     assert run_check(CHECK, fixed).outcome == "pass"
-    assert _entries(redis, key) == _entries(local, key) == now
+    assert held_entries(redis, key) == held_entries(local, key) == now
     # without it, the next ones
-    alone = _config(_reader(), database=MultiplexedDatabase(local, redis))
+    alone = reader_config(reference_reader(), database=MultiplexedDatabase(local, redis))
     assert run_check(CHECK, alone).outcome == "pass"
     for part in (local, redis):
-        after = _entries(part, key)
+        after = held_entries(part, key)
         assert len(now[UNSHRUNK] - after[UNSHRUNK]) == min(BUDGET, len(now[UNSHRUNK]))
 
 
@@ -516,9 +436,9 @@ def test_a_held_failure_fails_a_run_from_the_case_cache(
     when the cases are drawn, it is handed to Hypothesis and shrunk, and the read-only
     database keeps it."""
     cache = tmp_path / "cases"
-    reader = _reader(most_lines=90)  # passes every case of the seed (86 lines at most)
-    warm = _config(reader, case_cache=cache)
-    strata, own = _own_cases(warm)
+    reader = reference_reader(most_lines=90)  # passes every case of the seed (86 lines at most)
+    warm = reader_config(reader, case_cache=cache)
+    strata, own = own_cases(warm)
     assert max(s.count(b"\n") for s in strata + own) <= 90
     assert run_check(CHECK, warm).outcome == "pass"  # the cache written
     strategy = check_strategy(CHECK, warm.vocabulary())
@@ -531,9 +451,9 @@ def test_a_held_failure_fails_a_run_from_the_case_cache(
     key = database_key(CHECK, warm)
     folder.save(key, choices_to_bytes(passing.choices))
     folder.save(key + UNSHRUNK, choices_to_bytes(failing.choices))
-    config = _config(reader, case_cache=cache, database=ReadOnlyDatabase(folder))
-    _no_generation(monkeypatch)
-    graded = _graded(monkeypatch)
+    config = reader_config(reader, case_cache=cache, database=ReadOnlyDatabase(folder))
+    no_generation(monkeypatch)
+    graded = graded_streams(monkeypatch)
     result = run_check(CHECK, config)
     assert result.outcome == "fail", result.message
     assert graded[: len(strata)] == strata  # from the cache
@@ -553,8 +473,8 @@ def test_every_held_shrunk_failure_is_replayed_the_budget_aside(tmp_path: Path) 
     holding more shrunk failures than the budget, of which only the largest still fails,
     fails the run.  (With the budget over all of them, the fixed ones, smaller, took the
     budget and the run passed: a flaw the database held, never graded.)"""
-    reader = _reader(most_lines=90)  # passes every case of the seed (86 lines at most)
-    config = _config(reader)
+    reader = reference_reader(most_lines=90)  # passes every case of the seed (86 lines at most)
+    config = reader_config(reader)
     strategy = check_strategy(CHECK, config.vocabulary())
     assert strategy is not None
     plain = _plain_examples_one_over_90_lines(strategy)
@@ -594,8 +514,8 @@ def _timeless(doc: Any) -> Any:
 def test_a_failure_that_does_not_come_back_is_an_error_not_a_pass() -> None:
     """A client that fails a drawn case once and passes it when Hypothesis runs it again
     is not deterministic: the check says so, with the case, instead of passing."""
-    conforming = _reader()
-    buffered = _reader(most_lines=8)
+    conforming = reference_reader()
+    buffered = reference_reader(most_lines=8)
     failed: list[int] = []
 
     def once(lines: Any) -> dict[str, Any]:
@@ -605,7 +525,7 @@ def test_a_failure_that_does_not_come_back_is_an_error_not_a_pass() -> None:
             return dict(buffered(iter(lines)))
         return dict(conforming(iter(lines)))
 
-    result = run_check(CHECK, _config(once))
+    result = run_check(CHECK, reader_config(once))
     assert failed
     assert result.outcome == "error", result.message
     assert "not deterministic" in result.message

@@ -78,13 +78,11 @@ class FuzzReport(Report):
 
     fuzz: FuzzOutcome | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        doc = super().to_json()
-        if self.fuzz is not None:
-            doc["fuzz"] = self.fuzz.to_json()
-        return doc
+    def extra_json(self) -> dict[str, Any]:
+        return {"fuzz": self.fuzz.to_json()} if self.fuzz is not None else {}
 
-    def summary_lines(self) -> list[str]:
+    def extra_lines(self) -> list[str]:
+        """What the fuzzing did, after the run's summary."""
         f = self.fuzz
         if f is None:
             return []
@@ -110,11 +108,3 @@ class FuzzReport(Report):
         if f.sharing is not None:
             lines.extend(f.sharing.lines())
         return lines
-
-    def _terminal(self, verbose: bool) -> str:
-        return "\n".join([super()._terminal(verbose), "", *self.summary_lines()])
-
-    def markdown(self) -> str:
-        lines = self.summary_lines()
-        extra = "\n".join(f"- {line}" for line in lines)
-        return super().markdown() + ("\n" + extra + "\n" if extra else "")

@@ -12,6 +12,7 @@ from stella_conform.conformance.checks import Check
 from stella_conform.conformance.matrix.config import MatrixConfig
 from stella_conform.conformance.report.compare import check_shape
 from stella_conform.conformance.report.compare import merge as merge_reports
+from stella_conform.conformance.report.json_report import report_document
 from stella_conform.conformance.report.model import Report, load_known_failures
 from stella_conform.conformance.suite import (
     CheckResult,
@@ -67,7 +68,7 @@ def matrix_document(
             stopped=stopped,
         )
         out_cells.append(
-            {"client": client.name, "vocabulary": vocab.name, "report": report.to_json()}
+            {"client": client.name, "vocabulary": vocab.name, "report": report_document(report)}
         )
     doc = _document(config, out_cells, date, shard_label, idents)
     if incomplete:

@@ -50,6 +50,7 @@ def report_document(report: Report) -> dict[str, Any]:
         ),
         **({"incomplete": report.incomplete} if report.incomplete else {}),
         **({"error": report.error} if report.error is not None else {}),
+        **report.extra_json(),  # what a report that says more (fuzz's) adds
     }
 
 
@@ -77,8 +78,7 @@ def report_json_text(doc: Any) -> str:
 
 
 class JsonFile(ReportFile):
-    """``--json PATH``: the report's JSON (``report.to_json()``, which a report that says
-    more extends)."""
+    """``--json PATH``: the report's JSON."""
 
     def render(self, report: Report) -> str:
-        return report_json_text(report.to_json())
+        return report_json_text(report_document(report))

@@ -98,4 +98,4 @@ class JUnitFile(ReportFile):
     """``--junit-xml PATH``: the report as JUnit XML."""
 
     def render(self, report: Report) -> str:
-        return report.junit()
+        return junit_xml(report)

@@ -115,12 +115,15 @@ def markdown_text(report: Report) -> str:
     sampled = report.sampled_note()
     if sampled:
         out.append(f"\n{escaped(sampled)}")
-    return "\n".join(out) + "\n"
+    text = "\n".join(out) + "\n"
+    extra = report.extra_lines()  # what a report that says more (fuzz's) adds
+    if extra:
+        text += "\n" + "\n".join(f"- {line}" for line in extra) + "\n"
+    return text
 
 
 class MarkdownFile(ReportFile):
-    """``--markdown PATH``: the Markdown report (``report.markdown()``, which a report that
-    says more extends)."""
+    """``--markdown PATH``: the Markdown report."""
 
     def render(self, report: Report) -> str:
-        return report.markdown()
+        return markdown_text(report)

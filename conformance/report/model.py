@@ -3,8 +3,8 @@
 :class:`Report` holds what every output says — counts, the blocking checks, the known
 failures that now pass, the claims and the chosen mode in words — and renders nothing:
 each format is its own module (``terminal``, ``json_report``, ``junit``, ``markdown``).
-Its ``terminal()``, ``to_json()``, ``junit()`` and ``markdown()`` hand it to them, so a
-report that says more (``fuzz``'s) extends each format by overriding one method.
+A report that says more (``fuzz``'s) gives it through two hooks those modules call,
+:meth:`Report.extra_json` and :meth:`Report.extra_lines`.
 """
 
 from __future__ import annotations
@@ -143,32 +143,13 @@ class Report:
         """What the client claims and what that leaves ungraded; empty without claims."""
         return self.config.claims.describe(self.stella(), self.checks())
 
-    # Each format renders in its own module; these hand the report to it.
+    # What a report that says more adds; each format module asks for it.
 
-    def to_json(self) -> dict[str, Any]:
-        """The report as ``schemas/report.schema.json`` has it."""
-        from stella_conform.conformance.report.json_report import report_document
+    def extra_json(self) -> dict[str, Any]:
+        """Keys the JSON report holds after the run's own (none for a run)."""
+        return {}
 
-        return report_document(self)
-
-    def terminal(self, verbose: bool = False, color: bool = False) -> str:
-        """The report for people; ``color``: outcome words in ANSI colour (after escaping)."""
-        from stella_conform.conformance.report.terminal import colour_outcomes
-
-        text = self._terminal(verbose)
-        return colour_outcomes(text) if color else text
-
-    def _terminal(self, verbose: bool) -> str:
-        from stella_conform.conformance.report.terminal import terminal_text
-
-        return terminal_text(self, verbose)
-
-    def markdown(self) -> str:
-        from stella_conform.conformance.report.markdown import markdown_text
-
-        return markdown_text(self)
-
-    def junit(self) -> str:
-        from stella_conform.conformance.report.junit import junit_xml
-
-        return junit_xml(self)
+    def extra_lines(self) -> list[str] | None:
+        """Lines after the run's own in the terminal and Markdown reports, when this report
+        has a section of its own (even an empty one); None: it has none."""
+        return None

@@ -97,7 +97,15 @@ def terminal_text(report: Report, verbose: bool) -> str:
     sampled = report.sampled_note()
     if sampled:
         lines.append(sampled)
-    return for_terminal("\n".join(lines))
+    text = for_terminal("\n".join(lines))
+    extra = report.extra_lines()  # what a report that says more (fuzz's) adds
+    return text if extra is None else "\n".join([text, "", *extra])
+
+
+def terminal_report(report: Report, verbose: bool = False, color: bool = False) -> str:
+    """The report for people; ``color``: outcome words in ANSI colour (after escaping)."""
+    text = terminal_text(report, verbose)
+    return colour_outcomes(text) if color else text
 
 
 @dataclass(frozen=True)
@@ -120,4 +128,4 @@ class TerminalReport:
             color = self.color if self.stopped_color is None else self.stopped_color
         else:
             return
-        self.echo(event.report.terminal(self.verbose, color=color), color=color)
+        self.echo(terminal_report(event.report, self.verbose, color=color), color=color)

@@ -16,6 +16,7 @@ from stella_conform.conformance.checks import BY_ID, select
 from stella_conform.conformance.clients.runner import Client
 from stella_conform.conformance.report.model import Report
 from stella_conform.conformance.report.progress import progress_line
+from stella_conform.conformance.report.terminal import terminal_report
 from stella_conform.conformance.suite import CaseFailure, CheckResult, SuiteConfig
 
 
@@ -55,9 +56,9 @@ def _result(outcome: str, message: str, stderr: str = "") -> CheckResult:
 def test_colour_marks_outcomes_and_never_revives_client_escapes() -> None:
     results = [_result("pass", "3 case(s)"), _result("error", "crash \x1b[2J", "\x1b[31mboom\n")]
     report = Report(SuiteConfig(Client(argv=("x",))), results, "v")
-    plain = report.terminal()
+    plain = terminal_report(report)
     assert "\x1b" not in plain
-    coloured = report.terminal(color=True)
+    coloured = terminal_report(report, color=True)
     assert coloured.startswith("\x1b[32mPASS\x1b[0m ")
     assert "\n\x1b[1;35mERROR\x1b[0m " in coloured  # an error is not a failure's red
     # the client's own escape sequences stay visible text, coloured or not

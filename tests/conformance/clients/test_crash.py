@@ -293,7 +293,9 @@ def test_the_crash_report_is_found_after_a_flood_of_logging(tmp_path: Path) -> N
 
 def test_client_text_in_reports_cannot_break_the_markdown_or_the_terminal() -> None:
     from stella_conform.conformance.checks import BY_ID
+    from stella_conform.conformance.report.markdown import markdown_text
     from stella_conform.conformance.report.model import Report
+    from stella_conform.conformance.report.terminal import terminal_report
     from stella_conform.conformance.suite import CaseFailure, CheckResult, SuiteConfig
 
     check = BY_ID["R3.missing-or-non-string-type"]
@@ -308,9 +310,9 @@ def test_client_text_in_reports_cannot_break_the_markdown_or_the_terminal() -> N
         check.id, check.name, check.rule, check.tier, "error", "m", failures=[failure]
     )
     report = Report(SuiteConfig(Client(argv=("x",))), [result], "v")
-    md = report.markdown()
+    md = markdown_text(report)
     assert "a&#124;b &lt;i&gt;x&lt;/i&gt; &#96;y&#96;\\x1b[31m" in md
-    assert "\x1b" not in report.terminal() and "\\x1b[31m" in report.terminal()
+    assert "\x1b" not in terminal_report(report) and "\\x1b[31m" in terminal_report(report)
 
 
 @pytest.mark.slow

@@ -354,7 +354,10 @@ def test_shards_of_different_samples_are_not_merged() -> None:
 def test_a_sampled_run_never_says_a_known_failure_can_leave_the_list() -> None:
     """A known failure may pass on a sample only because its fixture was left out."""
     from stella_conform.conformance.clients.runner import Client
+    from stella_conform.conformance.report.json_report import report_document
+    from stella_conform.conformance.report.markdown import markdown_text
     from stella_conform.conformance.report.model import Report
+    from stella_conform.conformance.report.terminal import terminal_report
     from stella_conform.conformance.suite import CheckResult, SuiteConfig
 
     result = CheckResult("R1.line-by-line", "reads line by line", "R1", "MUST", "pass", "")
@@ -362,15 +365,15 @@ def test_a_sampled_run_never_says_a_known_failure_can_leave_the_list() -> None:
     client = Client(("true",), "report")
     whole = Report(SuiteConfig(client), [result], "default", known_failures=known)
     assert whole.now_passing == ["R1.line-by-line"]
-    assert "remove it from the list: R1.line-by-line" in whole.terminal(color=False)
+    assert "remove it from the list: R1.line-by-line" in terminal_report(whole, color=False)
     sampled = Report(
         SuiteConfig(client, fixtures_per_check=1), [result], "default", known_failures=known
     )
     assert sampled.now_passing == []
-    for text in (sampled.terminal(color=False), sampled.markdown()):
+    for text in (terminal_report(sampled, color=False), markdown_text(sampled)):
         assert "remove it from the list" not in text
         assert "not proven fixed: R1.line-by-line" in text
-    assert sampled.to_json()["known_failures_now_passing"] == []
+    assert report_document(sampled)["known_failures_now_passing"] == []
 
 
 @pytest.mark.parametrize(
@@ -405,7 +408,11 @@ def test_every_renderer_shows_how_many_more_strata_failed_alike(tmp_path: Path) 
     from stella_conform.conformance.matrix.document import matrix_document
     from stella_conform.conformance.matrix.run import cell_suite_config
     from stella_conform.conformance.report.failures import alike
+    from stella_conform.conformance.report.json_report import report_document
+    from stella_conform.conformance.report.junit import junit_xml
+    from stella_conform.conformance.report.markdown import markdown_text
     from stella_conform.conformance.report.model import Report
+    from stella_conform.conformance.report.terminal import terminal_report
     from stella_conform.conformance.suite import CaseFailure, CheckResult
 
     (tmp_path / "m.toml").write_text(
@@ -427,9 +434,9 @@ def test_every_renderer_shows_how_many_more_strata_failed_alike(tmp_path: Path) 
     assert shown in m.to_markdown(doc), m.to_markdown(doc)
     assert shown in m.to_html(doc)
     report = Report(suites[0], [failed], "stella-default")
-    for rendered in (report.markdown(), report.terminal(), report.junit()):
+    for rendered in (markdown_text(report), terminal_report(report), junit_xml(report)):
         assert shown in rendered and second in rendered, rendered
-    assert report.to_json()["checks"][0]["failures"][0]["alike"] == 3
+    assert report_document(report)["checks"][0]["failures"][0]["alike"] == 3
     # a shard anyone could have edited: only a count is shown
     for bad in ("3", True, -2, 2.5, None):
         assert alike({"alike": bad}) == "", bad

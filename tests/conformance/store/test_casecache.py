@@ -24,6 +24,7 @@ from stella_conform.conformance import suite
 from stella_conform.conformance.checks import BY_ID
 from stella_conform.conformance.checks.claims import Claims
 from stella_conform.conformance.clients.runner import Client
+from stella_conform.conformance.report.json_report import report_document
 from stella_conform.conformance.report.model import Report
 from stella_conform.conformance.store import casecache
 from stella_conform.conformance.suite import SuiteConfig, run_suite
@@ -64,7 +65,7 @@ def _config(tmp_path: Path, argv: tuple[str, ...] = PY_REFERENCE, **kw: Any) -> 
 def _graded(config: SuiteConfig, checks: list[str] = STREAM_CHECKS) -> dict[str, Any]:
     """The run's JSON report, less what differs between any two runs (times, case ids)."""
     results = run_suite([BY_ID[c] for c in checks], config)
-    doc = Report(config, results, config.vocabulary().ident, {}).to_json()
+    doc = report_document(Report(config, results, config.vocabulary().ident, {}))
     doc.pop("date")
     for check in doc["checks"]:
         check.pop("seconds")

@@ -30,6 +30,7 @@ from stella_conform.conformance.fuzz import FAILURES_PER_CHECK
 from stella_conform.conformance.report.compare import load_report
 from stella_conform.conformance.report.failures import LISTED
 from stella_conform.conformance.report.model import Report
+from stella_conform.conformance.report.terminal import terminal_report
 from stella_conform.conformance.suite import (
     IN_PROCESS_SKIP,
     SAVED_WHOLE,
@@ -117,7 +118,7 @@ def test_failing_cases_are_listed_smallest_first_with_a_count() -> None:
         check.id, check.name, check.rule, check.tier, "fail", kept[0].message,
         failures=kept, failed_cases=len(kept) + 4,  # four more than were kept
     )  # fmt: skip
-    text = Report(SuiteConfig(Client(argv=("x",))), [result], "v").terminal()
+    text = terminal_report(Report(SuiteConfig(Client(argv=("x",))), [result], "v"))
     assert f"    {LISTED + 9} more failing cases, smallest first:" in text
     listed = [line for line in text.splitlines() if line.startswith("      case")]
     assert len(listed) == LISTED and listed[0].startswith(f"      case{LISTED + 3} (fixture): ")

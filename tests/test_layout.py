@@ -109,9 +109,12 @@ for name, module in list(sys.modules.items()):
 print(json.dumps(seen))
 """
     roots = [str(REPO / name) for name in (*LAYERS, "src")]
+    # the checkout's package first (a wheel in site-packages would hide the checkout), and
+    # the repository root on the path as well, where the bare layer names are found
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
     out = subprocess.run(
         [sys.executable, "-c", probe, *roots],
-        cwd=REPO, capture_output=True, text=True, timeout=120,
+        cwd=REPO, capture_output=True, text=True, timeout=120, env=env,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     import json

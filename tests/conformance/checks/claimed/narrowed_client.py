@@ -14,7 +14,7 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "adapters", "python"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "..", "adapters", "python"))
 
 from both_versions_client import BOTH_REQUIRED, BothReader  # noqa: E402
 from stella_reader import Adapter  # noqa: E402

@@ -177,6 +177,21 @@ def test_a_bad_pyproject_key_is_a_usage_error_naming_it(tmp_path: Path) -> None:
     assert "unknown key 'max_shrinks' (did you mean 'max-shrinks'?)" in out.stderr
 
 
+def test_a_broken_pyproject_of_another_tool_is_not_the_kit_s_business(tmp_path: Path) -> None:
+    """A project's pyproject.toml that does not name the kit's table is read by its own
+    tools; a run from below it grades as if there were none. One that names the table and
+    cannot be read is the user's mistake in configuring the kit: exit 2, naming it."""
+    from stella_conform.options.pyproject import read
+
+    below = tmp_path / "sub"
+    below.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[tool.other\nbroken = \n")
+    assert read(below) == (None, {})
+    (tmp_path / "pyproject.toml").write_text("[tool.stella-conform]\nexamples = \n")
+    out = kit_inline("run", "--", sys.executable, "-c", "pass", cwd=below)
+    assert out.returncode == 2 and "malformed pyproject.toml" in out.stderr, out.stderr
+
+
 def test_each_pyproject_key_of_the_model_is_read(tmp_path: Path) -> None:
     from stella_conform.options.pyproject import values
 

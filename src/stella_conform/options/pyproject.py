@@ -24,6 +24,7 @@ from typing import Any
 from stella_conform.errors import SetupError, read_toml_file
 from stella_conform.options.kinds import Problem, Text, Words
 from stella_conform.options.model import BY_PYPROJECT, OPTIONS, Unset
+from stella_conform.safe_files import DOCUMENT_CAP, RefusedFile, read_regular
 
 #: Where the table lives in ``pyproject.toml``.
 TABLE = ("tool", "stella-conform")
@@ -44,13 +45,27 @@ def read(start: Path | None = None) -> tuple[Path | None, dict[str, Any]]:
     path = find(Path.cwd() if start is None else start)
     if path is None:
         return None, {}
-    doc = read_toml_file(path, "pyproject.toml")
+    try:
+        doc = read_toml_file(path, "pyproject.toml")
+    except SetupError:
+        if not _mentions_the_table(path):
+            return None, {}  # a project file that does not configure the kit is not its business
+        raise
     table: Any = doc
     for key in TABLE:
         table = table.get(key, {}) if isinstance(table, dict) else None
     if not isinstance(table, dict):
         raise SetupError(f"{path}: [tool.stella-conform] must be a table")
     return path, values(table, path)
+
+
+def _mentions_the_table(path: Path) -> bool:
+    """Whether an unreadable ``pyproject.toml`` names the kit's table: only then is its
+    damage the kit's to report (the user meant to configure the kit there)."""
+    try:
+        return b"stella-conform" in read_regular(path, DOCUMENT_CAP)
+    except (OSError, RefusedFile):
+        return False
 
 
 def values(table: Mapping[str, Any], path: Path) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """One exit-status rule for every road: a run, a merged report and a matrix take the same
-precedence (setup error, then stop, then verdict), so a client that cannot be graded is
-exit 2 whether it is graded alone, in shards or in a matrix cell."""
+precedence (stop, then setup error, then verdict), so a client that cannot be graded is
+exit 2 whether it is graded alone, in shards or in a matrix cell, and a stopped run is
+128 + N whatever its parts said."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from stella_conform.errors import (
         (False, None, False, PASSED),
         (False, None, True, FAILED),
         (False, STOPPED + 15, True, STOPPED + 15),
-        (True, STOPPED + 15, True, SETUP_ERROR),
+        (True, STOPPED + 15, True, STOPPED + 15),
         (True, None, False, SETUP_ERROR),
     ],
 )
@@ -44,7 +45,7 @@ def test_one_run(error: bool, stopped: int | None, failing: bool, expected: int)
         ([1, 2], SETUP_ERROR),
         ([0, 2], SETUP_ERROR),
         ([1, STOPPED + 2, STOPPED + 15], STOPPED + 15),
-        ([2, STOPPED + 15], SETUP_ERROR),
+        ([2, STOPPED + 15], STOPPED + 15),
     ],
 )
 def test_many_runs_taken_as_one(statuses: list[int], expected: int) -> None:
@@ -86,6 +87,9 @@ def test_a_merged_report_takes_the_same_precedence(tmp_path: Any) -> None:
     b = {**copy.deepcopy(base), **_report(2, error="does not start")}
     merged: dict[str, Any] = {"checks": []}
     compare._totals(merged, [a, b])
+    assert merged["exit_code"] == STOPPED + 15
+    merged = {"checks": []}
+    compare._totals(merged, [b, {**copy.deepcopy(base), **_report(1)}])
     assert merged["exit_code"] == SETUP_ERROR
     merged = {"checks": []}
     compare._totals(merged, [a, {**copy.deepcopy(base), **_report(0)}])

@@ -5,7 +5,8 @@ verdict from a mistake: 0 the thing checked is right, 1 it is wrong (a failing c
 stream a client must reject, a regression), 2 bad input to the kit (:class:`SetupError`:
 one clear line, never a traceback), 3 a bug in the kit itself, 128 + N stopped by signal N.
 :func:`exit_status` decides one run's status and :func:`combined_exit_status` the status of
-many runs taken together (a matrix's cells, a merged report's shards), by one precedence.
+many runs taken together (a matrix's cells, a merged report's shards), by one precedence:
+stopped, then setup error, then failed.
 """
 
 from __future__ import annotations
@@ -32,20 +33,20 @@ STOPPED = 128
 
 
 def exit_status(*, error: bool = False, stopped: int | None = None, failing: bool = False) -> int:
-    """One run's status: a run that could not grade its client at all says so first (what
-    was graded proves nothing), then a stop (the checks graded before it are not a whole
-    run), then the verdict."""
-    if error:
-        return SETUP_ERROR
+    """One run's status: a stop first (whatever was graded before it is not a whole run,
+    and a CI step must see that it was stopped), then a run that could not grade its
+    client at all (what was graded proves nothing), then the verdict."""
     if stopped is not None:
         return stopped
+    if error:
+        return SETUP_ERROR
     return FAILED if failing else PASSED
 
 
 def combined_exit_status(statuses: Iterable[int]) -> int:
-    """The status of several runs taken as one, by :func:`exit_status`'s precedence: a part
-    that could not be graded makes the whole a setup error, a stopped part (the highest
-    signal) makes it stopped, any failing part makes it fail."""
+    """The status of several runs taken as one, by :func:`exit_status`'s precedence: a
+    stopped part (the highest signal) makes the whole stopped, a part that could not be
+    graded makes it a setup error, any failing part makes it fail."""
     given = list(statuses)
     stops = [s for s in given if s >= STOPPED]
     return exit_status(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -9,6 +10,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from stella_conform.conformance.kinds.protocol import InputKind
 from stella_conform.conformance.kinds.registry import register
 from stella_conform.generators.grammar import JOURNAL_LINES, TextForm
+from stella_conform.oracle.corpus import EXPECT_SUFFIX, TRACE_EXPECT_FORMAT
+from stella_conform.safe_files import make_dirs, write_atomic
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
@@ -67,8 +70,6 @@ class JournalKind(InputKind):
         description: str,
         seed: int | None,
     ) -> Path:
-        from stella_conform.oracle.corpus import write_trace_fixture
-
         return write_trace_fixture(directory, name, case.stream, description)
 
     # ------------------------------------------------------------------ generated cases
@@ -114,3 +115,28 @@ class JournalKind(InputKind):
             entry["name"], data, "generated", tuple(entry["mutations"]), vocab=vocab,
             kind=self.name,
         )  # fmt: skip
+
+
+def write_trace_fixture(directory: Path, name: str, data: bytes, description: str) -> Path:
+    """A journal and the reference reader's reading of it (checks too, when readable): the
+    trace fixture format, written by the journal kind because its expectation holds the
+    trace checks' outcomes, which the oracle below the checks cannot compute."""
+    from stella_conform.conformance.checks.trace import grade_journal  # (checks import kinds)
+
+    make_dirs(directory)  # below a pinned folder: no link followed on the way
+    path = directory / f"{name}.jsonl"
+    write_atomic(path, data)
+    report = grade_journal(data)
+    expect: dict[str, Any] = {
+        "format": TRACE_EXPECT_FORMAT,
+        "description": description,
+        **{k: report.reading[k] for k in ("verdict", "rejected_line", "torn_final_line")},
+        "known_events": report.reading["known_events"],
+        "unrecognized_events": report.reading["unrecognized_events"],
+    }
+    if report.readable:
+        expect["crashed"] = report.crashed
+        expect["checks"] = {r.id: r.outcome for r in report.results}
+    text = json.dumps(expect, indent=2, ensure_ascii=False) + "\n"
+    write_atomic(directory / f"{name}{EXPECT_SUFFIX}", text)
+    return path

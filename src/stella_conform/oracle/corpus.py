@@ -392,26 +392,3 @@ def iter_trace_fixtures(directory: Path | None = None) -> Iterator[TraceFixture]
     directory = directory or bundled_fixtures_dir() / "trace"
     for path in sorted(directory.glob("*.jsonl")):
         yield read_trace_fixture(path)
-
-
-def write_trace_fixture(directory: Path, name: str, data: bytes, description: str) -> Path:
-    """A journal and the reference reader's reading of it (checks too, when readable)."""
-    from stella_conform.conformance.checks.trace import grade_journal
-
-    make_dirs(directory)  # below a pinned folder: no link followed on the way
-    path = directory / f"{name}.jsonl"
-    write_atomic(path, data)
-    report = grade_journal(data)
-    expect: dict[str, Any] = {
-        "format": TRACE_EXPECT_FORMAT,
-        "description": description,
-        **{k: report.reading[k] for k in ("verdict", "rejected_line", "torn_final_line")},
-        "known_events": report.reading["known_events"],
-        "unrecognized_events": report.reading["unrecognized_events"],
-    }
-    if report.readable:
-        expect["crashed"] = report.crashed
-        expect["checks"] = {r.id: r.outcome for r in report.results}
-    text = json.dumps(expect, indent=2, ensure_ascii=False) + "\n"
-    write_atomic(directory / f"{name}{EXPECT_SUFFIX}", text)
-    return path

@@ -2,7 +2,7 @@
 
 Each check runs its curated fixtures, then generated cases that carry only that
 check's mutations: its strata, then random examples the kit draws from the check's
-Hypothesis strategy itself (:mod:`~stella_conform.generators.engine.drawing`: no engine run
+Hypothesis strategy itself (:mod:`~stella_conform.generators.engine.examples`: no engine run
 around each).  A failing generated case is handed to the check's Hypothesis property,
 which shrinks it (within a budget of client runs, since every shrink step starts the
 client again); it is saved in the fixture format, and reported with the command that
@@ -76,7 +76,6 @@ from stella_conform.conformance.suite.held import (
 )
 from stella_conform.conformance.suite.model import FAILURES_KEPT, CaseFailure, CheckResult
 from stella_conform.conformance.suite.pacing import FAIL_FAST_CRASHES, Pace, last_stderr_line
-from stella_conform.conformance.suite.paired import paired_stream, self_describing
 from stella_conform.conformance.suite.preflight import Preflight, preflight
 from stella_conform.conformance.suite.properties import (
     GENERATING,
@@ -137,14 +136,12 @@ __all__ = [
     "last_stderr_line",
     "load_case",
     "not_drawable",
-    "paired_stream",
     "preflight",
     "random_examples",
     "replay_command",
     "run_check",
     "run_suite",
     "save_failure",
-    "self_describing",
     "shared_sessions",
     "shrink_drawn",
     "smallest_first",

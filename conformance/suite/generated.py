@@ -48,7 +48,7 @@ from stella_conform.conformance.suite.properties import (
     shrink_drawn,
 )
 from stella_conform.conformance.suite.sessions import CaseRunner
-from stella_conform.generators.engine.drawing import redrawn
+from stella_conform.generators.engine.examples import redrawn
 from stella_conform.generators.strata import Stratum
 from stella_conform.schemas.vocabulary import Vocabulary
 
@@ -437,7 +437,7 @@ class GeneratedPhase:
 
     def grade_random(self) -> None:
         """The random examples the kit draws itself
-        (:mod:`~stella_conform.generators.engine.drawing`: no engine run around each); the
+        (:mod:`~stella_conform.generators.engine.examples`: no engine run around each); the
         first failing one is handed to Hypothesis to shrink (or reported as drawn when
         nothing may shrink it, and kept as a failure not shrunk:
         :data:`~stella_conform.conformance.suite.held.UNSHRUNK`)."""

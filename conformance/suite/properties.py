@@ -19,7 +19,7 @@ from hypothesis.strategies import SearchStrategy
 from stella_conform.conformance.checks import Check
 from stella_conform.conformance.suite.cases import GeneratedCase
 from stella_conform.conformance.suite.config import SuiteConfig, check_seed
-from stella_conform.generators.engine.drawing import drawn
+from stella_conform.generators.engine.examples import drawn
 from stella_conform.generators.engine.internals import (
     ChoiceT,
     key_entries,

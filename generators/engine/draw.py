@@ -52,7 +52,7 @@ def drawing() -> tuple[type[ConjectureData], type[HypothesisProvider]]:
 def drawn(strategy: st.SearchStrategy[T], random: Random | None = None) -> Drawn | None:
     """:func:`simplest`, with the choice sequence it was drawn from; or, given ``random``,
     an example whose choices Hypothesis's provider draws from it, as under ``@given``
-    (``generators/engine/drawing.py``: a run's random examples)."""
+    (``generators/engine/examples.py``: a run's random examples)."""
     simplest_choices = (ChoiceTemplate("simplest", count=None),) if random is None else None
     data_class, provider = drawing()
     data = data_class(
@@ -66,7 +66,7 @@ def drawn_in(data: ConjectureData, strategy: st.SearchStrategy[T], test: Any) ->
     one for ``test`` (every registered random seeded, in a build context), without the
     engine; ``None`` when it is rejected (a filter, an assumption) or over the size limit.
     A run's strata and random examples, the database entries it replays
-    (``generators/engine/drawing.py``) and the probe that holds the kit's fast drawing to
+    (``generators/engine/examples.py``) and the probe that holds the kit's fast drawing to
     Hypothesis's own (``leaves.agrees``) are all drawn here, so that they draw alike."""
     with deterministic_PRNG(), BuildContext(data, is_final=False, wrapped_test=test):
         try:

@@ -90,7 +90,7 @@ def test_the_strata_leave_the_random_examples_as_they_were() -> None:
     config = SuiteConfig(client=Client(argv=("t",), mode="persistent"), database_dir=None)
     strategy = check_strategy(check, config.vocabulary())
     assert strategy is not None
-    # the random examples as the kit draws them (generators/engine/drawing.py), strata or not
+    # the random examples as the kit draws them (generators/engine/examples.py), strata or not
     alone = [case for case, _ in random_examples(check, config, strategy)]
     graded: list[bytes] = []
 

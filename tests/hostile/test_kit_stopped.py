@@ -284,7 +284,7 @@ STOP_LANDS_IN = {
     # Hypothesis records a case a draw left half-drawn: when the case replays an earlier
     # one's start (its engine mutating a case), recording it raises "Inconsistent data
     # generation!" in the stop's place (a KeyboardInterrupt alone is let through). A run
-    # draws its random examples itself (generators/engine/drawing.py; the engine runs when
+    # draws its random examples itself (generators/engine/examples.py; the engine runs when
     # the database holds a failure): the stop lands in the 40th draw with a client live
     "a draw": """
         from hypothesis.internal.conjecture.data import ConjectureData

@@ -126,7 +126,7 @@ def test_the_self_describing_pair_changes_only_the_spelling() -> None:
     not UTF-8), writes no ``Infinity`` (not JSON) and keeps a line's CR, so a client can
     read the pair differently for no other reason than the spelling."""
     from stella_conform.conformance.checks import GradedCase
-    from stella_conform.conformance.suite import self_describing
+    from stella_conform.conformance.kinds.pairs import self_describing
 
     end = b'{"type":"run_complete","model":"m","cost_usd":0}\n'
     legacy = b'{"type":"text","delta":"a\\ud800b","n":1}\r\n'

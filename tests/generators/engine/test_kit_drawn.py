@@ -1,4 +1,4 @@
-"""A run draws a check's random examples itself (generators/engine/drawing.py), without
+"""A run draws a check's random examples itself (generators/engine/examples.py), without
 Hypothesis's engine around each, and hands a failing one to Hypothesis to shrink."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from stella_conform.conformance.suite import (
     random_examples,
     run_check,
 )
-from stella_conform.generators.engine.drawing import drawn
+from stella_conform.generators.engine.examples import drawn
 
 
 def _a_seed_drawing(strategy: Any, count: int, wanted: Any) -> list[Any]:

@@ -80,7 +80,7 @@ class Fuzzer:
         #: (its timeouts scaled by what the coverage costs it, feedback.traced_client).
         traced = traced_client(client, feedback, self.suite.seed)
         self.traced = dataclasses.replace(self.suite, client=traced)
-        self.asked: Callable[[], bool] = lambda: False  # a first Ctrl-C (stopping.py)
+        self.asked: Callable[[], bool] = lambda: False  # a first Ctrl-C (stopping.signals)
         self.progress = progress
         self.clock = clock
         self.random = random.Random(self.suite.seed)

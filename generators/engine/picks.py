@@ -1,8 +1,8 @@
 """Draws of an index or an option, through strategies built once per size.
 
 ``st.sampled_from(a_list)`` builds and validates a new strategy on every call, which
-costs more than the draw itself (about 130 µs against 50 µs on the machine the kit is
-measured on); a mutation that picks one line of the stream does that once per case.
+costs more than the draw itself; a mutation that picks one line of the stream would do
+that once per case.
 These helpers draw an index with one cached ``st.integers(0, n - 1)`` per size: the
 same choice, shrinking towards the first option as ``sampled_from`` does, and no
 draw at all when there is only one option (as ``sampled_from`` of one value).

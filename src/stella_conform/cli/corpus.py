@@ -173,8 +173,8 @@ def _diff_all(
             raise SetupError(f"not a directory: {directory}")
         if not any(_stream(p) for p in directory.iterdir()):
             raise SetupError(f"no recordings (*.jsonl) in {directory}")
-        # read one at a time as the oracle is asked (a folder of big recordings was held
-        # whole before the first was compared)
+        # read one at a time as the oracle is asked, so a folder of big recordings is not
+        # held whole before the first is compared
         read = [0]
         recordings = _recordings(directory, read)
         name = "fixtures" if not directories else str(directory)

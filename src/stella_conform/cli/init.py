@@ -57,9 +57,10 @@ def write_template(language: str, directory: Path, *, force: bool = False) -> li
     """Copy a language's template into ``directory``; :class:`SetupError` rather than overwrite.
 
     A name the template writes that is a link (dangling or not), a FIFO, a folder or a
-    device is refused, ``--force`` or not: a dangling link created a file outside the
-    folder, a linked 0600 file was overwritten and made 0755, a FIFO hung ``init``.  Each
-    file is written whole to a temporary file beside it and renamed into place.
+    device is refused, ``--force`` or not: writing through a dangling link creates a file
+    outside the folder, through a link to a 0600 file overwrites it and makes it 0755, and
+    opening a FIFO hangs ``init``.  Each file is written whole to a temporary file beside
+    it and renamed into place.
     """
     template = TEMPLATES[language]
     source = templates_dir() / language

@@ -37,7 +37,8 @@ def trace_check(journal: Path, as_json: bool) -> None:
     facts = JournalFacts()
     try:
         with _journal_file(journal) as fh:
-            # one line at a time: memory stays flat (a 60 MB journal held whole: 752 MiB)
+            # one line at a time, so memory stays flat however big the journal (held whole,
+            # a journal's lines cost many times its size)
             lines = (line.removesuffix(b"\n") for line in bounded_lines(fh, STREAM_LINE_CAP))
             report = grade_journal_lines(lines, facts)
     except RefusedFile as exc:

@@ -28,9 +28,9 @@ from stella_conform.conformance.clients.runner import (
 )
 from stella_conform.conformance.report.model import load_known_failures
 from stella_conform.errors import SetupError, read_toml_file
-from stella_conform.options.kinds import Count, Problem
+from stella_conform.options.kinds import Problem, from_toml
 from stella_conform.options.kinds import Seconds as SecondsKind
-from stella_conform.options.model import BY_NAME, OPTIONS, InMatrix
+from stella_conform.options.model import BY_NAME, InMatrix
 from stella_conform.schemas.vocabulary import (
     BUNDLED,
     BUNDLED_ALIASES,
@@ -176,30 +176,19 @@ def load_config(path: Path) -> MatrixConfig:
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise SetupError(f"{path}: two {what}s named {dupes[0]!r}")
-    try:
-        config = MatrixConfig(
-            clients,
-            vocabularies,
-            base,
-            examples=int(settings.get("examples", _default("examples"))),
-            seed=int(settings.get("seed", _default("seed"))),
-            jobs=int(settings.get("jobs", _default("jobs"))),
-            failures_dir=base / str(settings["failures_dir"])
-            if "failures_dir" in settings
-            else None,
-            max_shrinks=int(settings.get("max_shrinks", _default("max_shrinks"))),
-            fixtures_per_check=_sample_size(settings["fixtures_per_check"], path)
-            if "fixtures_per_check" in settings
-            else None,
-        )
-    except (TypeError, ValueError) as exc:
-        raise SetupError(
-            f"{path}: [matrix] examples, seed, jobs, max_shrinks and fixtures_per_check must be"
-            f" integers ({exc})"
-        ) from None
-    if config.examples < 0 or config.jobs < 1 or config.max_shrinks < 0:
-        raise SetupError(f"{path}: [matrix] examples and max_shrinks must be >= 0, jobs >= 1")
-    _in_range(settings, path)
+    # no failures_dir: under the output folder, not the model's default
+    failures_dir = _setting(settings, "failures_dir", path) if "failures_dir" in settings else None
+    config = MatrixConfig(
+        clients,
+        vocabularies,
+        base,
+        examples=_setting(settings, "examples", path),
+        seed=_setting(settings, "seed", path),
+        jobs=_setting(settings, "jobs", path),
+        failures_dir=None if failures_dir is None else base / failures_dir,
+        max_shrinks=_setting(settings, "max_shrinks", path),
+        fixtures_per_check=_sample_size(settings, path),
+    )
     # every value of the file is checked before any client starts (the hellos below)
     _check_claims(config, path)
     config.clients = [_with_hello(client, base, path) for client in config.clients]
@@ -229,19 +218,26 @@ def _with_hello(client: ClientSpec, base: Path, path: Path) -> ClientSpec:
     return replace(client, profiles=chosen, hello=hello)
 
 
-def _sample_size(value: Any, path: Path) -> int:
-    """``fixtures_per_check``: a whole number of at least one, taken as written.
+def _sample_size(settings: dict[str, Any], path: Path) -> int | None:
+    """``fixtures_per_check``, a whole number of at least one; ``None`` (every fixture)
+    when the file leaves it out.
 
     0 would grade no fixture at all (with ``examples = 0``, a green matrix that graded
-    nothing), and ``1.5`` or ``true`` truncated to 1 would grade something the file does
-    not say.
+    nothing), and ``1.5`` or ``true`` read as 1 would grade something the file does not say.
     """
-    if type(value) is not int or value < 1:
+    if "fixtures_per_check" not in settings:
+        return None
+    value = settings["fixtures_per_check"]
+    try:
+        count: int = from_toml(BY_NAME["fixtures_per_check"].kind, value)
+    except Problem as problem:
+        if problem.reason == "above":
+            raise SetupError(f"{path}: [matrix] fixtures_per_check: {problem}") from None
         raise SetupError(
             f"{path}: [matrix] fixtures_per_check must be a whole number of at least 1 "
             f"(got {value!r}); leave it out to grade every fixture"
-        )
-    return value
+        ) from None
+    return count
 
 
 def _client(entry: dict[str, Any], base: Path, path: Path) -> ClientSpec:
@@ -290,18 +286,19 @@ def _client(entry: dict[str, Any], base: Path, path: Path) -> ClientSpec:
     )
 
 
-def _in_range(settings: dict[str, Any], path: Path) -> None:
-    """Each ``[matrix]`` number within the model's range, in the words every source uses."""
-    for option in OPTIONS:
-        where = option.matrix
-        if not (isinstance(where, InMatrix) and where.table == "matrix"):
-            continue
-        if isinstance(option.kind, Count) and type(settings.get(where.key)) in (int, float):
-            try:
-                option.kind.parse(settings[where.key])
-            except Problem as problem:
-                if problem.reason == "above":
-                    raise SetupError(f"{path}: [matrix] {where.key}: {problem}") from None
+def _setting(settings: dict[str, Any], name: str, path: Path) -> Any:
+    """The ``[matrix]`` value of the model's option ``name`` (the matrix's default when the
+    file leaves it out), checked by the model as every source's value is: a refused value
+    is a :class:`SetupError` in the words the command line and ``pyproject.toml`` use."""
+    option = BY_NAME[name]
+    assert isinstance(option.matrix, InMatrix) and option.matrix.table == "matrix"
+    key = option.matrix.key
+    if key not in settings:
+        return _default(name)
+    try:
+        return from_toml(option.kind, settings[key])
+    except Problem as problem:
+        raise SetupError(f"{path}: [matrix] {key}: {problem}") from None
 
 
 def _seconds(entry: dict[str, Any], key: str, name: str, path: Path) -> float:

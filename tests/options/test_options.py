@@ -124,6 +124,39 @@ def test_a_number_out_of_range_is_refused_alike_by_every_source(
     assert said in out.stderr, out.stderr
 
 
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("1.5", "examples: a whole number, got 1.5"),
+        ("true", "examples: a whole number, got True"),
+        ('"5"', "examples: a whole number, got '5'"),
+    ],
+)
+def test_the_matrix_refuses_a_count_that_is_not_a_whole_number_as_pyproject_does(
+    tmp_path: Path, value: str, said: str
+) -> None:
+    """A ``[matrix]`` count is checked by the model, not truncated or read from a text: the
+    words are the model's, which ``[tool.stella-conform]`` gives for 1.5 and true."""
+    from stella_conform.conformance.matrix import load_config
+    from stella_conform.errors import SetupError
+    from stella_conform.options.kinds import Problem, from_toml
+    from stella_conform.options.model import BY_NAME
+    from stella_conform.options.pyproject import values
+
+    path = tmp_path / "m.toml"
+    path.write_text(f'[matrix]\nexamples = {value}\n\n[[client]]\nname = "c"\ncommand = ["true"]\n')
+    with pytest.raises(SetupError) as refused:
+        load_config(path)
+    assert str(refused.value) == f"{path}: [matrix] {said}"
+    given = {"1.5": 1.5, "true": True}.get(value, "5")
+    with pytest.raises(Problem) as model:
+        from_toml(BY_NAME["examples"].kind, given)
+    assert f"examples: {model.value}" == said
+    if value != '"5"':  # pyproject.toml reads a text as the command line does
+        with pytest.raises(SetupError, match=f"stella-conform\\] {said}"):
+            values({"examples": given}, tmp_path / "pyproject.toml")
+
+
 def test_the_plugin_refuses_a_number_out_of_range_in_the_same_words(
     pytester: pytest.Pytester,
 ) -> None:

@@ -168,3 +168,18 @@ class Words:
 
 
 Kind = Count | Seconds | Flag | Choice | Text | Words
+
+
+def from_toml(kind: Kind, value: Any) -> Any:
+    """``value`` as a TOML file gives it, checked by ``kind``.
+
+    A TOML file types its values, so a number is written as a number and a flag as
+    ``true``/``false``: a text where a number or a flag is wanted (``examples = "5"``) is
+    refused, not read, as ``1.5`` and ``true`` are refused for a count.
+    """
+    if isinstance(kind, Count | Seconds) and not isinstance(value, int | float):
+        what = "a whole number" if isinstance(kind, Count) else "seconds, a number"
+        raise Problem(f"{what}, got {value!r}", "kind")
+    if isinstance(kind, Flag) and not isinstance(value, bool):
+        raise Problem(f"expected true or false, got {value!r}", "kind")
+    return kind.parse(value)

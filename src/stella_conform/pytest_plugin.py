@@ -23,7 +23,7 @@ from __future__ import annotations
 import shlex
 import threading
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -131,7 +131,11 @@ def _database(config: pytest.Config) -> Any:
         raise pytest.UsageError(f"stella_database: {exc}") from None
 
 
-def build_config(config: pytest.Config, client: Any) -> Any:
+def build_config(
+    config: pytest.Config, client: Any, defaults: Mapping[str, Any] | None = None
+) -> Any:
+    """The suite's configuration from the ini and ``--stella-*`` values; ``defaults`` (by
+    the model's names, checked by :func:`_arguments`) stand where neither gives a value."""
     from stella_conform.conformance.checks.claims import Claims
     from stella_conform.options.suite import suite_config
 
@@ -143,6 +147,7 @@ def build_config(config: pytest.Config, client: Any) -> Any:
         "wire_schema": _vocabulary_option(config),
         "case_cache": _case_cache(config, rootdir),
     }
+    options.update((k, v) for k, v in (defaults or {}).items() if _option(config, k) is None)
     return suite_config(
         client,
         options,
@@ -449,27 +454,33 @@ def conformance_tests(
     mode = "report" if wants_report(parser) else "exit"
     client = Client(argv=(), mode=mode, function=Parser(parser, kinds))  # type: ignore[arg-type]
     known = dict(known_failures or {})
+    given = _arguments(examples=examples, seed=seed)  # the ini and --stella-* win over them
 
     @pytest.mark.stella
     @pytest.mark.parametrize("stella_check", checks, ids=[c.id for c in checks])
     def test_stella_conformance(stella_check: Any, request: pytest.FixtureRequest) -> None:
-        suite = build_config(request.config, client)
+        suite = build_config(request.config, client, given)
         if claims.any:
             suite = suite.with_claims(claims)
-        overrides = {}
-        if examples is not None and _option(request.config, "examples") is None:
-            overrides["examples"] = examples
-        if seed is not None and _option(request.config, "seed") is None:
-            overrides["seed"] = seed
-        if overrides:
-            import dataclasses
-
-            suite = dataclasses.replace(suite, **overrides)
         rerun = shlex.join(["pytest", request.node.nodeid, "--stella-seed", str(suite.seed)])
         run_as_test(stella_check, suite, known, rerun)
 
     test: Callable[..., None] = test_stella_conformance
     return test
+
+
+def _arguments(**values: Any) -> dict[str, Any]:
+    """:func:`conformance_tests`' option arguments given (not ``None``), checked by the
+    options model as an ini value is; :class:`ValueError` in the model's words otherwise."""
+    checked: dict[str, Any] = {}
+    for name, value in values.items():
+        if value is None:
+            continue
+        try:
+            checked[name] = _MODEL[name].kind.parse(value)
+        except Problem as problem:
+            raise ValueError(f"conformance_tests({name}=...): {problem}") from None
+    return checked
 
 
 def _graded(check: Any, config: Any) -> Any:

@@ -170,6 +170,26 @@ def test_the_plugin_refuses_a_number_out_of_range_in_the_same_words(
     assert said in result.stderr.str(), result.stderr.str()
 
 
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ({"examples": 10**20}, "examples=...): at most 1000000000, got 100000000000000000000"),
+        ({"examples": -1}, "examples=...): at least 0, got -1"),
+        ({"examples": 1.5}, "examples=...): a whole number, got 1.5"),
+        ({"seed": True}, "seed=...): a whole number, got True"),
+    ],
+)
+def test_conformance_tests_refuses_its_arguments_in_the_models_words(
+    given: dict[str, object], said: str
+) -> None:
+    """``conformance_tests(examples=...)`` is checked by the model, as ``stella_examples``."""
+    from stella_conform.pytest_plugin import conformance_tests
+
+    with pytest.raises(ValueError) as refused:
+        conformance_tests(lambda lines: None, **given)  # type: ignore[arg-type]
+    assert str(refused.value) == f"conformance_tests({said}"
+
+
 def test_pyproject_is_read_from_the_nearest_folder_up(tmp_path: Path) -> None:
     """A key of [tool.stella-conform] is the default of its option, paths from the table's
     folder; the command line wins over it."""

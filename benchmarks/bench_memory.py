@@ -84,7 +84,8 @@ size = int(sys.argv[1])
 cases_module.runs = functools.partial(runs_module.runs, max_turns=size, max_steps=size)
 from stella_conform.conformance.checks import select
 from stella_conform.conformance.clients.runner import Client, PersistentSession
-from stella_conform.conformance.suite import SuiteConfig, run_suite
+from stella_conform.conformance.suite import run_suite
+from stella_conform.options.suite import suite_config
 lines = []
 real = PersistentSession.run
 def counted(self, stream, feed=None, _real=real):
@@ -92,9 +93,9 @@ def counted(self, stream, feed=None, _real=real):
     return _real(self, stream) if feed is None else _real(self, stream, feed)
 PersistentSession.run = counted
 with tempfile.TemporaryDirectory() as scratch:
-    config = SuiteConfig(
-        client=Client(tuple(sys.argv[4:]), mode="persistent", timeout=60),
-        examples=int(sys.argv[2]), failures_dir=Path(scratch), database_dir=None,
+    config = suite_config(
+        Client(tuple(sys.argv[4:]), mode="persistent", timeout=60),
+        {"examples": int(sys.argv[2]), "failures_dir": Path(scratch)}, database_dir=None,
     )
     results = run_suite(select(("reader", "dashboard")), config, jobs=1)
 bad = [r.id for r in results if r.outcome not in ("pass", "skip")]

@@ -40,7 +40,8 @@ from _harness import machine, table
 from stella_conform.allocator import keep_large_blocks
 from stella_conform.conformance.checks import select
 from stella_conform.conformance.clients.runner import LINES, Client, Feed, PersistentSession
-from stella_conform.conformance.suite import SuiteConfig, forget_shared_cases, run_suite
+from stella_conform.conformance.suite import forget_shared_cases, run_suite
+from stella_conform.options.suite import suite_config
 from stella_conform.oracle.decoder import decode_all
 
 REPO = Path(__file__).resolve().parents[1]
@@ -84,14 +85,16 @@ def kit_run(
         return real_run(self, stream, feed)
 
     with tempfile.TemporaryDirectory() as scratch:
-        config = SuiteConfig(
-            client=Client(argv, mode="persistent"),
-            examples=examples,
-            failures_dir=Path(scratch),
+        config = suite_config(
+            Client(argv, mode="persistent"),
+            {
+                "examples": examples,
+                "seed": seed,
+                "failures_dir": Path(scratch),
+                "case_cache": cache,
+            },
             database_dir=None,
             share_generation=share,
-            case_cache=cache,
-            seed=seed,
         )
         PersistentSession.run = recording  # type: ignore[method-assign]
         try:

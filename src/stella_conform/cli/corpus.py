@@ -12,7 +12,7 @@ import click
 from stella_conform.cli.client import load_vocabulary, wire_schema_option
 from stella_conform.cli.input_files import stream_lines
 from stella_conform.cli.params import KitPath, Seconds
-from stella_conform.errors import SetupError
+from stella_conform.errors import FAILED, PASSED, SetupError
 from stella_conform.safe_files import open_regular
 from stella_conform.safe_text import for_terminal
 
@@ -72,7 +72,7 @@ def corpus_check(directory: Path, wire_schema: Path | None) -> None:
     if checked == 0:
         raise SetupError(f"no fixtures (*.jsonl) in {directory}")
     click.echo(f"{checked} fixture(s), {failed} disagreement(s)")
-    sys.exit(1 if failed else 0)
+    sys.exit(FAILED if failed else PASSED)
 
 
 @corpus.command("diff")
@@ -139,7 +139,7 @@ def corpus_diff(
         stopping.leave(stop.exit_code)
     click.echo(render(results))
     _write_diff(json_path, to_json(results))
-    sys.exit(1 if any(r.unexplained for r in results) else 0)
+    sys.exit(FAILED if any(r.unexplained for r in results) else PASSED)
 
 
 def _write_diff(json_path: Path | None, doc: dict[str, Any]) -> None:

@@ -11,7 +11,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from stella_conform.errors import INTERNAL_ERROR, SetupError
+from stella_conform.errors import INTERNAL_ERROR, SETUP_ERROR, SetupError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -21,7 +21,7 @@ def fail_setup(message: str) -> NoReturn:
     from stella_conform.safe_text import for_terminal
 
     click.echo(f"stella-conform: {for_terminal(message)}", err=True)
-    sys.exit(2)
+    sys.exit(SETUP_ERROR)
 
 
 def _printable_streams() -> None:
@@ -73,6 +73,8 @@ class KitGroup(click.Group):
         except SetupError as exc:
             fail_setup(str(exc))
         except BrokenPipeError:
+            # the output's reader left (`| head`): 1, as Python's recipe for a broken pipe
+            # ends; not a verdict, so no named status
             sys.stderr.close()
             sys.exit(1)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
@@ -82,7 +84,7 @@ class KitGroup(click.Group):
                 # `> log` on a full disk, /dev/full: the output's failure, not the kit's
                 with contextlib.suppress(OSError, ValueError):
                     click.echo(f"stella-conform: cannot write to {lost}: {exc.strerror}", err=True)
-                sys.exit(2)
+                sys.exit(SETUP_ERROR)
             import traceback
 
             traceback.print_exc()

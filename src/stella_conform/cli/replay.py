@@ -16,7 +16,7 @@ from stella_conform.cli.client import client_options, make_client, wire_schema_o
 from stella_conform.cli.grading import claim_options, told_on_the_command_line
 from stella_conform.cli.options import ConfiguredCommand
 from stella_conform.cli.params import MODULE_SPEC, KitPath
-from stella_conform.errors import SetupError
+from stella_conform.errors import FAILED, PASSED, SetupError
 from stella_conform.safe_text import clip, for_terminal
 
 
@@ -151,7 +151,7 @@ def replay(
     _echo(f"\nexpected: {_expected_verdicts(graded)}")
     _safe_echo(f"client:   {obs.describe()}")
     _echo_stderr(obs)
-    sys.exit(0 if verdict.verdict == "pass" else 1)
+    sys.exit(PASSED if verdict.verdict == "pass" else FAILED)
 
 
 def _expected_verdicts(case: Any) -> str:
@@ -284,7 +284,7 @@ def _replay_as_check(
         echo(f"invoked:  {json_.dumps([i.get('argv') for i in obs.invocations])}")
     _echo_stderr(obs)
     echo(f"judgment: {verdict.verdict}" + (f": {verdict.message}" if verdict.message else ""))
-    sys.exit(1 if verdict.verdict in ("fail", "crash", "error") else 0)
+    sys.exit(FAILED if verdict.verdict in ("fail", "crash", "error") else PASSED)
 
 
 def _reading_name(label: str) -> str:

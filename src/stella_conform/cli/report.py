@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from stella_conform.cli.params import KitPath
-from stella_conform.errors import SetupError
+from stella_conform.errors import FAILED, PASSED, SetupError
 
 
 @click.group()
@@ -94,4 +94,4 @@ def report_diff(old: Path, new: Path, as_json: bool) -> None:
 
     result = diff(load_report(old), load_report(new))
     click.echo(json.dumps(result, indent=2) if as_json else diff_markdown(result))
-    sys.exit(1 if result["newly_failing"] else 0)
+    sys.exit(FAILED if result["newly_failing"] else PASSED)

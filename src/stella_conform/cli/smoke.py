@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from stella_conform.cli.client import client_options, make_client
+from stella_conform.errors import FAILED
 
 if TYPE_CHECKING:
     from stella_conform.conformance.checks import GradedCase
@@ -135,7 +136,7 @@ def smoke(command: tuple[str, ...], mode: str, timeout: float, line_timeout: flo
         click.echo(f"the adapter ({mode} mode):")
         click.echo(Step(f"supports --mode {mode}", False, str(exc)).line())
         click.echo(f"the adapter is broken: {exc}", err=True)
-        sys.exit(1)
+        sys.exit(FAILED)
 
     adapter: list[Step] = []
     if not exit_mode:
@@ -184,7 +185,7 @@ def smoke(command: tuple[str, ...], mode: str, timeout: float, line_timeout: flo
             else "the adapter is broken"
         )
         click.echo(f"{side}: fix it before grading the client", err=True)
-        sys.exit(1)
+        sys.exit(FAILED)
     if wrong:
         for case, _ in wrong:
             click.echo(f"\n{case.name}:")

@@ -14,6 +14,7 @@ import click
 from stella_conform.cli.client import load_vocabulary, wire_schema_option
 from stella_conform.cli.input_files import open_input, stream_lines
 from stella_conform.cli.params import KitPath
+from stella_conform.errors import FAILED, PASSED
 
 #: The stream ``decode`` and ``validate`` read: a regular file, or ``-`` (stdin).
 STREAM_FILE = KitPath("file", allow_dash=True, path_type=str, hint="use - to read a pipe on stdin")
@@ -72,7 +73,7 @@ def decode(stream: str, as_json: bool, quiet: bool, wire_schema: Path | None) ->
         if not quiet:
             for other in others:
                 click.echo(_describe_reading(other, summary))
-    sys.exit(0 if summary.verdict == "accept" else 1)
+    sys.exit(PASSED if summary.verdict == "accept" else FAILED)
 
 
 def _copied(lines: Iterator[bytes], copy: IO[bytes] | None) -> Iterator[bytes]:
@@ -223,7 +224,7 @@ def validate(stream: str, wire_schema: Path | None) -> None:
         else ""
     )
     click.echo(f"{lines} line(s), {problems} problem(s) against {vocab.ident}{also}")
-    sys.exit(1 if problems else 0)
+    sys.exit(FAILED if problems else PASSED)
 
 
 def _text_also(text: Any) -> str:

@@ -12,7 +12,7 @@ from typing import IO, Any
 import click
 
 from stella_conform.cli.params import KitPath
-from stella_conform.errors import SetupError
+from stella_conform.errors import SETUP_ERROR, SetupError
 from stella_conform.safe_files import STREAM_LINE_CAP, RefusedFile, bounded_lines, open_regular
 
 
@@ -60,7 +60,7 @@ def trace_check(journal: Path, as_json: bool) -> None:
             f"{reading['reason']}",
             err=True,
         )
-        sys.exit(2)
+        sys.exit(SETUP_ERROR)
     unknown = reading["unrecognized_events"]
     kinds = (
         f" ({', '.join(reading['unrecognized_types'])})" if reading["unrecognized_types"] else ""

@@ -11,7 +11,7 @@ import click
 import pytest
 from conftest import kit_inline
 
-from stella_conform.options.model import OPTIONS, Cli, Ini, InMatrix, Option, Source, Unset
+from stella_conform.options.model import BY_NAME, OPTIONS, Cli, Ini, InMatrix, Option, Source, Unset
 
 pytest_plugins = ["pytester"]
 
@@ -277,3 +277,84 @@ def test_suite_config_is_made_from_the_options_by_their_names() -> None:
     assert config.wire_schema == "s.json" and config.deadline is None
     budget = suite_config(Client(argv=("true",), mode="exit"), {"time_budget": 5.0}, started=1.0)
     assert budget.deadline == 6.0 and budget.time_budget == 5.0
+
+
+_HELP = "click's own --help, on every command"
+_PRINTS = "how this command prints what it looked up, not a choice of a grading run"
+#: The command-line options that are not the model's: the one command's own, each with why
+#: it is not an option of the kit (by the command's path, and the option's first flag).
+COMMAND_OWN: dict[tuple[str, str], str] = {
+    ("", "--version"): "prints the kit's version: a question, not a choice of a run",
+    ("decode", "--json"): _PRINTS,
+    ("decode", "--quiet"): _PRINTS,
+    ("checks", "--json"): _PRINTS,
+    ("trace check", "--json"): _PRINTS,
+    ("vocabulary", "--json"): _PRINTS,
+    ("report diff", "--json"): _PRINTS,
+    ("report merge", "--markdown"): "the merged matrix shards' Markdown, not a grading report",
+    ("report merge", "--html"): "the merged matrix shards' HTML, not a grading report",
+    ("corpus export", "--count"): "how many streams the exported corpus holds",
+    ("corpus export", "--seed"): "seeds the exported corpus (also -s), which no run grades",
+    ("corpus export", "--max-mutations"): "how far an exported stream is mutated",
+    ("corpus export", "--force"): "replaces a corpus already in the folder",
+    ("corpus diff", "--oracle"): "the external decoder compared with the kit's",
+    ("corpus diff", "--generated"): "generated streams compared beside the fixtures",
+    ("corpus diff", "--seed"): "seeds the streams compared (also -s), which no run grades",
+    ("corpus diff", "--timeout"): "seconds the external decoder may take, not a client",
+    ("corpus diff", "--json"): "the comparison's JSON, not a grading report",
+    ("replay", "--check"): "the one check a replayed case is judged by",
+    ("replay", "--parser"): "replays against an in-process parser instead of a command",
+    ("replay", "--reject"): "the in-process parser's rejecting exception (with --parser)",
+    ("replay", "--cwd"): "the folder a replayed client starts in, as the matrix cell's did",
+    ("matrix", "--out"): "the folder of the matrix's documents, named per run",
+    ("init", "--force"): "overwrites files init would otherwise leave",
+}
+
+
+def _every_command() -> dict[str, click.Command]:
+    """Every command of the kit by its path (``""`` the group, ``"report merge"``)."""
+    from stella_conform.cli import main
+
+    found: dict[str, click.Command] = {}
+
+    def walk(command: click.Command, path: str) -> None:
+        found[path] = command
+        if isinstance(command, click.Group):
+            for name, sub in command.commands.items():
+                walk(sub, f"{path} {name}".strip())
+
+    walk(main, "")
+    return found
+
+
+def _options_outside_the_model() -> list[str]:
+    """Each command's click option that is neither made from the model nor listed in
+    :data:`COMMAND_OWN`, and each model option on a command the model does not name."""
+    from stella_conform.cli.options import ModelOption
+
+    wrong = []
+    for path, command in _every_command().items():
+        for param in command.get_params(click.Context(command)):
+            if not isinstance(param, click.Option):
+                continue  # an argument: the command's own input
+            flag = next((f for f in param.opts if f.startswith("--")), param.opts[0])
+            if isinstance(param, ModelOption):
+                cli = BY_NAME[param.model].cli
+                assert isinstance(cli, Cli)
+                if path.split(" ")[0] not in cli.commands:
+                    wrong.append(f"{path} {flag}: the model names {cli.commands} for it")
+            elif flag == "--help":
+                continue  # _HELP
+            elif not COMMAND_OWN.get((path, flag), "").strip():
+                wrong.append(f"{path or 'stella-conform'} {flag}: not the model's")
+    return wrong
+
+
+def test_every_command_line_option_is_the_models_or_the_commands_own_for_a_reason() -> None:
+    """The reverse of the test above: a hand-written option outside the model fails here
+    unless it is listed with why it is the one command's own."""
+    assert _options_outside_the_model() == []
+    commands = _every_command()
+    for path, flag in COMMAND_OWN:
+        flags = {f for p in commands[path].params for f in p.opts}
+        assert flag in flags, f"{path} {flag}: listed, but no longer an option of the command"

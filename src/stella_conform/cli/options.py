@@ -150,6 +150,14 @@ def _click_type(name: str) -> Any:
     return None
 
 
+class ModelOption(click.Option):
+    """A click option made from the options model: ``model`` is the option's name there."""
+
+    def __init__(self, *args: Any, model: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.model = model
+
+
 def model_option(name: str, **overrides: Any) -> Callable[[F], F]:
     """The click option of the model's ``name``: its flags, kind, default and help, the
     command line's own settings (:data:`CLICK`), then ``overrides`` (a command whose help
@@ -168,7 +176,7 @@ def model_option(name: str, **overrides: Any) -> Callable[[F], F]:
         settings.pop("type", None)
     elif settings["type"] is None:
         del settings["type"]
-    return click.option(*option.cli.flags, **settings)
+    return click.option(*option.cli.flags, cls=ModelOption, model=name, **settings)
 
 
 def model_options(*names: str) -> Callable[[F], F]:

@@ -7,7 +7,7 @@ The sources are the command line (click options made from this table,
 (:mod:`stella_conform.conformance.matrix.config`) and the ``[tool.stella-conform]`` table
 of the client's ``pyproject.toml`` (:mod:`stella_conform.options.pyproject`). A source
 that cannot set an option says why (:class:`Unset`), so that a new option is offered by
-every source or refused by one for a stated reason (``tests/test_options.py``).
+every source or refused by one for a stated reason (``tests/options/test_options.py``).
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ OPTIONS: tuple[Option, ...] = (
         "auto: the client's hello within a short wait decides (persistent or report per its "
         "modes; no hello: exit); exit: exit status only (any client); report/persistent: the "
         "adapter protocol (docs/adapter-protocol.md).",
-        _cli("--mode", commands=("run", "fuzz", "replay")),
+        _cli("--mode", commands=("run", "fuzz", "replay", "smoke")),
         _ini(
             "stella_mode",
             "adapter protocol mode: auto (the client's hello decides), exit, report or persistent",
@@ -192,7 +192,7 @@ OPTIONS: tuple[Option, ...] = (
         Seconds(0.1),
         10.0,
         "Seconds a client may take for one case.",
-        _cli("--timeout", commands=("run", "fuzz", "replay")),
+        _cli("--timeout", commands=("run", "fuzz", "replay", "smoke")),
         _ini("stella_timeout", "seconds per case", "10"),
         InMatrix("client", "timeout"),
         "timeout",
@@ -207,7 +207,7 @@ OPTIONS: tuple[Option, ...] = (
             "--wire-schema",
             "--vocabulary",
             "wire_schema",
-            commands=("run", "fuzz", "replay", "corpus"),
+            commands=("run", "fuzz", "replay", "corpus", "decode", "validate", "vocabulary"),
         ),
         Ini(
             (
@@ -315,7 +315,7 @@ OPTIONS: tuple[Option, ...] = (
         Seconds(0.05),
         5.0,
         "Report mode: seconds to acknowledge one line (lockstep).",
-        _cli("--line-timeout", commands=("run", "fuzz", "replay")),
+        _cli("--line-timeout", commands=("run", "fuzz", "replay", "smoke")),
         Unset("the plugin's client answers each line within the default wait"),
         InMatrix("client", "line_timeout"),
         "line-timeout",
@@ -325,7 +325,7 @@ OPTIONS: tuple[Option, ...] = (
         Text(),
         None,
         "Exit mode: the exit statuses that mean 'rejected', comma-separated [default: 1].",
-        _cli("--reject-exit-codes", commands=("run", "fuzz", "replay")),
+        _cli("--reject-exit-codes", commands=("run", "fuzz", "replay", "smoke")),
         Unset("the plugin's exit-mode client rejects with status 1, as the protocol says"),
         Unset("a matrix's clients speak the adapter protocol or reject with status 1"),
         "reject-exit-codes",
@@ -336,7 +336,7 @@ OPTIONS: tuple[Option, ...] = (
         True,
         "Grade a runtime's crash report on stderr (uncaught exception, panic) as a "
         "crash, not a rejection [default: on].",
-        _cli("--crash-detection/--no-crash-detection", commands=("run", "fuzz", "replay")),
+        _cli("--crash-detection/--no-crash-detection", commands=("run", "fuzz", "replay", "smoke")),
         Unset("the plugin always grades a crash report as a crash"),
         Unset("a matrix always grades a crash report as a crash, so that its cells compare"),
         "crash-detection",

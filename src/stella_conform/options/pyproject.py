@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from stella_conform.errors import SetupError, read_toml_file
-from stella_conform.options.kinds import Problem, Text, Words
+from stella_conform.options.kinds import Problem, Text, Words, from_toml
 from stella_conform.options.model import BY_PYPROJECT, OPTIONS, Unset
 from stella_conform.safe_files import DOCUMENT_CAP, RefusedFile, read_regular
 
@@ -80,7 +80,7 @@ def values(table: Mapping[str, Any], path: Path) -> dict[str, Any]:
         if isinstance(kind, Text) and isinstance(value, list):
             value = ",".join(str(v) for v in value)  # knows = ["text", "error"]
         try:
-            parsed = kind.parse(value)
+            parsed = from_toml(kind, value)
         except Problem as problem:
             raise SetupError(f"{path}: [tool.stella-conform] {key}: {problem}") from None
         out[option.name] = _relative_to(parsed, kind, path.parent)

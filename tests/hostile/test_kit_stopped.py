@@ -477,6 +477,16 @@ def test_a_borrowed_process_gets_its_stop_state_back() -> None:
     assert done.stdout.split() == ["1", "False", "True", "True"], done.stdout + done.stderr
 
 
+def _stop_signals_default() -> None:
+    """The session under test starts as from a terminal: a suite started in the background
+    or under ``nohup`` ignores SIGINT or SIGHUP, its children inherit that (an ignored
+    signal stays ignored across exec), and the plugin rightly leaves an ignored signal
+    ignored, so the signal would prove nothing and the session would never end."""
+    for signum in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+
+
 @pytest.mark.parametrize("stop", list(STOPS))
 def test_the_plugin_stopped_mid_check_leaves_nothing(tmp_path: Path, stop: str) -> None:
     """SIGTERM or SIGHUP to a test session, which would kill pytest outright and leave the
@@ -495,6 +505,7 @@ def test_the_plugin_stopped_mid_check_leaves_nothing(tmp_path: Path, stop: str) 
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-k",
          "R1.valid-runs-accepted"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        preexec_fn=_stop_signals_default,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 120

@@ -37,7 +37,7 @@ from stella_conform.conformance.matrix.renderers import (
     to_html,
     to_markdown,
 )
-from stella_conform.conformance.matrix.run import ProgressFn, run_matrix
+from stella_conform.conformance.matrix.run import run_matrix
 
 __all__ = [
     "CLAIM_KEYS",
@@ -49,7 +49,6 @@ __all__ = [
     "MATRIX_SAME_RUN",
     "ClientSpec",
     "MatrixConfig",
-    "ProgressFn",
     "VocabularySpec",
     "cell_text",
     "exit_code",

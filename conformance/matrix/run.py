@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from stella_conform import stopping
@@ -17,13 +16,7 @@ from stella_conform.conformance.matrix.config import (
     VocabularySpec,
 )
 from stella_conform.conformance.matrix.document import matrix_document
-from stella_conform.conformance.suite import (
-    CheckResult,
-    SuiteConfig,
-    run_check,
-    shared_sessions,
-    worker_pool,
-)
+from stella_conform.conformance.suite import Grading, SuiteConfig, Task, Tell
 from stella_conform.safe_files import inside
 
 
@@ -53,68 +46,50 @@ def cell_suite_config(
     )
 
 
-def _run_group(group: list[tuple[SuiteConfig, Check]]) -> list[CheckResult]:
-    """One cell's checks in one worker: one client process serves them all (persistent
-    mode), and the cases of each check are the ones this worker generated for the column."""
-    return [run_check(check, suite) for suite, check in group]
-
-
-ProgressFn = Callable[[int, int, str, CheckResult], None]
-
-
 def run_matrix(
     config: MatrixConfig,
     *,
     shard: tuple[int, int] | None = None,
-    progress: ProgressFn | None = None,
+    tell: Tell | None = None,
 ) -> dict[str, Any]:
-    """Grade every cell (or one shard of the tasks) and return the matrix document."""
+    """Grade every cell (or one shard of the tasks) and return the matrix document; each
+    step is told to ``tell``, tagged with its cell."""
     cells = config.cells()
     tasks = config.tasks()
     if shard is not None:
         index, count = shard
         tasks = tasks[index - 1 :: count]
     suites = [cell_suite_config(config, c, v) for c, v in cells]
-    results: dict[tuple[int, str], CheckResult] = {}
-
-    def label(cell: int) -> str:
-        return f"{cells[cell][0].name} × {cells[cell][1].name}"
+    # the tasks come cell by cell: a persistent client serves all of a cell's checks
+    grading = Grading(
+        [
+            Task(check, suites[cell], f"{cells[cell][0].name} × {cells[cell][1].name}")
+            for cell, check in tasks
+        ],
+        tell,
+    )
 
     def document(incomplete: str | None = None, stopped: int | None = None) -> dict[str, Any]:
+        results = {(tasks[i][0], tasks[i][1].id): result for i, result in grading.results.items()}
         return matrix_document(config, tasks, suites, results, shard, incomplete, stopped)
 
     try:
-        if config.jobs <= 1 or len(tasks) <= 1:
-            # the tasks come cell by cell: a persistent client serves all of its checks
-            with shared_sessions():
-                for cell, check in tasks:
-                    results[(cell, check.id)] = run_check(check, suites[cell])
-                    if progress:
-                        progress(len(results), len(tasks), label(cell), results[(cell, check.id)])
-        else:
-            with worker_pool(config.jobs) as pool:  # stopped at once by a stop signal
-                # A worker grades one cell's checks in turn: a persistent client serves them
-                # all from one process (suite.shared_sessions), and a check's cases are still
-                # generated once per worker and column, not once per cell (suite._share_key).
-                by_cell: dict[int, list[tuple[int, Check]]] = {}
-                for cell, check in tasks:
-                    by_cell.setdefault(cell, []).append((cell, check))
-                # fewer cells than workers (one client, one vocabulary): split each cell's
-                # checks, so that every worker has some
-                split = -(-config.jobs // len(by_cell))
-                groups = [g[i::split] for g in by_cell.values() for i in range(min(split, len(g)))]
-                futures = {
-                    pool.submit(_run_group, [(suites[cell], check) for cell, check in group]): group
-                    for group in groups
-                }
-                for future, graded in stopping.finished(futures):  # a lost worker: Stopped
-                    for (cell, check), result in zip(futures[future], graded, strict=True):
-                        results[(cell, check.id)] = result
-                        if progress:
-                            progress(len(results), len(tasks), label(cell), result)
+        grading.run(config.jobs, _worker_groups(tasks, config.jobs))
     except stopping.Stopped as stop:
         # what was graded, marked incomplete: the CLI writes it and exits 128 + N
-        why = f"{stop.why} after {len(results)} of {len(tasks)} task(s)"
+        why = f"{stop.why} after {len(grading.results)} of {len(tasks)} task(s)"
         stop.partial = [document(why, stop.exit_code)]
         raise
     return document()
+
+
+def _worker_groups(tasks: list[tuple[int, Check]], jobs: int) -> list[list[int]]:
+    """The tasks each worker grades in turn: a cell's checks, so that a persistent client
+    serves them all from one process and a check's cases are generated once per worker and
+    column, not once per cell (``share_generation``); with fewer cells than workers (one
+    client, one vocabulary), each cell's checks split so that every worker has some."""
+    by_cell: dict[int, list[int]] = {}
+    for index, (cell, _check) in enumerate(tasks):
+        by_cell.setdefault(cell, []).append(index)
+    split = -(-jobs // max(1, len(by_cell)))
+    return [g[i::split] for g in by_cell.values() for i in range(min(split, len(g)))]

@@ -7,15 +7,14 @@ handler; no command learns how to render it.
 
 ``run``::
 
-    RunStarted → CheckFinished × N → RunFinished       (or RunStopped at a stop signal)
+    RunStarted → (CheckStarted → CaseGraded × n → CheckFinished) × N → RunFinished
+                                                        (or RunStopped at a stop signal)
 
-``fuzz`` emits :class:`Fuzzing` about once a second instead of :class:`CheckFinished`;
-``matrix`` ends in :class:`MatrixFinished` (or :class:`MatrixStopped`), its document.
-
-There is no event per graded case, nor one when a check starts: checks are graded in
-worker processes, and only a finished check's result comes back to the process that
-emits; a per-case event would cross the process boundary once a case for no output
-that shows it.
+The grading session (:mod:`stella_conform.conformance.suite.tasks`) tells the middle three;
+with ``-j`` several checks are graded at once, so their events interleave, but each check's
+cases come before its end.  ``fuzz`` emits :class:`Fuzzing` about once a second instead;
+``matrix`` tags each check's events with its cell and ends in :class:`MatrixFinished` (or
+:class:`MatrixStopped`), its document.
 """
 
 from __future__ import annotations
@@ -34,6 +33,29 @@ class RunStarted:
     """Grading begins: ``headline`` says what is graded, how, and with how many workers."""
 
     headline: str
+
+
+@dataclass(frozen=True)
+class CheckStarted:
+    """A check begins, one of ``total`` (in the matrix, in ``cell``)."""
+
+    check_id: str
+    name: str
+    total: int
+    cell: str | None = None
+
+
+@dataclass(frozen=True)
+class CaseGraded:
+    """The check's ``number``-th case ran on the client and was judged ``verdict``.
+
+    Every case counts, shrinking tries included: the report's case count leaves those out.
+    """
+
+    check_id: str
+    number: int
+    verdict: str
+    cell: str | None = None
 
 
 @dataclass(frozen=True)
@@ -91,7 +113,15 @@ class MatrixFinished:
 
 
 Event = (
-    RunStarted | CheckFinished | Fuzzing | RunStopped | RunFinished | MatrixStopped | MatrixFinished
+    RunStarted
+    | CheckStarted
+    | CaseGraded
+    | CheckFinished
+    | Fuzzing
+    | RunStopped
+    | RunFinished
+    | MatrixStopped
+    | MatrixFinished
 )
 
 

@@ -1,15 +1,20 @@
 """Progress on stderr while a session runs, so a slow run is never silent.
 
-On a terminal one line is rewritten in place; in a CI log each finished check (or each
-fuzzing interval) gets its own line the moment it is known.
+On a terminal one line is rewritten in place, naming the check being graded and its cases
+so far; in a CI log each finished check (or each fuzzing interval) gets its own line the
+moment it is known.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from stella_conform.conformance.report.events import (
+    CaseGraded,
     CheckFinished,
+    CheckStarted,
     Echo,
     Event,
     Fuzzing,
@@ -39,25 +44,44 @@ def progress_line(
     return f"{line}: {said if len(said) <= 120 else said[:119] + '…'}"
 
 
-@dataclass(frozen=True)
+@dataclass
 class CheckProgress:
     """``run``'s progress: a line per finished check; on a terminal, without its message
-    (the line is rewritten, and the report shows every message at the end)."""
+    (the line is rewritten, and the report shows every message at the end), and between
+    two ends the check last started with its cases so far, at most every ``every``
+    seconds (a long check is seen to be working)."""
 
     echo: Echo
     tty: bool
     color: bool = False
+    every: float = 0.1
+    clock: Callable[[], float] = time.monotonic
+    done: int = field(default=0, init=False)
+    total: int = field(default=0, init=False)
+    shown: float = field(default=float("-inf"), init=False)
 
     def handle(self, event: Event) -> None:
         if isinstance(event, RunStarted):
             self.echo(event.headline, err=True)
         elif isinstance(event, CheckFinished):
+            self.done, self.total = event.done, event.total
             done, total = event.done, event.total
             line = progress_line(done, total, event.result, color=self.color, message=not self.tty)
             if self.tty:
                 self.echo(f"{REWRITE}{line}", err=True, nl=done == total, color=True)
             else:
                 self.echo(line, err=True, color=self.color)
+        elif self.tty and isinstance(event, CheckStarted):
+            self.total = event.total
+            self._working(event.check_id, "")
+        elif self.tty and isinstance(event, CaseGraded) and self.clock() - self.shown >= self.every:
+            self._working(event.check_id, f": {event.number:,} case(s)")
+
+    def _working(self, check_id: str, cases: str) -> None:
+        """The check being graded (the last started), and its cases so far."""
+        self.shown = self.clock()
+        line = f"[{self.done}/{self.total}] {for_terminal(check_id)}{cases} …"
+        self.echo(f"{REWRITE}{line}", err=True, nl=False, color=True)
 
 
 def clock(seconds: float) -> str:

@@ -24,7 +24,9 @@ Each job has its room in this package; this module names what the rest of the ki
   the entries it holds;
 * :mod:`.generated`: a check's generated phase;
 * :mod:`.preflight`: the client tried once before any check;
-* :mod:`.grading` and :mod:`.workers`: one check graded, a run's checks, ``-j`` workers.
+* :mod:`.grading`: one check graded, a run's checks;
+* :mod:`.tasks` and :mod:`.workers`: the grading session (its tasks, inline or in ``-j``
+  workers, each step an event).
 """
 
 from __future__ import annotations
@@ -62,7 +64,6 @@ from stella_conform.conformance.suite.generated import (
 )
 from stella_conform.conformance.suite.grading import (
     IN_PROCESS_SKIP,
-    ProgressFn,
     grading_order,
     run_check,
     run_suite,
@@ -89,6 +90,7 @@ from stella_conform.conformance.suite.properties import (
 )
 from stella_conform.conformance.suite.replay import replay_command
 from stella_conform.conformance.suite.sessions import CaseRunner, shared_sessions
+from stella_conform.conformance.suite.tasks import Grading, Task, Tell
 from stella_conform.conformance.suite.workers import worker_pool
 
 __all__ = [
@@ -109,12 +111,14 @@ __all__ = [
     "CaseRunner",
     "CheckResult",
     "GeneratedCase",
+    "Grading",
     "HandedOver",
     "HeldEntry",
     "Pace",
     "Preflight",
-    "ProgressFn",
     "SuiteConfig",
+    "Task",
+    "Tell",
     "case_failure",
     "check_property",
     "check_seed",

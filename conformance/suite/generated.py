@@ -37,7 +37,12 @@ from stella_conform.conformance.suite.config import SuiteConfig, check_seed
 from stella_conform.conformance.suite.failures import case_failure, save_failure
 from stella_conform.conformance.suite.fixtures import claimed
 from stella_conform.conformance.suite.held import UNSHRUNK, Dropping, held_entries
-from stella_conform.conformance.suite.model import FAILURES_KEPT, CaseFailure, CheckResult
+from stella_conform.conformance.suite.model import (
+    FAILURES_KEPT,
+    CaseFailure,
+    CheckResult,
+    OnCase,
+)
 from stella_conform.conformance.suite.pacing import Pace, stopped_judgment
 from stella_conform.conformance.suite.properties import (
     SHRINKING,
@@ -113,13 +118,14 @@ def generated_judgments(
     ctx: Context,
     result: CheckResult,
     pace: Pace,
+    on_case: OnCase,
 ) -> list[Judgment]:
     """The judgments of a check's generated cases (:class:`GeneratedPhase`); its failures
-    go into ``result``."""
+    go into ``result``, each case's verdict to ``on_case``."""
     strategy = check_strategy(check, vocab, config.recordings)
     if strategy is None:
         return []  # no mutation of this check can be made with the types the client knows
-    return GeneratedPhase(check, config, vocab, runner, ctx, result, pace, strategy).run()
+    return GeneratedPhase(check, config, vocab, runner, ctx, result, pace, strategy, on_case).run()
 
 
 class GeneratedPhase:
@@ -140,6 +146,7 @@ class GeneratedPhase:
         result: CheckResult,
         pace: Pace,
         strategy: SearchStrategy[GeneratedCase],
+        on_case: OnCase,
     ) -> None:
         self.check = check
         self.config = config
@@ -149,6 +156,7 @@ class GeneratedPhase:
         self.result = result
         self.pace = pace
         self.strategy = strategy
+        self.on_case = on_case
         #: The judgments of the cases passed (the failure's is added once it is final).
         self.judgments: list[Judgment] = []
         #: The failures seen, in order: the last one is the smallest, since Hypothesis
@@ -266,9 +274,12 @@ class GeneratedPhase:
         j = judge(self.check, g, obs, self.ctx)
         stop = self.pace.stop_message(obs)
         if stop is not None:
+            stopped = stopped_judgment(obs, stop)
             if self.unanswered is None:  # the first case unanswered is the one reported
-                self.unanswered = (g, stopped_judgment(obs, stop), obs)
+                self.unanswered = (g, stopped, obs)
+            self.on_case(stopped.verdict)
             raise _StopCheck
+        self.on_case(j.verdict)
         if j.verdict in ("fail", "crash", "error"):
             if obs.status == "timeout":
                 self.shrink_limit = 0  # a timeout is not shrunk: each try costs a --timeout

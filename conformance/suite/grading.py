@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from stella_conform import stopping
 from stella_conform.conformance.checks import Check, Context, Judgment, combine, judge
+from stella_conform.conformance.report.events import Event
 from stella_conform.conformance.suite.cases import not_drawable
 from stella_conform.conformance.suite.config import SuiteConfig
 from stella_conform.conformance.suite.failures import (
@@ -22,12 +23,11 @@ from stella_conform.conformance.suite.failures import (
 )
 from stella_conform.conformance.suite.fixtures import claimed, fixture_case, fixture_path
 from stella_conform.conformance.suite.generated import generated_judgments
-from stella_conform.conformance.suite.model import FAILURES_KEPT, CheckResult
+from stella_conform.conformance.suite.model import FAILURES_KEPT, CheckResult, OnCase
 from stella_conform.conformance.suite.pacing import Pace, stopped_judgment
 from stella_conform.conformance.suite.replay import replay_command
-from stella_conform.conformance.suite.sessions import CaseRunner, shared_sessions
+from stella_conform.conformance.suite.sessions import CaseRunner
 from stella_conform.conformance.suite.travel import fixture_name
-from stella_conform.conformance.suite.workers import worker_pool
 from stella_conform.oracle.corpus import bundled_fixtures_dir
 from stella_conform.safe_text import clip, no_surrogates
 from stella_conform.schemas.vocabulary import Vocabulary
@@ -67,8 +67,9 @@ IN_PROCESS_SKIP = (
 )
 
 
-def run_check(check: Check, config: SuiteConfig) -> CheckResult:
-    """Grade one check (called in a worker process, or inline for ``-j 1``).
+def run_check(check: Check, config: SuiteConfig, on_case: OnCase | None = None) -> CheckResult:
+    """Grade one check (called in a worker process, or inline for ``-j 1``); ``on_case`` is
+    told each case's verdict as it is judged.
 
     A stop (Ctrl-C, SIGTERM) mid-check bounds what the check had saved as a finished one
     does (:func:`~stella_conform.conformance.suite.failures.keep_bounded`), inline or in a
@@ -78,13 +79,15 @@ def run_check(check: Check, config: SuiteConfig) -> CheckResult:
     with tracking_written() as written:
         try:
             with _heap_frozen(), stopping.on_worker_stop(lambda: bound_stopped(result, written)):
-                return _run_check(check, config, result)
+                return _run_check(check, config, result, on_case)
         except stopping.Stopped:
             bound_stopped(result, written)
             raise
 
 
-def _run_check(check: Check, config: SuiteConfig, result: CheckResult) -> CheckResult:
+def _run_check(
+    check: Check, config: SuiteConfig, result: CheckResult, on_case: OnCase | None
+) -> CheckResult:
     started = time.monotonic()
     vocab = config.vocabulary()
     if not check.grades_in(config.client.mode):
@@ -121,15 +124,22 @@ def _run_check(check: Check, config: SuiteConfig, result: CheckResult) -> CheckR
     try:
         claims = config.claims
         ctx = Context(computes=claims.computes, summary_only=claims.summary_only)
-        stopped = _grade_fixtures(check, config, vocab, runner, ctx, result, pace, judgments)
+        told = on_case or _untold
+        stopped = _grade_fixtures(check, config, vocab, runner, ctx, result, pace, judgments, told)
         if not stopped and (check.mutations or check.valid_runs) and config.examples > 0:
-            judgments.extend(generated_judgments(check, config, vocab, runner, ctx, result, pace))
+            judgments.extend(
+                generated_judgments(check, config, vocab, runner, ctx, result, pace, told)
+            )
     finally:
         runner.close()
     _conclude(check, vocab, result, judgments, pace, None if unmet is None else unmet[0])
     result.seconds = time.monotonic() - started
     result.cut_short = pace.ran_out
     return result
+
+
+def _untold(verdict: str) -> None:
+    """No one listens for cases."""
 
 
 def _grade_fixtures(
@@ -141,6 +151,7 @@ def _grade_fixtures(
     result: CheckResult,
     pace: Pace,
     judgments: list[Judgment],
+    on_case: OnCase,
 ) -> bool:
     """The check's curated fixtures (after a quiet check's baseline), each judgment added
     to ``judgments`` and each failure to ``result``; whether the check stopped (a client
@@ -168,6 +179,7 @@ def _grade_fixtures(
         stop = pace.stop_message(obs)
         if stop is not None:
             j = stopped_judgment(obs, stop)
+        on_case(j.verdict)
         judgments.append(j)
         result.cases += 1
         if j.verdict in ("fail", "crash", "error"):
@@ -218,9 +230,6 @@ def _conclude(
         result.message = (f"{unmet}; " if unmet is not None else "") + result.failures[0].message
 
 
-ProgressFn = Callable[[int, int, CheckResult], None]
-
-
 def grading_order(checks: Sequence[Check]) -> list[Check]:
     """The checks in the order a run grades them: the quiet ones first, the others as given.
 
@@ -238,29 +247,20 @@ def run_suite(
     config: SuiteConfig,
     *,
     jobs: int = 1,
-    progress: ProgressFn | None = None,
+    tell: Callable[[Event], None] | None = None,
 ) -> list[CheckResult]:
-    """Grade every check; results in catalogue order (graded in :func:`grading_order`)."""
-    results: dict[str, CheckResult] = {}
-    total = len(checks)
+    """Grade every check, telling each step to ``tell``
+    (:class:`~stella_conform.conformance.suite.tasks.Grading`); results in catalogue order
+    (graded in :func:`grading_order`).  A stop raises with what was graded before it."""
+    from stella_conform.conformance.suite.tasks import Grading, Task
+
+    order = grading_order(checks)
+    grading = Grading([Task(check, config) for check in order], tell)
     try:
-        if jobs <= 1 or total <= 1:
-            with shared_sessions():
-                for check in grading_order(checks):
-                    results[check.id] = run_check(check, config)
-                    if progress:
-                        progress(len(results), total, results[check.id])
-        else:
-            with worker_pool(jobs) as pool:
-                futures = {
-                    pool.submit(run_check, check, config): check for check in grading_order(checks)
-                }
-                for future, result in stopping.finished(futures):  # a lost worker: Stopped
-                    check = futures[future]
-                    results[check.id] = result
-                    if progress:
-                        progress(len(results), total, results[check.id])
+        grading.run(jobs)
     except stopping.Stopped as stop:
-        stop.partial = [results[c.id] for c in checks if c.id in results]  # what was graded
+        graded = {order[i].id: result for i, result in grading.results.items()}
+        stop.partial = [graded[c.id] for c in checks if c.id in graded]
         raise
-    return [results[c.id] for c in checks]
+    graded = {order[i].id: result for i, result in grading.results.items()}
+    return [graded[c.id] for c in checks]

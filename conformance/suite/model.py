@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,6 +11,10 @@ from stella_conform.conformance.report.excerpt import digested_values
 #: The failing cases a check keeps in full (every fixture of the largest check, and more);
 #: more are counted, not kept.
 FAILURES_KEPT = 20
+
+#: Told each case's verdict as the client's run of it is judged (the grading session's
+#: :class:`~stella_conform.conformance.report.events.CaseGraded`).
+OnCase = Callable[[str], None]
 
 
 @dataclass

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 
 from stella_conform import stopping
@@ -23,7 +24,7 @@ def _before_fork() -> None:
     collect_local_constants()
 
 
-def _worker_init() -> None:
+def _worker_init(then: Callable[[], object] | None) -> None:
     """A ``-j`` worker (:func:`stopping.worker_pool`): its checks share its client; the
     shared client is shut down when the worker exits (multiprocessing runs its finalizers)."""
     from multiprocessing import util
@@ -31,14 +32,19 @@ def _worker_init() -> None:
     SharedSession.on = True
     SharedSession.session = None  # a forked parent's client is not this worker's
     util.Finalize(None, SharedSession.close, exitpriority=10)
+    if then is not None:
+        then()
 
 
 @contextlib.contextmanager
-def worker_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
+def worker_pool(
+    jobs: int, then: Callable[[], object] | None = None
+) -> Iterator[ProcessPoolExecutor]:
     """The pool of ``-j`` workers that grade checks: :func:`stopping.worker_pool` (stopped
     at once by a stop signal; a worker killed from outside is a :class:`stopping.Stopped`
-    too), each worker sharing its client between its checks."""
+    too), each worker sharing its client between its checks; ``then`` is called in each
+    worker as it starts."""
     stopping.supervise()
     _before_fork()
-    with stopping.worker_pool(jobs, _worker_init) as pool:
+    with stopping.worker_pool(jobs, functools.partial(_worker_init, then)) as pool:
         yield pool

@@ -253,12 +253,16 @@ def run_as_test(
 ) -> None:
     """Run one check and turn its outcome into pytest's: pass, fail, skip, xfail, warning.
 
-    A failure is reported with ``pytest.fail(..., pytrace=False)``: the explanation is
-    the whole report, with no traceback through the plugin's own code.
+    The check is graded by the grading session ``run`` uses, the test its handler.  A
+    failure is reported with ``pytest.fail(..., pytrace=False)``: the explanation is the
+    whole report, with no traceback through the plugin's own code.
     """
-    from stella_conform.conformance.suite import run_check
+    from stella_conform.conformance.suite import Grading, Task
 
-    result = run_check(check, suite_config)
+    outcome = _Outcome()
+    Grading([Task(check, suite_config)], outcome.handle).run()
+    result = outcome.result
+    assert result is not None  # the session ends every check it starts, or raises
     reason = known.get(check.id)
     if result.outcome == "skip":
         pytest.skip(result.message)
@@ -275,6 +279,18 @@ def run_as_test(
         return
     if result.outcome in ("fail", "crash", "error"):
         pytest.fail(explain(result, suite_config.seed, rerun), pytrace=False)
+
+
+class _Outcome:
+    """A test's handler of the grading session: the result its check finished with."""
+
+    result: Any = None
+
+    def handle(self, event: Any) -> None:
+        from stella_conform.conformance.report.events import CheckFinished
+
+        if isinstance(event, CheckFinished):
+            self.result = event.result
 
 
 class StellaCheckItem(pytest.Item):

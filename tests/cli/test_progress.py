@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import KIT, PY_REFERENCE, kit
@@ -129,3 +130,46 @@ def test_a_ci_log_gets_one_line_per_check_and_colour_only_when_asked(tmp_path: P
     assert "\x1b" not in out.stdout + out.stderr
     forced = kit(*args[:-1], "--color", "always", "--", *PY_REFERENCE, cwd=tmp_path)
     assert "\x1b[32mPASS\x1b[0m" in forced.stdout and "\x1b[32mPASS\x1b[0m" in forced.stderr
+
+
+def test_a_terminal_sees_the_check_being_graded_and_its_cases_so_far() -> None:
+    """Between two ends a long check is seen working: its id and its cases, rewritten in
+    place at most every ``every`` seconds; a log gets none of it (a line per check)."""
+    from stella_conform.conformance.report.events import (
+        CaseGraded,
+        CheckFinished,
+        CheckStarted,
+    )
+    from stella_conform.conformance.report.progress import REWRITE, CheckProgress
+
+    now = [0.0]
+    shown: list[tuple[str, bool]] = []
+
+    def echo(message: str, *, nl: bool = True, err: bool = False, color: Any = None) -> None:
+        shown.append((message, nl))
+
+    result = CheckResult("R1.a", "a", "MUST", "must", "pass", "", cases=3)
+    events = [
+        CheckStarted("R1.a", "a", 2),
+        CaseGraded("R1.a", 1, "pass"),  # 0.05 s after the line: not shown
+        CaseGraded("R1.a", 2, "pass"),
+        CaseGraded("R1.a", 3, "pass"),  # 0.05 s after the line: not shown
+        CheckFinished(1, 2, result),
+        CheckStarted("R2.\x1b[31mred", "b", 2),
+    ]
+    for tty in (True, False):
+        shown.clear()
+        now[0] = 0.0
+        progress = CheckProgress(echo, tty=tty, every=0.1, clock=lambda: now[0])
+        for event in events:
+            progress.handle(event)
+            now[0] += 0.05
+        if not tty:
+            assert [m for m, _ in shown] == [progress_line(1, 2, result)]
+            continue
+        assert shown == [
+            (f"{REWRITE}[0/2] R1.a …", False),
+            (f"{REWRITE}[0/2] R1.a: 2 case(s) …", False),
+            (f"{REWRITE}{progress_line(1, 2, result, message=False)}", False),
+            (f"{REWRITE}[1/2] R2.\\x1b[31mred …", False),
+        ]

@@ -52,14 +52,12 @@ def matrix(
         matrix_files,
     )
     from stella_conform.conformance.report.events import (
-        CheckFinished,
         MatrixFinished,
         MatrixStopped,
         RunStarted,
         Session,
     )
     from stella_conform.conformance.report.files import check_writable
-    from stella_conform.conformance.suite import CheckResult
     from stella_conform.safe_files import pin_dir
 
     pin_dir(out_dir)  # before any client runs (load_config reads hellos): no link followed
@@ -97,11 +95,8 @@ def matrix(
     )
     stopping.install()  # SIGTERM, SIGHUP, SIGINT: clients and workers stopped, partial matrix
 
-    def progress(done: int, total: int, cell: str, result: CheckResult) -> None:
-        session.emit(CheckFinished(done, total, result, cell))
-
     try:
-        doc = run_matrix(config, shard=parsed, progress=progress)
+        doc = run_matrix(config, shard=parsed, tell=session.emit)
     except stopping.Stopped as stop:
         partial = stop.partial[0] if stop.partial else None
         if isinstance(partial, dict):

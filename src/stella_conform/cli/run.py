@@ -191,17 +191,14 @@ def _grade(
     known: dict[str, str],
     shard: str | None,
 ) -> Report:
-    """Grade the checks, each one's end an event; the report, which the session has shown
+    """Grade the checks, each step an event; the report, which the session has shown
     and written (a stop signal: what was graded before it, then exit 128 + N)."""
     from stella_conform import stopping
-    from stella_conform.conformance.report.events import CheckFinished, RunFinished, RunStopped
+    from stella_conform.conformance.report.events import RunFinished, RunStopped
     from stella_conform.conformance.suite import CheckResult, run_suite
 
-    def progress(done: int, total: int, result: CheckResult) -> None:
-        session.emit(CheckFinished(done, total, result))
-
     try:
-        results = run_suite(checks, config, jobs=jobs, progress=progress)
+        results = run_suite(checks, config, jobs=jobs, tell=session.emit)
     except stopping.Stopped as stop:
         graded = [r for r in stop.partial if isinstance(r, CheckResult)]
         why = f"{stop.why} after {len(graded)} of {len(checks)} check(s)"

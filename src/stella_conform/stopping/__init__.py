@@ -40,7 +40,13 @@ from stella_conform.stopping.ledger import (
     untrack_file,
     untrack_group,
 )
-from stella_conform.stopping.pool import finished, stop_pool, worker_init, worker_pool
+from stella_conform.stopping.pool import (
+    finished,
+    pool_context,
+    stop_pool,
+    worker_init,
+    worker_pool,
+)
 from stella_conform.stopping.reaper import (
     REAP_MARK_ENV,
     _as_before,
@@ -90,6 +96,7 @@ __all__ = [
     "leave",
     "leave_after",
     "on_worker_stop",
+    "pool_context",
     "private_dir",
     "reap_orphans",
     "reaped",

@@ -69,6 +69,15 @@ def _stop_with_parent() -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
+def pool_context() -> Any:
+    """The multiprocessing context the pool's workers start in: forked where the system
+    can fork (the workers inherit the parent's imports), spawned elsewhere.  What the
+    parent shares with its workers (a queue) is made in the same context."""
+    import multiprocessing
+
+    return multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+
+
 @contextlib.contextmanager
 def worker_pool(
     jobs: int, initializer: Callable[[], object] | None = None
@@ -83,13 +92,12 @@ def worker_pool(
     when the block ends, nor a client or temporary file of a worker that could not
     clean up after itself (its ledger, :func:`_note`).
     """
-    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     supervise()  # a stop signal stops the workers (each its own clients)
     watch()  # before the fork: every worker shares it, and holds its end of the pipe
-    ctx = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+    ctx = pool_context()
     # no name: nothing to leave behind, even when the kit itself is killed
     with tempfile.TemporaryFile(buffering=0) as ledger:
         start = functools.partial(_start_worker, ledger.fileno(), initializer)
@@ -119,21 +127,34 @@ def _lost(endings: dict[int, int | None]) -> WorkerLost:
     return WorkerLost(*first) if first else WorkerLost(None, None)
 
 
-def finished(futures: Iterable[Future[T]]) -> Iterator[tuple[Future[T], T]]:
+def finished(
+    futures: Iterable[Future[T]],
+    between: Callable[[], object] | None = None,
+    every: float = 0.2,
+) -> Iterator[tuple[Future[T], T]]:
     """Each future with its result as it comes back, every one that did come back even
     when a worker was lost meanwhile; then the loss (``BrokenProcessPool``, made a
-    :class:`WorkerLost` by :func:`worker_pool`)."""
-    from concurrent.futures import as_completed
+    :class:`WorkerLost` by :func:`worker_pool`).  ``between`` is called at least every
+    ``every`` seconds while waiting, and before each result is handed back (what the
+    workers said meanwhile, read from a queue, comes before it)."""
+    from concurrent.futures import FIRST_COMPLETED, wait
     from concurrent.futures.process import BrokenProcessPool
 
     broken: BrokenProcessPool | None = None
-    for future in as_completed(futures):
-        try:
-            result = future.result()
-        except BrokenProcessPool as exc:
-            broken = broken or exc
-            continue
-        yield future, result
+    pending = set(futures)
+    while pending:
+        done, pending = wait(
+            pending, timeout=None if between is None else every, return_when=FIRST_COMPLETED
+        )
+        if between is not None:
+            between()
+        for future in done:
+            try:
+                result = future.result()
+            except BrokenProcessPool as exc:
+                broken = broken or exc
+                continue
+            yield future, result
     if broken is not None:
         raise broken
 

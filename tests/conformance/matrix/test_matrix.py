@@ -441,3 +441,35 @@ def test_every_renderer_shows_how_many_more_strata_failed_alike(tmp_path: Path) 
     for bad in ("3", True, -2, 2.5, None):
         assert alike({"alike": bad}) == "", bad
     assert alike({"alike": 2}) == " (and 2 more strata alike)"
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_every_task_is_told_under_its_cell(tmp_path: Path, jobs: int) -> None:
+    """Each (cell, check) task is told started, its cases, then finished, under the cell's
+    name, in one process or in workers that grade a cell's checks in turn."""
+    from collections import defaultdict
+
+    from stella_conform.conformance.matrix import load_config, run_matrix
+    from stella_conform.conformance.report.events import CaseGraded, CheckFinished, CheckStarted
+
+    config = load_config(write_config(tmp_path, None, examples=1))
+    config.jobs = jobs
+    events: list = []
+    doc = run_matrix(config, tell=events.append)
+    told: dict[tuple[str | None, str], list[str]] = defaultdict(list)
+    for event in events:
+        check = event.result.id if isinstance(event, CheckFinished) else event.check_id
+        told[event.cell, check].append(type(event).__name__)
+    graded = {
+        (f"{cell['client']} × {cell['vocabulary']}", check["id"]): check
+        for cell in doc["cells"]
+        for check in cell["report"]["checks"]
+    }
+    assert set(told) == set(graded)
+    for task, names in told.items():
+        assert names[0] == CheckStarted.__name__ and names[-1] == CheckFinished.__name__
+        assert set(names[1:-1]) <= {CaseGraded.__name__}
+        if graded[task]["outcome"] == "pass":
+            assert len(names) - 2 == graded[task]["cases"], task
+    finished = [e for e in events if isinstance(e, CheckFinished)]
+    assert [e.done for e in finished] == list(range(1, len(graded) + 1))

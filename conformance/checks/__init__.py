@@ -33,9 +33,15 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterable, Sequence
 
-from stella_conform.conformance.checks.case import GradedCase, expected_text, expected_verdict_text
 from stella_conform.conformance.checks.dashboard import DASHBOARD
-from stella_conform.conformance.checks.dispatch import JUDGES, expand_digests, judge, judge_verdict
+from stella_conform.conformance.checks.dispatch import (
+    JUDGES,
+    expand_digests,
+    judge,
+    judge_verdict,
+    register_judge,
+    unregister_judge,
+)
 from stella_conform.conformance.checks.envelope import ENVELOPE
 from stella_conform.conformance.checks.judging import unanswered
 from stella_conform.conformance.checks.model import (
@@ -43,7 +49,6 @@ from stella_conform.conformance.checks.model import (
     EXIT_ONLY,
     LAUNCHED,
     PROFILE_INPUT,
-    PROFILES,
     REPORTING,
     Check,
     Context,
@@ -52,11 +57,15 @@ from stella_conform.conformance.checks.model import (
     Tier,
     Verdict,
     combine,
+    profiles,
+    register_profile,
+    unregister_profile,
 )
 from stella_conform.conformance.checks.reader import READER
 from stella_conform.conformance.checks.recorder import RECORDER, json_equal
 from stella_conform.conformance.checks.trace import TRACE
 from stella_conform.conformance.checks.wrapper import WRAPPER
+from stella_conform.conformance.kinds.case import GradedCase, expected_text, expected_verdict_text
 
 __all__ = [
     "ALL_MODES",
@@ -67,7 +76,6 @@ __all__ = [
     "EXIT_ONLY",
     "JUDGES",
     "LAUNCHED",
-    "PROFILES",
     "PROFILE_INPUT",
     "READER",
     "RECORDER",
@@ -88,9 +96,14 @@ __all__ = [
     "json_equal",
     "judge",
     "judge_verdict",
+    "profiles",
+    "register_judge",
+    "register_profile",
     "select",
     "unanswered",
     "unmatched_globs",
+    "unregister_judge",
+    "unregister_profile",
 ]
 
 #: Every check, profile by profile, in the order reports list them.

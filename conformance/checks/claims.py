@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from stella_conform.conformance.checks import CATALOGUE
-from stella_conform.conformance.checks.model import PROFILE_INPUT, PROFILES, REPORTING, Check
+from stella_conform.conformance.checks.model import PROFILE_INPUT, REPORTING, Check, profiles
 from stella_conform.conformance.kinds import KINDS
 from stella_conform.errors import SetupError
 from stella_conform.schemas.vocabulary import (
@@ -481,11 +481,13 @@ def resolve_profiles(given: Sequence[str], hello: Mapping[str, Any] | None) -> t
     if not chosen and hello and isinstance(hello.get("profiles"), list):
         chosen = [str(p) for p in hello["profiles"]]
         source = "the hello's profiles"
-    unknown = [p for p in chosen if p not in PROFILES]
+    unknown = [p for p in chosen if p not in PROFILE_INPUT]
     if unknown:
-        raise SetupError(f"{source}: unknown profile {unknown[0]!r} (known: {', '.join(PROFILES)})")
+        raise SetupError(
+            f"{source}: unknown profile {unknown[0]!r} (known: {', '.join(profiles())})"
+        )
     if not chosen:
         chosen = ["reader"]
     if any(KINDS[PROFILE_INPUT[p]].reader_first for p in chosen) and "reader" not in chosen:
         chosen.insert(0, "reader")
-    return tuple(p for p in PROFILES if p in chosen)
+    return tuple(p for p in profiles() if p in chosen)

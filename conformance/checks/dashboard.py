@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from stella_conform.conformance.checks.case import GradedCase
 from stella_conform.conformance.checks.judging import (
     JudgeFn,
     field_problems,
@@ -19,6 +18,7 @@ from stella_conform.conformance.checks.judging import (
 )
 from stella_conform.conformance.checks.model import REPORTING, Check, Context, Judgment
 from stella_conform.conformance.clients.runner import Observation
+from stella_conform.conformance.kinds.case import GradedCase
 
 _TS_FIXTURES = ("ts_absent_and_backwards", "minimal_run", "multiple_turns")
 

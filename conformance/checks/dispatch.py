@@ -1,8 +1,8 @@
 """The dispatch that picks a check's judge, under every conforming reading of the case.
 
-Each profile's module registers its judges by name (its ``JUDGES``); :data:`JUDGES`
-is all of them, and :func:`judge` runs the one a check names under the default
-reading and each registered alternative the case reaches.
+Each profile's module names its judges (its ``JUDGES``); :data:`JUDGES` is all of them
+(and any added with :func:`register_judge`), and :func:`judge` runs the one a check names
+under the default reading and each registered alternative the case reaches.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from stella_conform.conformance.checks import dashboard, envelope, reader, recorder, trace, wrapper
-from stella_conform.conformance.checks.case import GradedCase
 from stella_conform.conformance.checks.judging import (
     JudgeFn,
     summary_key,
@@ -21,6 +20,7 @@ from stella_conform.conformance.checks.judging import (
 )
 from stella_conform.conformance.checks.model import Check, Context, Judgment
 from stella_conform.conformance.clients.runner import Observation
+from stella_conform.conformance.kinds.case import GradedCase
 from stella_conform.oracle.decoder import RunSummary
 from stella_conform.oracle.readings import Alternative
 
@@ -33,6 +33,18 @@ JUDGES: dict[str, JudgeFn] = {
     **wrapper.JUDGES,
     **trace.JUDGES,
 }
+
+
+def register_judge(name: str, judge_fn: JudgeFn) -> None:
+    """A judge a check can name that the kit does not ship (a new profile's, a test's)."""
+    if name in JUDGES:
+        raise ValueError(f"a judge named {name!r} is registered already")
+    JUDGES[name] = judge_fn
+
+
+def unregister_judge(name: str) -> None:
+    """Remove a judge :func:`register_judge` added."""
+    del JUDGES[name]
 
 
 def judge(check: Check, case: GradedCase, obs: Observation, ctx: Context) -> Judgment:

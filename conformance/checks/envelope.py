@@ -6,10 +6,10 @@ then (when the client reports) the check's fields are compared with its reading.
 
 from __future__ import annotations
 
-from stella_conform.conformance.checks.case import GradedCase
 from stella_conform.conformance.checks.judging import JudgeFn, verdict_then_fields
 from stella_conform.conformance.checks.model import REPORTING, Check, Context, Judgment
 from stella_conform.conformance.clients.runner import Observation
+from stella_conform.conformance.kinds.case import GradedCase
 
 ENVELOPE: tuple[Check, ...] = (
     Check(

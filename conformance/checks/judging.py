@@ -11,9 +11,9 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from stella_conform.conformance.checks.case import GradedCase, expected_verdict_text
 from stella_conform.conformance.checks.model import Context, Judgment
 from stella_conform.conformance.clients.runner import Observation
+from stella_conform.conformance.kinds.case import GradedCase, expected_verdict_text
 
 #: A judge: one case, the client's observation of it, and what the check compares.
 JudgeFn = Callable[[GradedCase, Observation, Context], Judgment]

@@ -55,8 +55,9 @@ LAUNCHED = frozenset({"exit", "report"})
 
 #: What each profile feeds a client, by the name of its input kind
 #: (:data:`~stella_conform.conformance.kinds.KINDS`): a stream, an envelope document, a
-#: wrapper scenario, a trace journal.
-PROFILE_INPUT = {
+#: wrapper scenario, a trace journal; a profile the kit does not ship is added with
+#: :func:`register_profile`.
+PROFILE_INPUT: dict[str, str] = {
     "reader": "stream",
     "dashboard": "stream",
     "recorder": "stream",
@@ -64,7 +65,25 @@ PROFILE_INPUT = {
     "wrapper": "scenario",
     "trace": "journal",
 }
-PROFILES = tuple(PROFILE_INPUT)
+
+
+def profiles() -> tuple[str, ...]:
+    """Every profile a client can be graded on, in catalogue order."""
+    return tuple(PROFILE_INPUT)
+
+
+def register_profile(name: str, kind: str) -> None:
+    """A profile whose checks feed the client input kind ``kind`` (a registered one): how
+    a profile the kit does not ship (a new input's, a test's) joins the catalogue's."""
+    if name in PROFILE_INPUT:
+        raise ValueError(f"a profile named {name!r} is registered already")
+    KINDS[kind]  # a KeyError naming the known kinds
+    PROFILE_INPUT[name] = kind
+
+
+def unregister_profile(name: str) -> None:
+    """Remove a profile :func:`register_profile` added."""
+    del PROFILE_INPUT[name]
 
 
 @dataclass(frozen=True)

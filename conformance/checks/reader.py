@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from stella_conform.conformance.checks.case import GradedCase, expected_verdict_text
 from stella_conform.conformance.checks.judging import (
     JudgeFn,
     field_problems,
@@ -30,6 +29,7 @@ from stella_conform.conformance.checks.model import (
     Judgment,
 )
 from stella_conform.conformance.clients.runner import Observation
+from stella_conform.conformance.kinds.case import GradedCase, expected_verdict_text
 from stella_conform.oracle.decoder import Kind, LineOutcome
 
 _UNKNOWN_FIXTURES = (

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from stella_conform.conformance.checks.case import GradedCase
 from stella_conform.conformance.checks.judging import JudgeFn
 from stella_conform.conformance.checks.model import EXIT_ONLY, Check, Context, Judgment
 from stella_conform.conformance.clients.runner import Observation
+from stella_conform.conformance.kinds.case import GradedCase
 from stella_conform.oracle.decoder import Kind, LineOutcome, decode_all
 
 RECORDER: tuple[Check, ...] = (

@@ -23,10 +23,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from stella_conform.conformance.checks.case import GradedCase
 from stella_conform.conformance.checks.judging import JudgeFn, verdict_then_fields
 from stella_conform.conformance.checks.model import Check, Context, Judgment
 from stella_conform.conformance.clients.runner import Observation
+from stella_conform.conformance.kinds.case import GradedCase
 
 TRACE: tuple[Check, ...] = (
     Check(

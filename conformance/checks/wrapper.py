@@ -7,10 +7,10 @@ with :func:`expected_outcome`'s, and its command line with stella's parser.
 
 from __future__ import annotations
 
-from stella_conform.conformance.checks.case import GradedCase
 from stella_conform.conformance.checks.judging import JudgeFn, wrong_verdict
 from stella_conform.conformance.checks.model import LAUNCHED, Check, Context, Judgment
 from stella_conform.conformance.clients.runner import Observation
+from stella_conform.conformance.kinds.case import GradedCase
 
 WRAPPER: tuple[Check, ...] = (
     Check(

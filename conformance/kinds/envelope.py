@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from stella_conform.conformance.kinds.case import GradedCase
 from stella_conform.conformance.kinds.protocol import InputKind
 from stella_conform.conformance.kinds.registry import register
 from stella_conform.generators.grammar import ENVELOPE_DOCUMENT, TextForm
@@ -14,7 +15,6 @@ from stella_conform.generators.grammar import ENVELOPE_DOCUMENT, TextForm
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
-    from stella_conform.conformance.checks.case import GradedCase
     from stella_conform.conformance.checks.model import Check
     from stella_conform.conformance.clients.runner import Feed
     from stella_conform.generators.runs import Run
@@ -43,7 +43,6 @@ class EnvelopeKind(InputKind):
     def load(
         self, path: Path, vocab: Vocabulary | None = None, data: bytes | None = None
     ) -> GradedCase | None:
-        from stella_conform.conformance.checks.case import GradedCase
         from stella_conform.oracle.corpus import read_envelope_fixture
 
         envelope = read_envelope_fixture(path)
@@ -114,8 +113,6 @@ class EnvelopeKind(InputKind):
     def graded(
         self, case: Any, vocab: Vocabulary | None = None, reads: frozenset[str] | None = None
     ) -> GradedCase:
-        from stella_conform.conformance.checks.case import GradedCase
-
         return GradedCase(
             "generated", case.data, "generated", (case.variant,), vocab=vocab,
             kind=self.name, command=case.command, reads=reads,
@@ -139,8 +136,6 @@ class EnvelopeKind(InputKind):
         vocab: Vocabulary,
         reads: frozenset[str] | None,
     ) -> GradedCase:
-        from stella_conform.conformance.checks.case import GradedCase
-
         return GradedCase(
             entry["name"], data, "generated", tuple(entry["mutations"]), vocab=vocab,
             kind=self.name, command=entry["command"], reads=reads,

@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from stella_conform.conformance.kinds.case import GradedCase
 from stella_conform.conformance.kinds.protocol import InputKind
 from stella_conform.conformance.kinds.registry import register
 from stella_conform.generators.grammar import JOURNAL_LINES, TextForm
@@ -16,7 +17,6 @@ from stella_conform.safe_files import make_dirs, write_atomic
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
-    from stella_conform.conformance.checks.case import GradedCase
     from stella_conform.conformance.checks.model import Check
     from stella_conform.generators.runs import Run
     from stella_conform.generators.strata import Stratum
@@ -35,7 +35,6 @@ class JournalKind(InputKind):
     def load(
         self, path: Path, vocab: Vocabulary | None = None, data: bytes | None = None
     ) -> GradedCase | None:
-        from stella_conform.conformance.checks.case import GradedCase
         from stella_conform.conformance.kinds.files import jsonl_fixture
         from stella_conform.oracle.corpus import TraceFixture
 
@@ -94,7 +93,6 @@ class JournalKind(InputKind):
     def graded(
         self, case: Any, vocab: Vocabulary | None = None, reads: frozenset[str] | None = None
     ) -> GradedCase:
-        from stella_conform.conformance.checks.case import GradedCase
 
         return GradedCase(
             "generated", case.data, "generated", (case.variant,), vocab=vocab, kind=self.name
@@ -109,8 +107,6 @@ class JournalKind(InputKind):
         vocab: Vocabulary,
         reads: frozenset[str] | None,
     ) -> GradedCase:
-        from stella_conform.conformance.checks.case import GradedCase
-
         return GradedCase(
             entry["name"], data, "generated", tuple(entry["mutations"]), vocab=vocab,
             kind=self.name,

@@ -12,11 +12,11 @@ import json
 import math
 from typing import TYPE_CHECKING, Any
 
+from stella_conform.conformance.kinds.case import GradedCase
 from stella_conform.oracle.decoder import Kind
 from stella_conform.schemas.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
-    from stella_conform.conformance.checks.case import GradedCase
     from stella_conform.conformance.checks.model import Check
 
 

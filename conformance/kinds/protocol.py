@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
-    from stella_conform.conformance.checks.case import GradedCase
     from stella_conform.conformance.checks.model import Check
     from stella_conform.conformance.clients.runner import Client, Feed, Observation
+    from stella_conform.conformance.kinds.case import GradedCase
     from stella_conform.generators.grammar import TextForm
     from stella_conform.generators.runs import Run
     from stella_conform.generators.strata import Stratum

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from stella_conform.conformance.kinds.protocol import InputKind
 
 if TYPE_CHECKING:
-    from stella_conform.conformance.checks.case import GradedCase
+    from stella_conform.conformance.kinds.case import GradedCase
     from stella_conform.schemas.vocabulary import Vocabulary
 
 K = TypeVar("K", bound=type[InputKind])

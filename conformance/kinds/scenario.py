@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from stella_conform.conformance.kinds.case import GradedCase
 from stella_conform.conformance.kinds.protocol import InputKind, Player
 from stella_conform.conformance.kinds.registry import register
 from stella_conform.oracle.corpus import SCENARIO_SUFFIX
@@ -18,7 +19,6 @@ from stella_conform.oracle.corpus import SCENARIO_SUFFIX
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
-    from stella_conform.conformance.checks.case import GradedCase
     from stella_conform.conformance.checks.model import Check
     from stella_conform.conformance.clients.runner import Observation
     from stella_conform.generators.runs import Run
@@ -35,7 +35,6 @@ class ScenarioKind(InputKind):
     def load(
         self, path: Path, vocab: Vocabulary | None = None, data: bytes | None = None
     ) -> GradedCase | None:
-        from stella_conform.conformance.checks.case import GradedCase
         from stella_conform.oracle.corpus import read_scenario
 
         scenario = read_scenario(path, data)
@@ -106,8 +105,6 @@ class ScenarioKind(InputKind):
     def graded(
         self, case: Any, vocab: Vocabulary | None = None, reads: frozenset[str] | None = None
     ) -> GradedCase:
-        from stella_conform.conformance.checks.case import GradedCase
-
         return GradedCase(
             "generated", case.stream, "generated", (case.kind,), vocab=vocab,
             kind=self.name, scenario=dict(case.scenario),

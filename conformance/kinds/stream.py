@@ -7,6 +7,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from stella_conform.conformance.kinds.case import GradedCase
 from stella_conform.conformance.kinds.protocol import InputKind
 from stella_conform.conformance.kinds.registry import register
 from stella_conform.generators.grammar import STREAM_LINES, TextForm
@@ -14,7 +15,6 @@ from stella_conform.generators.grammar import STREAM_LINES, TextForm
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
-    from stella_conform.conformance.checks.case import GradedCase
     from stella_conform.conformance.checks.model import Check
     from stella_conform.conformance.clients.runner import Feed
     from stella_conform.generators.runs import Run
@@ -42,7 +42,6 @@ class StreamKind(InputKind):
     def load(
         self, path: Path, vocab: Vocabulary | None = None, data: bytes | None = None
     ) -> GradedCase | None:
-        from stella_conform.conformance.checks.case import GradedCase
         from stella_conform.conformance.kinds.files import careful_reading, jsonl_fixture
         from stella_conform.oracle.corpus import TraceFixture
 
@@ -167,7 +166,6 @@ class StreamKind(InputKind):
     def graded(
         self, case: Any, vocab: Vocabulary | None = None, reads: frozenset[str] | None = None
     ) -> GradedCase:
-        from stella_conform.conformance.checks.case import GradedCase
 
         marked = sorted({n for m in case.mutations for n in case.marks.get(m, ())})
         recording = case.run.recording if case.run is not None else None
@@ -215,7 +213,6 @@ class StreamKind(InputKind):
         vocab: Vocabulary,
         reads: frozenset[str] | None,
     ) -> GradedCase:
-        from stella_conform.conformance.checks.case import GradedCase
         from stella_conform.oracle.decoder import decode_all
 
         touched = entry["touched"]

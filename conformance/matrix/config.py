@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from stella_conform.conformance.checks import PROFILES, Check, select
+from stella_conform.conformance.checks import Check, profiles, select
 from stella_conform.conformance.checks.claims import (
     Claims,
     claims_from,
@@ -257,12 +257,15 @@ def _client(entry: dict[str, Any], base: Path, path: Path) -> ClientSpec:
     mode = entry.get("mode", _default("mode"))
     if mode not in MODES:
         raise SetupError(f"{path}: client {name!r}: unknown mode {mode!r}")
-    profiles = entry.get("profiles", [])
-    if not isinstance(profiles, list) or ("profiles" in entry and not profiles):
+    chosen = entry.get("profiles", [])
+    if not isinstance(chosen, list) or ("profiles" in entry and not chosen):
         raise SetupError(f"{path}: client {name!r}: profiles must be a non-empty list")
-    for profile in profiles:
-        if profile not in PROFILES:
-            raise SetupError(f"{path}: client {name!r}: unknown profile {profile!r}")
+    for profile in chosen:
+        if profile not in profiles():
+            raise SetupError(
+                f"{path}: client {name!r}: unknown profile {profile!r} "
+                f"(known: {', '.join(profiles())})"
+            )
     claims = {k: entry[k] for k in CLAIM_KEYS if k in entry}
     if "summary_only" in claims and not isinstance(claims["summary_only"], bool):
         raise SetupError(f"{path}: client {name!r}: summary_only must be true or false")
@@ -278,7 +281,7 @@ def _client(entry: dict[str, Any], base: Path, path: Path) -> ClientSpec:
         name,
         tuple(command),
         mode,
-        tuple(profiles),  # the hello's are added once every entry is checked (_with_hello)
+        tuple(chosen),  # the hello's are added once every entry is checked (_with_hello)
         known_path,
         _seconds(entry, "timeout", name, path),
         _seconds(entry, "line_timeout", name, path),

@@ -26,11 +26,17 @@ import pytest
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from stella_conform.conformance.checks import dispatch, model
-from stella_conform.conformance.checks.case import GradedCase
+from stella_conform.conformance.checks import (
+    profiles,
+    register_judge,
+    register_profile,
+    unregister_judge,
+    unregister_profile,
+)
 from stella_conform.conformance.checks.model import Check, Context, Judgment
 from stella_conform.conformance.clients.runner import Client, Observation
 from stella_conform.conformance.kinds import KINDS, InputKind
+from stella_conform.conformance.kinds.case import GradedCase
 from stella_conform.conformance.suite import SuiteConfig, run_check
 from stella_conform.generators.runs import Run
 from stella_conform.schemas.vocabulary import Vocabulary
@@ -102,7 +108,7 @@ def test_no_string_switch_on_the_input_kind_outside_the_kinds() -> None:
 
 def test_the_kit_sources_are_read() -> None:
     names = {p.relative_to(REPO).as_posix() for p in kit_sources()}
-    assert "conformance/checks/case.py" in names
+    assert "conformance/checks/model.py" in names
     assert "src/stella_conform/pytest_plugin.py" in names
     assert not any(n.startswith("conformance/kinds/") for n in names)
 
@@ -232,14 +238,16 @@ BROKEN = "import sys\nsys.stdin.read()\n"
 
 
 @pytest.fixture
-def toy(monkeypatch: pytest.MonkeyPatch) -> Iterator[InputKind]:
+def toy() -> Iterator[InputKind]:
     """The toy kind, its profile and its judge registered for one test."""
     kind = KINDS.add(ToyKind())
-    monkeypatch.setitem(model.PROFILE_INPUT, "toy", kind.name)
-    monkeypatch.setitem(dispatch.JUDGES, "toy-verdict", toy_verdict)
+    register_profile("toy", kind.name)
+    register_judge("toy-verdict", toy_verdict)
     try:
         yield kind
     finally:
+        unregister_judge("toy-verdict")
+        unregister_profile("toy")
         KINDS.remove(kind.name)
 
 
@@ -276,3 +284,23 @@ def test_the_toy_check_fails_a_client_that_breaks_it(toy: InputKind, tmp_path: P
     assert saved is not None and saved.endswith(".toy.txt")
     again = KINDS.load(Path(saved))  # a saved case reads back as the toy kind's
     assert again.kind == "toy" and again.expected_verdict == "reject"
+
+
+def test_a_registered_profile_is_chosen_like_the_kit_s_own(toy: InputKind) -> None:
+    """Registered, the toy profile is one a client can be graded on; unregistered, the same
+    choice is refused in the kit's words, and a second registration is refused."""
+    from stella_conform.conformance.checks.claims import resolve_profiles
+    from stella_conform.errors import SetupError
+
+    assert profiles()[-1] == "toy"
+    assert resolve_profiles(["toy"], None) == ("toy",)
+    with pytest.raises(ValueError, match="registered already"):
+        register_profile("toy", toy.name)
+    with pytest.raises(ValueError, match="registered already"):
+        register_judge("toy-verdict", toy_verdict)
+    unregister_profile("toy")
+    try:
+        with pytest.raises(SetupError, match="unknown profile 'toy'"):
+            resolve_profiles(["toy"], None)
+    finally:
+        register_profile("toy", toy.name)

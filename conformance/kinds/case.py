@@ -13,7 +13,8 @@ from functools import cached_property
 from typing import Any
 
 from stella_conform.conformance.clients.wrapper import expected_outcome
-from stella_conform.conformance.kinds import KINDS, InputKind
+from stella_conform.conformance.kinds.protocol import InputKind
+from stella_conform.conformance.kinds.registry import KINDS
 from stella_conform.oracle.decoder import Decoded, LineOutcome, RunSummary
 from stella_conform.oracle.envelope import EnvelopeReading, read_envelope
 from stella_conform.oracle.journal import Journal, read_journal

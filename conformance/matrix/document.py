@@ -36,8 +36,10 @@ def matrix_document(
     shard: tuple[int, int] | None,
     incomplete: str | None = None,
     stopped: int | None = None,
+    not_graded: Mapping[int, str] | None = None,
 ) -> dict[str, Any]:
-    """The matrix document of what was graded: one report per cell, in the config's order.
+    """The matrix document of what was graded: one report per cell, in the config's order;
+    a cell of ``not_graded`` says why its client could not be graded.
 
     Linear in the tasks: it is also what a stopped matrix writes, within a second of the
     signal at any size, so each cell's results are grouped once and each client's known
@@ -66,6 +68,7 @@ def matrix_document(
             date=date,
             incomplete=incomplete,
             stopped=stopped,
+            error=(not_graded or {}).get(index),
         )
         out_cells.append(
             {"client": client.name, "vocabulary": vocab.name, "report": report_document(report)}

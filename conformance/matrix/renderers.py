@@ -8,6 +8,7 @@ from typing import Any
 from stella_conform.conformance.report.failures import alike
 from stella_conform.conformance.report.markdown import OUTCOME_ICONS
 from stella_conform.conformance.report.model import FAILING, OUTCOMES
+from stella_conform.errors import PASSED, SETUP_ERROR
 from stella_conform.safe_text import clip, markdown_code, markdown_name, no_surrogates
 
 ICONS = OUTCOME_ICONS
@@ -28,6 +29,8 @@ def cell_text(report: dict[str, Any], *, icons: bool = True) -> str:
     The HTML page leaves the icons out (its cells are coloured, and a machine without an
     emoji font would show empty boxes).
     """
+    if isinstance(report.get("error"), str):
+        return f"{ICONS['error']} not graded" if icons else "not graded"
     s = {o: report["summary"].get(o, 0) for o in OUTCOMES}  # a report before crash had none
     graded = s["pass"] + s["fail"] + s["crash"] + s["warn"] + s["error"]
     if report["exit_code"] == 0:
@@ -174,6 +177,14 @@ def to_markdown(doc: dict[str, Any]) -> str:
                 check = by_client.get(name)
                 marks.append(f"{ICONS[_outcome(check)]} {_outcome_text(check)}" if check else "—")
             out.append(f"| {markdown_code(check_id)} | " + " | ".join(marks) + " |")
+    unstarted = _not_graded(doc)
+    if unstarted:
+        out += ["", "### not graded", ""]
+        out += [
+            f"- {ICONS['error']} {markdown_name(c)} × {markdown_name(v)}: "
+            + markdown_code(why, 2000)
+            for c, v, why in unstarted
+        ]
     failing = _failures(doc)
     if failing:
         out += ["", "### failures, crashes and errors", ""]
@@ -187,7 +198,7 @@ def to_markdown(doc: dict[str, Any]) -> str:
             if isinstance(failure.get("replay"), str):
                 line += f"<br>replay: {markdown_code(failure['replay'], 1000)}"
             out.append(line)
-    out += ["", "**" + ("all clients pass" if doc["exit_code"] == 0 else "a client fails") + "**"]
+    out += ["", f"**{_verdict(doc)}**"]
     return "\n".join(out) + "\n"
 
 
@@ -284,9 +295,32 @@ def to_html(doc: dict[str, Any]) -> str:
             parts += [_html_check_cell(by_client.get(name)) for name in clients]
             parts.append("</tr>")
         parts.append("</tbody></table>")
-    verdict = "all clients pass" if doc["exit_code"] == 0 else "a client fails"
-    parts.append(f'<p id="verdict"><strong>{verdict}</strong></p></body></html>')
+    unstarted = _not_graded(doc)
+    if unstarted:
+        parts.append('<h2>not graded</h2><ul id="not-graded">')
+        parts += [
+            f'<li class="error">{esc(c)} × {esc(v)}: <pre>{esc(why)}</pre></li>'
+            for c, v, why in unstarted
+        ]
+        parts.append("</ul>")
+    parts.append(f'<p id="verdict"><strong>{esc(_verdict(doc))}</strong></p></body></html>')
     return "\n".join(parts) + "\n"
+
+
+def _not_graded(doc: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(client, vocabulary, why) of each cell whose client could not be graded."""
+    return [
+        (cell["client"], cell["vocabulary"], cell["report"]["error"])
+        for cell in doc["cells"]
+        if isinstance(cell["report"].get("error"), str)
+    ]
+
+
+def _verdict(doc: dict[str, Any]) -> str:
+    """The matrix in a phrase, by its exit status."""
+    if doc["exit_code"] == PASSED:
+        return "all clients pass"
+    return "a client could not be graded" if doc["exit_code"] == SETUP_ERROR else "a client fails"
 
 
 def summary_counts(doc: dict[str, Any]) -> dict[str, int]:

@@ -16,7 +16,7 @@ from stella_conform.conformance.matrix.config import (
     VocabularySpec,
 )
 from stella_conform.conformance.matrix.document import matrix_document
-from stella_conform.conformance.suite import Grading, SuiteConfig, Task, Tell
+from stella_conform.conformance.suite import Grading, SuiteConfig, Task, Tell, preflight
 from stella_conform.safe_files import inside
 
 
@@ -60,27 +60,44 @@ def run_matrix(
         index, count = shard
         tasks = tasks[index - 1 :: count]
     suites = [cell_suite_config(config, c, v) for c, v in cells]
-    # the tasks come cell by cell: a persistent client serves all of a cell's checks
-    grading = Grading(
-        [
-            Task(check, suites[cell], f"{cells[cell][0].name} × {cells[cell][1].name}")
-            for cell, check in tasks
-        ],
-        tell,
-    )
+    labels = [f"{client.name} × {vocab.name}" for client, vocab in cells]
+    not_graded: dict[int, str] = {}
+    graded: list[tuple[int, Check]] = []
+    grading = Grading([], tell)
 
     def document(incomplete: str | None = None, stopped: int | None = None) -> dict[str, Any]:
-        results = {(tasks[i][0], tasks[i][1].id): result for i, result in grading.results.items()}
-        return matrix_document(config, tasks, suites, results, shard, incomplete, stopped)
+        results = {(graded[i][0], graded[i][1].id): r for i, r in grading.results.items()}
+        return matrix_document(
+            config, tasks, suites, results, shard, incomplete, stopped, not_graded
+        )
 
     try:
-        grading.run(config.jobs, _worker_groups(tasks, config.jobs))
+        not_graded.update(_cannot_start(tasks, suites))
+        # the tasks come cell by cell: a persistent client serves all of a cell's checks
+        graded = [(cell, check) for cell, check in tasks if cell not in not_graded]
+        grading.tasks = [Task(check, suites[cell], labels[cell]) for cell, check in graded]
+        grading.run(config.jobs, _worker_groups(graded, config.jobs))
     except stopping.Stopped as stop:
         # what was graded, marked incomplete: the CLI writes it and exits 128 + N
         why = f"{stop.why} after {len(grading.results)} of {len(tasks)} task(s)"
         stop.partial = [document(why, stop.exit_code)]
         raise
     return document()
+
+
+def _cannot_start(tasks: list[tuple[int, Check]], suites: list[SuiteConfig]) -> dict[int, str]:
+    """The cells whose client does not answer a trivially valid stream, with why: not
+    graded, each a setup error, as ``run`` says of that client alone
+    (:func:`~stella_conform.conformance.suite.preflight`)."""
+    checks: dict[int, list[Check]] = {}
+    for cell, check in tasks:
+        checks.setdefault(cell, []).append(check)
+    failed = {}
+    for cell, its_checks in checks.items():
+        probe = preflight(its_checks, suites[cell])
+        if probe is not None and probe.cannot_start:
+            failed[cell] = probe.message()
+    return failed
 
 
 def _worker_groups(tasks: list[tuple[int, Check]], jobs: int) -> list[list[int]]:

@@ -7,6 +7,7 @@ holds. Sharded matrices merge into exactly the unsharded one.
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import subprocess
@@ -473,3 +474,33 @@ def test_every_task_is_told_under_its_cell(tmp_path: Path, jobs: int) -> None:
             assert len(names) - 2 == graded[task]["cases"], task
     finished = [e for e in events if isinstance(e, CheckFinished)]
     assert [e.done for e in finished] == list(range(1, len(graded) + 1))
+
+
+def test_a_cell_whose_client_cannot_start_is_a_setup_error_as_in_run(tmp_path: Path) -> None:
+    """A client that cannot start (its script is missing) is not graded, in the matrix as
+    in ``run``: its cell says why, the other cells are graded, and the matrix exits 2 (a
+    setup error outranks a failure), not 1 for a page of crashes."""
+    (tmp_path / "m.toml").write_text(
+        f'[matrix]\nexamples = 1\njobs = 1\n\n[[client]]\nname = "dies"\n'
+        f'command = ["{PY}", "missing.py"]\nmode = "exit"\n\n'
+        f'[[client]]\nname = "reference"\n'
+        f'command = ["{PY}", "{ADAPTERS / "python" / "reference_client.py"}"]\n'
+        'mode = "persistent"\n'
+    )
+    out = tmp_path / "out"
+    matrix = kit("matrix", str(tmp_path / "m.toml"), "--out", str(out), cwd=tmp_path)
+    alone = kit("run", "--mode", "exit", "--examples", "1", "--", PY, "missing.py", cwd=tmp_path)
+    assert alone.returncode == 2, alone.stderr
+    assert matrix.returncode == 2, matrix.stdout + matrix.stderr
+    doc = json.loads((out / "matrix.json").read_text())
+    assert doc["exit_code"] == 2
+    dies, reference = doc["cells"]
+    assert "can't open file" in dies["report"]["error"]
+    assert dies["report"]["checks"] == [] and dies["report"]["exit_code"] == 2
+    assert reference["report"]["exit_code"] == 0 and reference["report"]["checks"]
+    assert "dies" in matrix.stdout and "not graded" in matrix.stdout
+    markdown = (out / "matrix.md").read_text()
+    assert "### not graded" in markdown and "can't open file" in markdown
+    assert "**a client could not be graded**" in markdown
+    page = (out / "matrix.html").read_text()
+    assert 'id="not-graded"' in page and "can't open file" in html.unescape(page)

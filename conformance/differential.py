@@ -29,6 +29,7 @@ from stella_conform import stopping
 from stella_conform.conformance.clients.process import ClientProcess
 from stella_conform.oracle.decoder import Kind, RunSummary, iter_physical_lines
 from stella_conform.oracle.readings import Readings, read_stream
+from stella_conform.safe_text import terminal_safe
 from stella_conform.schemas.vocabulary import Vocabulary
 
 UNEXPLAINED = "unexplained"
@@ -302,13 +303,8 @@ def render(results: Sequence[CorpusResult]) -> str:
             if lines and not lines[-1]:
                 lines.pop()  # the final newline ends the last line; it does not start one
             for number, line in enumerate(lines[:8], 1):
-                out.append(f"    {number:>4} | {_visible(line[:160])}")
+                out.append(f"    {number:>4} | {terminal_safe(line[:160])}")
     return "\n".join(out)
-
-
-def _visible(text: str) -> str:
-    """Control and invisible characters as escapes: a stream cannot drive the terminal."""
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
 
 
 def to_json(results: Sequence[CorpusResult]) -> dict[str, Any]:

@@ -95,3 +95,28 @@ def test_a_merged_report_takes_the_same_precedence(tmp_path: Any) -> None:
     compare._totals(merged, [a, {**copy.deepcopy(base), **_report(0)}])
     assert merged["exit_code"] == STOPPED + 15
     assert merge is compare.merge
+
+
+def test_an_output_whose_reader_left_is_a_cut_run_not_a_verdict() -> None:
+    """``stella-conform … | head``: the output's reader left.  The status is the one a
+    process the pipe's signal ends shows (128 + SIGPIPE), never 1, which reads as "the
+    client fails", and no traceback is printed."""
+    import os
+    import signal
+    import subprocess
+
+    from conftest import KIT
+
+    from stella_conform.errors import OUTPUT_CLOSED
+
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first line
+    try:
+        done = subprocess.run(
+            [str(KIT), "checks"], stdout=write, stderr=subprocess.PIPE, text=True, timeout=120
+        )
+    finally:
+        os.close(write)
+    assert OUTPUT_CLOSED == STOPPED + signal.SIGPIPE
+    assert done.returncode == OUTPUT_CLOSED, done.stderr
+    assert "Traceback" not in done.stderr

@@ -17,6 +17,7 @@ from stella_conform.conformance.matrix.config import (
 )
 from stella_conform.conformance.matrix.document import matrix_document
 from stella_conform.conformance.suite import Grading, SuiteConfig, Task, Tell, preflight
+from stella_conform.options.suite import suite_config
 from stella_conform.safe_files import inside
 
 
@@ -24,8 +25,6 @@ def cell_suite_config(
     config: MatrixConfig, client: ClientSpec, vocab: VocabularySpec
 ) -> SuiteConfig:
     """How one cell (a client of the config, one of its vocabularies) is graded."""
-    from stella_conform.options.suite import suite_config
-
     return suite_config(
         Client(
             client.command,

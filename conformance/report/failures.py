@@ -14,7 +14,7 @@ from typing import Any
 
 from stella_conform.conformance.report.excerpt import show_stream
 from stella_conform.conformance.suite import CheckResult
-from stella_conform.safe_text import clip, no_surrogates
+from stella_conform.safe_text import clip, no_surrogates, terminal_safe
 
 #: Failing cases listed one line each under the first (shown in full).
 LISTED = 10
@@ -130,8 +130,4 @@ def stderr_tail(failure: Any) -> str:
 
 def tail_lines(tail: str, count: int) -> list[str]:
     """The last ``count`` lines, control characters made visible (client text is untrusted)."""
-    lines = tail.splitlines()[-count:]
-    return [
-        "".join(c if c.isprintable() or c == "\t" else f"\\x{ord(c):02x}" for c in line)
-        for line in lines
-    ]
+    return [terminal_safe(line, keep_tabs=True) for line in tail.splitlines()[-count:]]

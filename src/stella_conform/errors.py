@@ -30,6 +30,9 @@ INTERNAL_ERROR = 3
 #: The lowest status of a stopped run: 128 + the signal that stopped it (or that killed
 #: one of its workers). A status from here up is a stop's, whatever was graded before.
 STOPPED = 128
+#: The output's reader left (``stella-conform … | head``): the status of a process the
+#: pipe's signal ends (128 + SIGPIPE), as a shell shows it; the run did not end, it was cut.
+OUTPUT_CLOSED = STOPPED + 13
 
 
 def exit_status(*, error: bool = False, stopped: int | None = None, failing: bool = False) -> int:

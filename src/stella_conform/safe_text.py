@@ -23,9 +23,14 @@ MAX_ITEMS = 100
 _SURROGATES = re.compile(r"[\ud800-\udfff]")
 # XML 1.0: #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF]
 _XML_ILLEGAL = re.compile(r"[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-# C0 controls, DEL and C1 controls: everything a terminal may act on.
-_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_CONTROLS_BUT_NEWLINE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+# C0 controls, DEL and C1 controls: everything a terminal may act on; and the characters
+# that reorder or hide text without being seen (bidirectional controls, zero-width and
+# invisible format characters, the line and paragraph separators): shown as they are, a
+# client's "pass" and "pa\u200bss" would read alike.
+_INVISIBLE = "\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
+_CONTROLS = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{_INVISIBLE}]")
+_CONTROLS_BUT_NEWLINE = re.compile(f"[\\x00-\\x09\\x0b-\\x1f\\x7f-\\x9f{_INVISIBLE}]")
+_CONTROLS_BUT_TAB = re.compile(f"[\\x00-\\x08\\x0a-\\x1f\\x7f-\\x9f{_INVISIBLE}]")
 
 
 def clip(text: str, limit: int = MAX_STRING) -> str:
@@ -95,13 +100,19 @@ def _escape_char(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-def terminal_safe(text: str, *, keep_newlines: bool = False) -> str:
-    """Text a terminal shows but never acts on: control characters as ``\\xNN``.
+def terminal_safe(text: str, *, keep_newlines: bool = False, keep_tabs: bool = False) -> str:
+    """Text a terminal shows but never acts on: control and invisible characters as
+    ``\\xNN`` / ``\\uNNNN``.
 
     Without ``keep_newlines`` a newline is escaped too, so client text never starts a
-    line of the kit's output (where ``::error::`` would be a workflow command).
+    line of the kit's output (where ``::error::`` would be a workflow command);
+    ``keep_tabs`` keeps a line's tabs (a Go stack trace's indentation).
     """
-    pattern = _CONTROLS_BUT_NEWLINE if keep_newlines else _CONTROLS
+    if keep_newlines and keep_tabs:
+        raise ValueError("keep_newlines or keep_tabs, not both")
+    pattern = (
+        _CONTROLS_BUT_NEWLINE if keep_newlines else _CONTROLS_BUT_TAB if keep_tabs else _CONTROLS
+    )
     return pattern.sub(_escape_char, no_surrogates(text))
 
 

@@ -11,7 +11,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from stella_conform.errors import INTERNAL_ERROR, SETUP_ERROR, SetupError
+from stella_conform.errors import INTERNAL_ERROR, OUTPUT_CLOSED, SETUP_ERROR, SetupError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -73,10 +73,9 @@ class KitGroup(click.Group):
         except SetupError as exc:
             fail_setup(str(exc))
         except BrokenPipeError:
-            # the output's reader left (`| head`): 1, as Python's recipe for a broken pipe
-            # ends; not a verdict, so no named status
+            # the output's reader left (`| head`): nothing more can be said
             sys.stderr.close()
-            sys.exit(1)
+            sys.exit(OUTPUT_CLOSED)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
             raise
         except Exception as exc:

@@ -322,6 +322,35 @@ def test_a_kit_killed_by_sigkill_before_any_client_leaves_no_folder(tmp_path: Pa
     assert not list(temp.iterdir())
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_half_written_case_cache_file_goes_with_a_kit_killed_by_sigkill(
+    tmp_path: Path,
+) -> None:
+    """The case cache is written to a temporary file, renamed into place when the check
+    ends; a SIGKILL mid-check leaves it half-written.  Its path is relative to the kit's
+    folder (``.stella-conform/cases``), and the watchdog, which runs in ``/``, removes it."""
+    from conftest import PY_REFERENCE
+
+    cases = tmp_path / ".stella-conform" / "cases"
+    proc = subprocess.Popen(
+        [*KIT_ARGV, "run", "-j", "1", "--examples", "200", "--no-database",
+         "--", *PY_REFERENCE],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not list(cases.glob(".*.tmp")):  # a check's cases are being kept
+            assert time.monotonic() < deadline and proc.poll() is None, "no cache file"
+            time.sleep(0.02)
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + KILLED_GUARD
+    while list(cases.glob(".*.tmp")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not list(cases.glob(".*.tmp"))
+
+
 #: A client that notes its watchdog's token (in its environment), then reads its stream.
 TOKEN_CLIENT = (
     "import os, sys\n"

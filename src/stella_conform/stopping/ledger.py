@@ -102,7 +102,7 @@ def _note(kind: str, path: str) -> None:
     if state.ledger is None or state.ledger[0] != os.getpid():
         return
     with contextlib.suppress(OSError):
-        os.write(state.ledger[1], (json.dumps([kind, path]) + "\n").encode())
+        os.write(state.ledger[1], (json.dumps([kind, os.path.abspath(path)]) + "\n").encode())
 
 
 def _clear_ledger(ledger: IO[bytes]) -> None:

@@ -76,8 +76,8 @@ def _tell_watchdog(what: str, value: str) -> None:
     hex (any byte but a newline may be in one). Never blocks, never fails the kit."""
     if state.watchdog is None:
         return
-    if what[1] != "g":
-        value = os.fsencode(value).hex()
+    if what[1] != "g":  # absolute: the watchdog runs in "/", not in the kit's folder
+        value = os.fsencode(os.path.abspath(value)).hex()
     with contextlib.suppress(OSError):
         os.write(state.watchdog[2], f"{what} {value}\n".encode())
 

@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,14 @@ REPO = Path(__file__).resolve().parent.parent
 # Tests that want another profile (test_fuzz's "wiring") build it on this one.
 settings.register_profile("stella-conform-tests", deadline=None)
 settings.load_profile("stella-conform-tests")
+
+#: The configuration folder of every kit the tests run (in-process or as a command): the
+#: case cache's per-user key (conformance/store/cachekey.py) is made there, never in the
+#: user's own. One folder for the session, so kits in xdist workers share the key.
+CONFIG_HOME = Path(tempfile.gettempdir()) / f"stella-conform-tests-{os.getuid()}" / "config"
+CONFIG_HOME.mkdir(mode=0o700, parents=True, exist_ok=True)
+os.environ["XDG_CONFIG_HOME"] = str(CONFIG_HOME)
+os.environ.pop("STELLA_CONFORM_CACHE_KEY", None)  # the tests that want one set it
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -69,6 +69,16 @@ class StreamStats:
     newlines: int = 0
 
 
+def _without_kit_secrets(env: Mapping[str, str] | None) -> dict[str, str]:
+    """The client's environment, less the kit's own secrets (the case cache's key): a
+    client has no use for them, and one that read them could forge what later runs grade."""
+    from stella_conform.conformance.store.cachekey import ENV
+
+    kept = dict(os.environ if env is None else env)
+    kept.pop(ENV, None)
+    return kept
+
+
 class ClientProcess:
     """A client under test, in its own process group."""
 
@@ -106,7 +116,7 @@ class ClientProcess:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=stopping.client_env(dict(env) if env is not None else None),
+            env=stopping.client_env(_without_kit_secrets(env)),
             cwd=cwd,
             start_new_session=True,
             close_fds=True,

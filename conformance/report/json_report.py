@@ -50,6 +50,7 @@ def report_document(report: Report) -> dict[str, Any]:
         ),
         **({"incomplete": report.incomplete} if report.incomplete else {}),
         **({"error": report.error} if report.error is not None else {}),
+        **({"case_cache": cache} if (cache := report.case_cache()) is not None else {}),
         **report.extra_json(),  # what a report that says more (fuzz's) adds
     }
 

@@ -112,9 +112,9 @@ def markdown_text(report: Report) -> str:
     for check_id in report.now_passing:
         said = f"Known failure now passes, remove it from the list: {markdown_code(check_id)}"
         out.append(f"\n{said}")
-    sampled = report.sampled_note()
-    if sampled:
-        out.append(f"\n{escaped(sampled)}")
+    for note in (report.sampled_note(), report.cache_note()):
+        if note:
+            out.append(f"\n{escaped(note)}")
     text = "\n".join(out) + "\n"
     extra = report.extra_lines()  # what a report that says more (fuzz's) adds
     if extra:

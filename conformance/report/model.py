@@ -99,6 +99,44 @@ class Report:
             f"{self.config.fixtures_per_check}), so not proven fixed: {', '.join(passing)}"
         )
 
+    def case_cache(self) -> dict[str, Any] | None:
+        """What the case cache did for the run, when it had one: the checks whose generated
+        cases it served (authenticated), the ones it kept, the files it refused."""
+        said = [r.case_cache for r in self.results if r.case_cache]
+        if not said:
+            return None
+        refused = [s.removeprefix("refused: ") for s in said if s.startswith("refused: ")]
+        off = next((s.removeprefix("off: ") for s in said if s.startswith("off: ")), None)
+        return {
+            "folder": str(self.config.case_cache),
+            "read": said.count("read"),
+            "written": said.count("written"),
+            "refused": len(refused),
+            **({"why_refused": refused[0]} if refused else {}),
+            **({"off": off} if off is not None else {}),
+        }
+
+    def cache_note(self) -> str | None:
+        """The case cache in a line, when it decided something: a run graded from files it
+        did not draw says so, as does one whose cache files were refused or that has none."""
+        cache = self.case_cache()
+        if cache is None:
+            return None
+        if "off" in cache:
+            return f"case cache off: {cache['off']}"
+        said = []
+        if cache["read"]:
+            said.append(
+                f"{cache['read']} check(s) graded from the case cache {cache['folder']} "
+                "(authenticated by its key)"
+            )
+        if cache["refused"]:
+            said.append(
+                f"{cache['refused']} case cache file(s) refused ({cache['why_refused']}): "
+                "their cases generated afresh"
+            )
+        return "; ".join(said) or None
+
     @property
     def blocking(self) -> list[CheckResult]:
         return [

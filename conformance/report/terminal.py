@@ -97,6 +97,9 @@ def terminal_text(report: Report, verbose: bool) -> str:
     sampled = report.sampled_note()
     if sampled:
         lines.append(sampled)
+    cached = report.cache_note()
+    if cached:
+        lines.append(cached)
     text = for_terminal("\n".join(lines))
     extra = report.extra_lines()  # what a report that says more (fuzz's) adds
     return text if extra is None else "\n".join([text, "", *extra])

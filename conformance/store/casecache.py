@@ -19,10 +19,13 @@ another key, so another file; files not used for a while go first when the folde
 over its size (:data:`FOLDER_LIMIT`).
 
 A cache file is input: another process, another machine (a restored CI cache) or a
-person may have written it.  It is read through :mod:`safe_files` (a regular file, never
-a link, never past a cap), its index is validated before any case is graded (types,
-sizes, known mutation and reading names), and every case's bytes are checked against
-their SHA-256 when read.  It holds no verdicts: what a correct client does with a stream
+person may have written it.  It is trusted only when its index's HMAC verifies under this
+run's secret (:mod:`.cachekey`), which the folder does not hold: the index lists the
+SHA-256 of every case, so no case can be added, dropped or changed by whoever lacks the
+secret.  It is read through :mod:`safe_files` (a regular file, never a link, never past a
+cap), its index is validated before any case is graded (types, sizes, known mutation and
+reading names, no more cases than the run asks for), and every case's bytes are checked
+against their SHA-256 when read.  It holds no verdicts: what a correct client does with a stream
 is worked out again from the stream's bytes (the reference decoder's plain pass); only
 the registered points the careful decode found are kept, and at worst a wrong list costs
 a client that takes another reading a failure (the replayed case, decoded afresh, says
@@ -30,8 +33,9 @@ so), never a pass.  A file that fails any test is removed and the check is gener
 afresh.
 
 File layout: the cases' bytes one after another, then the index (JSON), then a footer of
-:data:`MAGIC`, the index's offset and its length: written front to back as cases are
-graded and renamed into place at the end, read case by case, so memory holds one case.
+:data:`MAGIC`, the index's offset and length, and the index's HMAC: written front to back
+as cases are graded and renamed into place at the end, read case by case, so memory holds
+one case.
 """
 
 from __future__ import annotations
@@ -53,15 +57,17 @@ from typing import IO, Any
 from stella_conform import stopping
 from stella_conform.conformance.checks import Check, GradedCase
 from stella_conform.conformance.kinds import KINDS
+from stella_conform.conformance.store.cachekey import KEY_SIZE, sign, verifies
 from stella_conform.generators.engine.seeded import local_constants_digest
 from stella_conform.safe_files import RefusedFile, open_regular
 from stella_conform.schemas.vocabulary import Vocabulary
 
 #: The file format; a new one is another key (old files are simply never read again).
-#: 2: the index says how many of the cases are the check's strata (``strata``).
-FORMAT = 2
-MAGIC = b"stella-conform-cases-1\n"
-_FOOTER = struct.Struct(f"<{len(MAGIC)}sQQ")
+#: 2: the index says how many of the cases are the check's strata (``strata``);
+#: 3: the footer holds the index's HMAC.
+FORMAT = 3
+MAGIC = b"stella-conform-cases-2\n"
+_FOOTER = struct.Struct(f"<{len(MAGIC)}sQQ{KEY_SIZE}s")
 SUFFIX = ".cases"
 #: The largest index the kit reads (a few hundred bytes per case).
 INDEX_CAP = 16 * 1024 * 1024
@@ -80,6 +86,11 @@ _CODE = ("generators", "schemas", "oracle", "conformance/checks", "conformance/s
 
 class CacheDamaged(Exception):
     """A cache file that fails validation (it is removed; the check is generated afresh)."""
+
+
+class NotAuthenticated(CacheDamaged):
+    """A cache file whose index's HMAC does not verify under this run's secret: written
+    under another secret (another machine, a fork's job) or changed since."""
 
 
 @cache
@@ -151,10 +162,11 @@ def cache_key(
 class CacheWriter:
     """Collects a check's cases as they are graded; :meth:`commit` puts the file in place."""
 
-    def __init__(self, folder: Path, key: str) -> None:
+    def __init__(self, folder: Path, key: str, secret: bytes) -> None:
         self.folder = folder
         self.path = folder / f"{key}{SUFFIX}"
         self.key = key
+        self.secret = secret
         self.entries: list[dict[str, Any]] = []
         self.offset = 0
         self.temp: Path | None = None
@@ -192,9 +204,13 @@ class CacheWriter:
             self.temp = self.folder / f".{self.key}{SUFFIX}.{secrets.token_hex(6)}.tmp"
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
             # a stop signal (in a -j worker: clean_up, then exit at once) removes it
-            with stopping.signals_held():
-                fd = os.open(self.temp, flags | getattr(os, "O_CLOEXEC", 0), 0o600)
+            with stopping.signals_held():  # tracked first: a SIGKILL cannot fall between
                 stopping.track_file(self.temp)
+                try:
+                    fd = os.open(self.temp, flags | getattr(os, "O_CLOEXEC", 0), 0o600)
+                except OSError:
+                    stopping.untrack_file(self.temp)
+                    raise
             self.fh = os.fdopen(fd, "wb")
         return self.fh
 
@@ -212,7 +228,8 @@ class CacheWriter:
         try:
             fh = self._open()
             fh.write(index)
-            fh.write(_FOOTER.pack(MAGIC, self.offset, len(index)))
+            mac = sign(self.secret, self.key, index)
+            fh.write(_FOOTER.pack(MAGIC, self.offset, len(index), mac))
             fh.close()
             self.fh = None
             assert self.temp is not None
@@ -272,6 +289,7 @@ class CachedCases:
 
     path: Path
     key: str
+    secret: bytes
     entries: list[dict[str, Any]]
     #: How many of the cases, the first ones, are the check's strata.
     strata: int
@@ -297,18 +315,30 @@ class CachedCases:
 
 
 def open_cached(
-    folder: Path, key: str, check: Check, vocab: Vocabulary, reads: frozenset[str] | None
-) -> CachedCases | None:
-    """The check's cached cases, if a valid file holds them; a damaged one is removed."""
+    folder: Path,
+    key: str,
+    check: Check,
+    vocab: Vocabulary,
+    reads: frozenset[str] | None,
+    *,
+    secret: bytes,
+    examples: int,
+) -> tuple[CachedCases | None, str | None]:
+    """The check's cached cases, if a file this run's secret authenticates holds them, and
+    otherwise why a file there was refused (it is removed).  ``examples``: the random
+    examples the run asks for; a file listing more is refused."""
     path = folder / f"{key}{SUFFIX}"
     try:
-        strata, entries = _read_index(path, key, check)
+        strata, entries = _read_index(path, key, check, secret, examples)
     except FileNotFoundError:
-        return None
-    except (OSError, CacheDamaged, ValueError, KeyError, TypeError):
+        return None, None
+    except NotAuthenticated as exc:
         discard(path)
-        return None
-    return CachedCases(path, key, entries, strata, vocab, reads, check)
+        return None, str(exc)
+    except (OSError, CacheDamaged, ValueError, KeyError, TypeError) as exc:
+        discard(path)
+        return None, f"damaged ({exc})"
+    return CachedCases(path, key, secret, entries, strata, vocab, reads, check), None
 
 
 def discard(path: Path) -> None:
@@ -318,17 +348,22 @@ def discard(path: Path) -> None:
             path.unlink()
 
 
-def _read_index(path: Path, key: str, check: Check) -> tuple[int, list[dict[str, Any]]]:
+def _read_index(
+    path: Path, key: str, check: Check, secret: bytes, examples: int
+) -> tuple[int, list[dict[str, Any]]]:
     with open_regular(path, follow=False) as fh:
         size = os.fstat(fh.fileno()).st_size
         if size < _FOOTER.size:
             raise CacheDamaged("shorter than its footer")
         fh.seek(size - _FOOTER.size)
-        magic, offset, length = _FOOTER.unpack(fh.read(_FOOTER.size))
+        magic, offset, length, mac = _FOOTER.unpack(fh.read(_FOOTER.size))
         if magic != MAGIC or length > INDEX_CAP or offset + length + _FOOTER.size != size:
             raise CacheDamaged("not a case cache file of this format")
         fh.seek(offset)
-        index = json.loads(fh.read(length))
+        raw = fh.read(length)
+    if not verifies(secret, key, raw, mac):  # before a byte of it is parsed
+        raise NotAuthenticated("not authenticated by this run's cache key")
+    index = json.loads(raw)
     if not isinstance(index, dict) or index.get("format") != FORMAT or index.get("key") != key:
         raise CacheDamaged("another key's or format's index")
     entries = index.get("cases")
@@ -337,6 +372,8 @@ def _read_index(path: Path, key: str, check: Check) -> tuple[int, list[dict[str,
     strata = index.get("strata")
     if type(strata) is not int or not 0 <= strata <= len(entries):
         raise CacheDamaged("no count of the strata among the cases")
+    if len(entries) - strata > examples:
+        raise CacheDamaged(f"more random examples than the {examples} the run asks for")
     total = 0
     for entry in entries:
         _validate(entry, check)
@@ -386,6 +423,7 @@ __all__ = [
     "CacheDamaged",
     "CacheWriter",
     "CachedCases",
+    "NotAuthenticated",
     "RefusedFile",
     "cache_key",
     "code_digest",

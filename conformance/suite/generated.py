@@ -18,6 +18,7 @@ from hypothesis.strategies import SearchStrategy
 from stella_conform.conformance.checks import Check, Context, GradedCase, Judgment, judge
 from stella_conform.conformance.clients.runner import Observation
 from stella_conform.conformance.kinds import KINDS
+from stella_conform.conformance.store.cachekey import cache_secret
 from stella_conform.conformance.store.casecache import (
     CacheDamaged,
     CachedCases,
@@ -194,7 +195,7 @@ class GeneratedPhase:
         # replayed after the strata (drawn or from the case cache), before the random
         # examples
         self.held = held_entries(self.database, check, config) if self.database is not None else []
-        self.cached, self.writer = _case_cache(check, config, vocab)
+        self.cached, self.writer = _case_cache(check, config, vocab, result)
 
     def run(self) -> list[Judgment]:
         """Grade the phase; what a stop, a non-deterministic client or a failed
@@ -227,8 +228,9 @@ class GeneratedPhase:
         shared = _SHARED.get(self.share_key) if self.share_key is not None else None
         replay = self.from_cache(cached) if cached is not None else False
         if replay is None and cached is not None:  # damaged: generate and keep again
-            self.writer = CacheWriter(cached.path.parent, cached.key)
+            self.writer = CacheWriter(cached.path.parent, cached.key, cached.secret)
         if replay:
+            self.result.case_cache = "read"
             return  # the cached cases, and the held entries after their strata
         if shared is not None and self.replay(shared):
             return
@@ -246,6 +248,7 @@ class GeneratedPhase:
             _SHARED[self.share_key] = self.seen
         if self.writer is not None and not self.failures:
             self.writer.commit(strata=self.strata)
+            self.result.case_cache = self.result.case_cache or "written"
 
     def attempt(self, case: GeneratedCase) -> Failing | None:
         """The failure this case shows, if any (out of shrink budget: no client run)."""
@@ -515,21 +518,30 @@ def _size(case: GradedCase) -> tuple[int, bytes]:
 
 
 def _case_cache(
-    check: Check, config: SuiteConfig, vocab: Vocabulary
+    check: Check, config: SuiteConfig, vocab: Vocabulary, result: CheckResult
 ) -> tuple[CachedCases | None, CacheWriter | None]:
     """The check's cases from the case cache, or a writer to keep them there; neither when
-    the cache is off.  The file holds the seed's own cases (its strata and random
-    examples), never an example database's entries: those are replayed beside them, so
-    the file is read (and written) whether the database holds entries or not."""
+    the cache is off or no secret authenticates it (:mod:`~stella_conform.conformance.store.
+    cachekey`: ``result`` says why).  The file holds the seed's own cases (its strata and
+    random examples), never an example database's entries: those are replayed beside
+    them, so the file is read (and written) whether the database holds entries or not."""
     folder = config.case_cache
     if folder is None or config.recordings or not check.kind.cached:
+        return None, None
+    secret, source = cache_secret()
+    if secret is None:
+        result.case_cache = f"off: {source}"
         return None, None
     key = cache_key(
         check, vocab, seed=config.seed, examples=config.examples,
         claims=config.claims.to_json(),
     )  # fmt: skip
-    cached = open_cached(folder, key, check, vocab, config.claims.reads)
-    return cached, CacheWriter(folder, key) if cached is None else None
+    cached, refused = open_cached(
+        folder, key, check, vocab, config.claims.reads, secret=secret, examples=config.examples
+    )
+    if refused is not None:
+        result.case_cache = f"refused: {refused}"
+    return cached, CacheWriter(folder, key, secret) if cached is None else None
 
 
 def warn_damaged(path: Path, exc: BaseException) -> None:

@@ -79,6 +79,10 @@ class CheckResult:
     failures: list[CaseFailure] = field(default_factory=list)
     known_failure: str | None = None
     seconds: float = 0.0
+    #: How the case cache served the check's generated cases: ``read`` (from a file this
+    #: run's secret authenticates), ``written``, ``refused: WHY`` (a file there was not
+    #: trusted: generated afresh), ``off: WHY``, or empty (no cache, or no generated case).
+    case_cache: str = ""
     #: ``point=A`` / ``point=B``: the registered readings the client took in cases it
     #: passed (docs/contract-readings.md), with how many cases each. Information only.
     readings: dict[str, int] = field(default_factory=dict)

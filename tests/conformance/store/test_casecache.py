@@ -26,7 +26,7 @@ from stella_conform.conformance.checks.claims import Claims
 from stella_conform.conformance.clients.runner import Client
 from stella_conform.conformance.report.json_report import report_document
 from stella_conform.conformance.report.model import Report
-from stella_conform.conformance.store import casecache
+from stella_conform.conformance.store import cachekey, casecache
 from stella_conform.conformance.suite import SuiteConfig, run_suite
 from stella_conform.conformance.suite import generated as generated_phase
 
@@ -62,11 +62,17 @@ def _config(tmp_path: Path, argv: tuple[str, ...] = PY_REFERENCE, **kw: Any) -> 
     )
 
 
+#: What the case cache did in the last run graded (the report's ``case_cache``).
+CACHE_SAID: list[Any] = []
+
+
 def _graded(config: SuiteConfig, checks: list[str] = STREAM_CHECKS) -> dict[str, Any]:
-    """The run's JSON report, less what differs between any two runs (times, case ids)."""
+    """The run's JSON report, less what differs between any two runs (times, case ids,
+    what the cache did: kept in :data:`CACHE_SAID`)."""
     results = run_suite([BY_ID[c] for c in checks], config)
     doc = report_document(Report(config, results, config.vocabulary().ident, {}))
     doc.pop("date")
+    CACHE_SAID[:] = [doc.pop("case_cache", None)]
     for check in doc["checks"]:
         check.pop("seconds")
         for failure in check["failures"]:
@@ -81,8 +87,11 @@ def test_a_second_run_grades_the_first_ones_cases_without_generating_them(
     cold = _graded(_config(tmp_path))
     drawn = generated[0]
     assert drawn >= 30
+    assert CACHE_SAID[0] == {"folder": str(tmp_path / "cases"), "read": 0, "written": 3,
+                             "refused": 0}  # fmt: skip
     warm = _graded(_config(tmp_path))
     assert generated[0] == drawn, "the second run generated cases"
+    assert CACHE_SAID[0]["read"] == 3  # and the report says so
     assert warm == cold
     without = _graded(dataclasses.replace(_config(tmp_path), case_cache=None))
     assert without == cold
@@ -179,14 +188,24 @@ def _cache_files(tmp_path: Path) -> list[Path]:
     return sorted((tmp_path / "cases").glob("*.cases"))
 
 
-def _tamper_index(path: Path, change: Any) -> None:
+def _secret() -> bytes:
+    secret, source = cachekey.cache_secret()
+    assert secret is not None, source
+    return secret
+
+
+def _tamper_index(path: Path, change: Any, *, signed: bool = True) -> None:
+    """Change the index; ``signed``: as a writer holding this run's secret would (the
+    validation behind the HMAC is tested so), else as anyone else can."""
     data = path.read_bytes()
     footer = casecache._FOOTER
-    magic, offset, length = footer.unpack(data[-footer.size :])
+    magic, offset, length, mac = footer.unpack(data[-footer.size :])
     index = json.loads(data[offset : offset + length])
     change(index)
     raw = json.dumps(index).encode()
-    path.write_bytes(data[:offset] + raw + footer.pack(magic, offset, len(raw)))
+    if signed:
+        mac = cachekey.sign(_secret(), index["key"], raw)
+    path.write_bytes(data[:offset] + raw + footer.pack(magic, offset, len(raw), mac))
 
 
 def _flip_a_stream_byte(path: Path) -> None:
@@ -208,10 +227,19 @@ TAMPERING = {
     "negative size": lambda p: _tamper_index(p, lambda i: i["cases"][0].update(size=-1)),
     "huge index": lambda p: p.write_bytes(
         p.read_bytes()[: -casecache._FOOTER.size]
-        + casecache._FOOTER.pack(casecache.MAGIC, 0, 2**40)
+        + casecache._FOOTER.pack(casecache.MAGIC, 0, 2**40, b"\0" * 32)
     ),
     "not json": lambda p: p.write_bytes(
-        b"{" * 100 + casecache._FOOTER.pack(casecache.MAGIC, 0, 100)
+        b"{" * 100
+        + casecache._FOOTER.pack(
+            casecache.MAGIC, 0, 100, cachekey.sign(_secret(), p.stem, b"{" * 100)
+        )
+    ),
+    "unsigned change": lambda p: _tamper_index(
+        p, lambda i: i["cases"][0].update(name="renamed"), signed=False
+    ),
+    "more cases than asked for": lambda p: _tamper_index(
+        p, lambda i: i.update(cases=i["cases"] * 3)
     ),
 }
 
@@ -268,8 +296,8 @@ def test_the_folder_is_kept_under_its_size_by_removing_the_least_recently_used(
 
 
 def test_the_footer_format_is_what_the_module_says() -> None:
-    assert casecache._FOOTER.size == len(casecache.MAGIC) + 16
-    assert struct.calcsize("<QQ") == 16
+    assert casecache._FOOTER.size == len(casecache.MAGIC) + 16 + 32
+    assert struct.calcsize("<QQ32s") == 16 + 32
 
 
 pytest_plugins = ["pytester"]

@@ -5,14 +5,14 @@ be read beside it, each multiplexed with it by Hypothesis's own
 :class:`~hypothesis.database.MultiplexedDatabase`, so that failures found anywhere are
 replayed everywhere:
 
-* **a shared Redis** (``--database redis://HOST:PORT/N``): Hypothesis's
-  :class:`~hypothesis.extra.redis.RedisExampleDatabase`, read *and* written, so
-  concurrent ``fuzz`` workers on several machines (and the ``run`` of a pull request)
-  share failures and the fuzzing corpus.  The ``redis`` package is an optional extra
-  (``pip install 'stella-conform[redis]'``).  Losing the server mid-run is a warning,
-  not an error: :class:`SharedDatabase` keeps going with the local directory, keeps
-  what it could not write, writes it when the server answers again, and says what was
-  never shared.
+* **a shared Redis** (``--database redis://HOST:PORT/N``): Hypothesis's Redis layout,
+  read *and* written, so concurrent ``fuzz`` workers on several machines (and the ``run``
+  of a pull request) share failures and the fuzzing corpus
+  (:mod:`~stella_conform.conformance.store.shared`).  The ``redis`` package is an
+  optional extra (``pip install 'stella-conform[redis]'``).  Losing the server mid-run
+  is a warning, not an error: :class:`SharedDatabase` keeps going with the local
+  directory, keeps what it could not write, writes it when the server answers again,
+  and says what was never shared.
 * **a GitHub Actions artifact** (``--github-artifact OWNER/REPO[/NAME]``): a nightly
   ``fuzz`` uploads the directory; a pull-request ``run`` reads it without a download
   step of its own (:class:`~hypothesis.database.GitHubArtifactDatabase`, which
@@ -20,9 +20,11 @@ replayed everywhere:
   ``GITHUB_TOKEN`` and caches it for a day).  It is read-only.
 
 Whatever a database holds is input, like any file the kit reads: someone else wrote
-it.  Every entry read is size-capped (a directory entry through the safe reader, a
-Redis set through a bounded count) and must decode as what the kit stores there (a
-Hypothesis choice sequence; a fuzzing energy record); anything else is skipped.
+it.  Every read is bounded before anything is held
+(:mod:`~stella_conform.conformance.store.entries`: a directory entry through the safe
+reader, a Redis set on the server's side) and every entry must decode as what the kit
+stores there (a Hypothesis choice sequence; a fuzzing energy record); anything else is
+skipped.
 """
 
 from __future__ import annotations
@@ -34,13 +36,10 @@ import re
 import socket
 import stat
 import sys
-import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit
 
 from hypothesis.database import (
     DirectoryBasedExampleDatabase,
@@ -48,9 +47,19 @@ from hypothesis.database import (
     GitHubArtifactDatabase,
     MultiplexedDatabase,
     ReadOnlyDatabase,
-    choices_from_bytes,
 )
 
+from stella_conform.conformance.store.entries import ENTRY_CAP as ENTRY_CAP
+from stella_conform.conformance.store.entries import KEY_BYTES_CAP as KEY_BYTES_CAP
+from stella_conform.conformance.store.entries import KEY_ENTRIES_CAP as KEY_ENTRIES_CAP
+from stella_conform.conformance.store.entries import register_fixed_length as register_fixed_length
+from stella_conform.conformance.store.entries import register_record as register_record
+from stella_conform.conformance.store.entries import valid_entry as valid_entry
+from stella_conform.conformance.store.shared import SOCKET_TIMEOUT as SOCKET_TIMEOUT
+from stella_conform.conformance.store.shared import Loss as Loss
+from stella_conform.conformance.store.shared import RedisSource as RedisSource
+from stella_conform.conformance.store.shared import SharedDatabase as SharedDatabase
+from stella_conform.conformance.store.shared import redact as redact
 from stella_conform.safe_files import RefusedFile, open_regular, read_regular
 
 #: The artifact name the documented CI workflow uploads.
@@ -58,44 +67,6 @@ DEFAULT_ARTIFACT = "stella-conform-db"
 #: Where a downloaded artifact is cached (one zip, the latest).
 ARTIFACT_CACHE = Path(".stella-conform/github-artifacts")
 _SPEC = re.compile(r"([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)(?:/([A-Za-z0-9_.-]+))?")
-
-#: The largest entry the kit reads from any database.  A case's choice sequence is a
-#: few hundred bytes to a few KiB (a line over 1 MiB is drawn as a few choices too).
-ENTRY_CAP = 256 * 1024
-#: The most entries the kit reads under one key (the fuzzer keeps 400 inputs a check).
-KEY_ENTRIES_CAP = 2048
-#: Keys whose entries are not choice sequences, and how long each entry is.
-#: (Hypothesis's directory database lists its keys under its meta key.)
-FIXED_LENGTH_SUFFIXES: dict[bytes, int] = {}
-_META_KEY = b".hypothesis-keys"
-#: Keys whose entries are records of the kit's own, and what tells a good one.
-RECORD_SUFFIXES: dict[bytes, Callable[[bytes], bool]] = {}
-
-
-def register_fixed_length(suffix: bytes, length: int) -> None:
-    """Entries under keys ending in ``suffix`` are records of exactly ``length`` bytes."""
-    FIXED_LENGTH_SUFFIXES[suffix] = length
-
-
-def register_record(suffix: bytes, valid: Callable[[bytes], bool]) -> None:
-    """Entries under keys ending in ``suffix`` are records that ``valid`` accepts."""
-    RECORD_SUFFIXES[suffix] = valid
-
-
-def valid_entry(key: bytes, value: object) -> bool:
-    """Whether ``value``, read under ``key``, is something the kit stored there."""
-    if not isinstance(value, bytes) or len(value) > ENTRY_CAP:
-        return False
-    for suffix, length in FIXED_LENGTH_SUFFIXES.items():
-        if key.endswith(suffix):
-            return len(value) == length
-    for suffix, valid in RECORD_SUFFIXES.items():
-        if key.endswith(suffix):
-            return valid(value)
-    if key.endswith(_META_KEY):
-        return True
-    return choices_from_bytes(value) is not None
-
 
 # ---------------------------------------------------------------------- sources
 
@@ -294,104 +265,6 @@ def _cached_stamp(path: Path, now: datetime) -> tuple[datetime | None, str]:
     return stamp, ""
 
 
-@dataclass(frozen=True)
-class RedisSource:
-    """A shared Redis database: ``redis://[:PASSWORD@]HOST[:PORT][/N]`` (``rediss://``: TLS)."""
-
-    url: str
-
-    @classmethod
-    def parse(cls, url: str) -> RedisSource:
-        """ValueError when ``url`` is not a Redis URL with a host, a port and a number."""
-        parts = urlsplit(url.strip())
-        if parts.scheme not in ("redis", "rediss"):
-            raise ValueError(f"not a redis:// URL: {redact(url)!r}")
-        try:
-            port = parts.port
-        except ValueError:
-            raise ValueError(f"bad port in {redact(url)!r}") from None
-        if not parts.hostname:
-            raise ValueError(f"no host in {redact(url)!r}")
-        if port == 0:
-            raise ValueError(f"bad port in {redact(url)!r}")
-        number = parts.path.strip("/")
-        if number and not number.isdigit():
-            raise ValueError(f"the database number must be a whole number: {redact(url)!r}")
-        if parts.query or parts.fragment:
-            raise ValueError(f"no query or fragment, please: {redact(url)!r}")
-        return cls(url.strip())
-
-    @property
-    def shown(self) -> str:
-        """The URL without its password (for messages and reports)."""
-        return redact(self.url)
-
-    def database(self, clock: Callable[[], float] = time.monotonic) -> SharedDatabase:
-        """The server as a shared database (no connection is made until it is used)."""
-        try:
-            import redis
-            from hypothesis.extra.redis import RedisExampleDatabase
-            from redis.backoff import NoBackoff
-            from redis.retry import Retry
-        except ImportError:
-            raise ModuleNotFoundError(
-                "--database redis://... needs the redis package: "
-                "pip install 'stella-conform[redis]'"
-            ) from None
-
-        client = redis.Redis.from_url(
-            self.url,
-            socket_timeout=SOCKET_TIMEOUT,
-            socket_connect_timeout=SOCKET_TIMEOUT,
-            # one attempt: a lost server is noticed at once and retried on our schedule
-            retry=Retry(NoBackoff(), 0),
-            health_check_interval=0,
-        )
-
-        class Capped(RedisExampleDatabase):
-            """Hypothesis's Redis database, reading at most a bounded number of entries."""
-
-            def fetch(self, key: bytes) -> Iterable[bytes]:
-                name = self._prefix + key
-                pipe = self.redis.pipeline()
-                pipe.expire(name, self._expire_after)  # as Hypothesis's own fetch does
-                pipe.scard(name)
-                size = pipe.execute()[1]
-                values: Any
-                if size > KEY_ENTRIES_CAP:
-                    values = self.redis.srandmember(name, KEY_ENTRIES_CAP)
-                else:
-                    values = self.redis.smembers(name)
-                for value in values:
-                    if isinstance(value, bytes):
-                        yield value
-
-            def replace(self, key: bytes, old: list[bytes], new: list[bytes]) -> None:
-                """Delete ``old`` and save ``new`` under ``key`` in one round trip (the
-                kit's own records: no change is published to Hypothesis's listeners)."""
-                name = self._prefix + key
-                pipe = self.redis.pipeline()
-                if old:
-                    pipe.srem(name, *old)
-                if new:
-                    pipe.sadd(name, *new)
-                pipe.expire(name, self._expire_after)
-                pipe.execute()
-
-        errors = (redis.exceptions.RedisError, OSError)
-        return SharedDatabase(Capped(client), self.shown, errors, clock=clock)
-
-
-def redact(url: str) -> str:
-    """``url`` with any password replaced by ``***``."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)[1]
-    user = parts.username or ""
-    return parts._replace(netloc=f"{user}:***@{netloc}").geturl()
-
-
 # ---------------------------------------------------------------------- databases
 
 
@@ -419,174 +292,6 @@ class SafeDirectoryDatabase(DirectoryBasedExampleDatabase):
                 continue
 
 
-#: Seconds a Redis command may wait for the server.
-SOCKET_TIMEOUT = 5.0
-#: Seconds between attempts to reach a shared database that stopped answering.
-RETRY_SECONDS = 15.0
-#: Writes kept for a lost shared database (each at most ENTRY_CAP bytes).
-PENDING_CAP = 20_000
-
-
-@dataclass
-class Loss:
-    """When and why the shared database stopped answering."""
-
-    since: float
-    error: str
-    back: bool = False
-
-
-@dataclass
-class SharedDatabase(ExampleDatabase):
-    """A database shared between machines, that may stop answering at any time.
-
-    Every operation that fails (a server stopped, a network gone, a timeout) marks the
-    database lost and warns once; from then on the run goes on with the local
-    directory alone, and the writes it could not make are kept (up to
-    :data:`PENDING_CAP`).  Every :data:`RETRY_SECONDS` it tries the server again; when
-    it answers, the kept writes are made and a second warning says so.  What was never
-    written is :meth:`unshared`, for the report.
-    """
-
-    inner: ExampleDatabase
-    shown: str
-    errors: tuple[type[BaseException], ...]
-    clock: Callable[[], float] = time.monotonic
-    warn: Callable[[str], None] = field(default=lambda text: print(text, file=sys.stderr))
-    loss: Loss | None = None
-    pending: dict[bytes, set[bytes]] = field(default_factory=dict)
-    dropped: int = 0
-    saved: int = 0
-    _next_try: float = 0.0
-
-    def __post_init__(self) -> None:
-        super().__init__()
-
-    def __repr__(self) -> str:
-        return f"SharedDatabase({self.shown})"
-
-    def __hash__(self) -> int:
-        return hash(self.shown)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, SharedDatabase) and other.shown == self.shown
-
-    @property
-    def available(self) -> bool:
-        """Whether the server answered last time (trying it again when it is time)."""
-        if self.loss is None or self.loss.back:
-            return True
-        now = self.clock()
-        if now < self._next_try:
-            return False
-        self._next_try = now + RETRY_SECONDS
-        try:
-            for key, values in list(self.pending.items()):
-                for value in list(values):
-                    self.inner.save(key, value)
-                    values.discard(value)
-                del self.pending[key]
-        except self.errors:
-            return False
-        self.loss.back = True
-        self.warn(f"warning: the shared database {self.shown} answers again; writes resumed")
-        return True
-
-    def _lost(self, exc: BaseException) -> None:
-        if self.loss is None or self.loss.back:
-            reason = f"{type(exc).__name__}: {exc}".strip()
-            self.loss = Loss(self.clock(), reason[:300])
-            self._next_try = self.clock() + RETRY_SECONDS
-            self.warn(
-                f"warning: the shared database {self.shown} does not answer ({reason[:200]}); "
-                "going on with the local database, and writing what it missed when it answers"
-            )
-
-    def fetch(self, key: bytes) -> Iterable[bytes]:
-        if not self.available:
-            return
-        try:
-            values = list(self.inner.fetch(key))
-        except self.errors as exc:
-            self._lost(exc)
-            return
-        yield from values
-
-    def save(self, key: bytes, value: bytes) -> None:
-        if self.available:
-            try:
-                self.inner.save(key, value)
-                self.saved += 1
-                return
-            except self.errors as exc:
-                self._lost(exc)
-        if sum(len(v) for v in self.pending.values()) < PENDING_CAP:
-            self.pending.setdefault(key, set()).add(value)
-        else:
-            self.dropped += 1
-
-    def delete(self, key: bytes, value: bytes) -> None:
-        kept = self.pending.get(key)
-        if kept is not None:
-            kept.discard(value)
-        if not self.available:
-            return
-        try:
-            self.inner.delete(key, value)
-        except self.errors as exc:
-            self._lost(exc)
-
-    def move(self, src: bytes, dest: bytes, value: bytes) -> None:
-        if not self.available:
-            self.delete(src, value)
-            self.save(dest, value)
-            return
-        try:
-            self.inner.move(src, dest, value)
-        except self.errors as exc:
-            self._lost(exc)
-            self.save(dest, value)
-
-    def replace(self, key: bytes, old: list[bytes], new: list[bytes]) -> None:
-        """Delete ``old`` and save ``new`` under ``key``, at once where the server allows."""
-        kept = self.pending.get(key)
-        if kept is not None:
-            kept.difference_update(old)
-        if self.available:
-            try:
-                batch = getattr(self.inner, "replace", None)
-                if batch is not None:
-                    batch(key, old, new)
-                else:
-                    for value in old:
-                        self.inner.delete(key, value)
-                    for value in new:
-                        self.inner.save(key, value)
-                self.saved += len(new)
-                return
-            except self.errors as exc:
-                self._lost(exc)
-        for value in new:
-            self.save(key, value)  # kept for when it answers again
-
-    def unshared(self) -> dict[bytes, int]:
-        """Writes never made, by key (the ones given up on under the key ``b""``)."""
-        out = {key: len(values) for key, values in self.pending.items() if values}
-        if self.dropped:
-            out[b""] = self.dropped
-        return out
-
-    def close(self) -> None:
-        """Make what is still kept, if the server answers now; then disconnect."""
-        if self.loss is not None and not self.loss.back:
-            self._next_try = 0.0
-            self.available  # noqa: B018 - one last attempt
-        redis = getattr(self.inner, "redis", None)
-        if redis is not None:
-            with contextlib.suppress(Exception):
-                redis.close()
-
-
 class KitDatabase(MultiplexedDatabase):
     """The local directory and the databases read beside it, every entry read checked.
 
@@ -604,8 +309,13 @@ class KitDatabase(MultiplexedDatabase):
         self.local = local
         self.shared = shared
         self.artifact = artifact
-        #: Entries skipped because they were not what the kit stores (too large, malformed).
-        self.refused = 0
+        self._refused = 0
+
+    @property
+    def refused(self) -> int:
+        """Entries skipped because they were not what the kit stores (too large, malformed),
+        those the shared server left out included."""
+        return self._refused + (self.shared.refused if self.shared is not None else 0)
 
     def fetch(self, key: bytes) -> Iterable[bytes]:
         return self._checked(key, super().fetch(key))
@@ -617,7 +327,7 @@ class KitDatabase(MultiplexedDatabase):
             if valid_entry(key, value):
                 yield value
             else:
-                self.refused += 1
+                self._refused += 1
 
     def fetch_shared(self, key: bytes) -> list[bytes]:
         """The shared database's entries under ``key`` alone (none without one), in an

@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -25,6 +24,7 @@ from typing import Any
 import pytest
 from conftest import ADAPTERS, KIT, PY_REFERENCE, kit
 from hypothesis.database import choices_to_bytes
+from redis_server import RedisServer, need_redis_package, running_server
 from toolchains import missing
 
 from stella_conform.conformance.store.database import (
@@ -42,101 +42,16 @@ R5 = ("--only", "R5.unknown-fields-ignored")
 
 pytestmark = pytest.mark.slow
 
-try:
-    import redis
-except ImportError:  # the optional extra: every test here skips, or fails under .ci/run
-    redis = None
-
 
 @pytest.fixture(autouse=True)
 def _redis_package() -> None:
-    if redis is None:
-        missing("the redis package is not installed (pip install 'stella-conform[redis]')")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class RedisServer:
-    """One redis-server on a loopback port, nothing saved to disk."""
-
-    def __init__(self, workdir: Path) -> None:
-        binary = shutil.which("redis-server")
-        if binary is None:
-            missing("redis-server is not installed")
-        self.binary = binary
-        self.workdir = workdir
-        self.port = _free_port()
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen(
-            [
-                self.binary,
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                str(self.workdir),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        client = self.client()
-        for _ in range(200):  # up to 10 s for the server to listen
-            try:
-                client.ping()
-                return
-            except redis.exceptions.ConnectionError:
-                if self.proc.poll() is not None:
-                    pytest.fail("redis-server did not start")
-                time.sleep(0.05)
-        pytest.fail("redis-server did not answer")
-
-    def client(self) -> redis.Redis:
-        return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=5)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-    def wait_for_keys(self, pattern: str, proc: subprocess.Popen[str] | None = None) -> None:
-        """Until some key matches (a worker has shared something), or the worker ended."""
-        client = self.client()
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            if list(client.scan_iter(match=pattern, count=1000)):
-                return
-            if proc is not None and proc.poll() is not None:
-                return
-            time.sleep(0.05)
+    need_redis_package()
 
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[RedisServer]:
-    srv = RedisServer(tmp_path)
-    srv.start()
-    try:
+    with running_server(tmp_path) as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 def _fuzz(cwd: Path, *args: str) -> subprocess.Popen[str]:

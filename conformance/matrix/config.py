@@ -240,10 +240,26 @@ def _sample_size(settings: dict[str, Any], path: Path) -> int | None:
     return count
 
 
-def _client(entry: dict[str, Any], base: Path, path: Path) -> ClientSpec:
+#: The longest client or vocabulary name: a name is a table's heading, a folder's name
+#: and a line of every output.
+NAME_CAP = 200
+
+
+def _name(entry: dict[str, Any], table: str, path: Path) -> str:
+    """An entry's name, checked: present, text, short enough to show and be a folder."""
     name = entry.get("name")
     if not isinstance(name, str) or not name:
-        raise SetupError(f"{path}: every [[client]] needs a name")
+        raise SetupError(f"{path}: every [[{table}]] needs a name")
+    if len(name) > NAME_CAP:
+        raise SetupError(
+            f"{path}: a [[{table}]] name of {len(name):,} characters "
+            f"(at most {NAME_CAP}): {name[:40]!r}…"
+        )
+    return name
+
+
+def _client(entry: dict[str, Any], base: Path, path: Path) -> ClientSpec:
+    name = _name(entry, "client", path)
     command = entry.get("command")
     if isinstance(command, str):
         import shlex
@@ -324,9 +340,7 @@ def _seconds(entry: dict[str, Any], key: str, name: str, path: Path) -> float:
 
 
 def _vocabulary(entry: dict[str, Any], base: Path, path: Path) -> VocabularySpec:
-    name = entry.get("name")
-    if not isinstance(name, str) or not name:
-        raise SetupError(f"{path}: every [[vocabulary]] needs a name")
+    name = _name(entry, "vocabulary", path)
     schema = entry.get("wire_schema")
     bundled = entry.get("vocabulary")
     if bundled is not None and not isinstance(bundled, str):

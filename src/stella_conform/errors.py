@@ -95,10 +95,15 @@ def parse_json_file(data: bytes, path: Path, what: str) -> Any:
         raise SetupError(f"malformed {what} {path}: {exc}") from None
 
 
-def _read_document(path: Path) -> bytes:
-    """A regular file of at most :data:`DOCUMENT_CAP` bytes: a FIFO, ``/dev/zero`` or a
-    file too big for a document is refused at once, never waited on or read whole."""
-    return read_regular(path, DOCUMENT_CAP)
+#: The largest TOML file the kit reads (a matrix config, a known-failures list): written
+#: by hand, a few kilobytes; parsed, a TOML document takes several times its size.
+TOML_CAP = 1024 * 1024
+
+
+def _read_document(path: Path, cap: int = DOCUMENT_CAP) -> bytes:
+    """A regular file of at most ``cap`` bytes: a FIFO, ``/dev/zero`` or a file too big
+    for a document is refused at once, never waited on or read whole."""
+    return read_regular(path, cap)
 
 
 def read_toml_file(path: Path, what: str) -> dict[str, Any]:
@@ -107,7 +112,7 @@ def read_toml_file(path: Path, what: str) -> dict[str, Any]:
     The same two messages as :func:`read_json_file`.
     """
     try:
-        return tomllib.loads(_read_document(path).decode("utf-8"))
+        return tomllib.loads(_read_document(path, TOML_CAP).decode("utf-8"))
     except FileNotFoundError:
         raise SetupError(f"{what} not found: {path}") from None
     except RefusedFile as exc:

@@ -390,7 +390,12 @@ def test_a_sampled_run_never_says_a_known_failure_can_leave_the_list() -> None:
             "vocabulary 'v'",
         ),
         ("[[client]\n", "malformed"),
+        ('[[client]]\nname = "' + "n" * 201 + '"\ncommand = ["true"]\n', "(at most 200)"),
+        ('[[vocabulary]]\nname = "' + "v" * 201 + '"\n', "(at most 200)"),
+        # a config is a few kilobytes; parsed, a 60 MiB one took the kit to 460 MiB
+        ("# padding\n" * 120_000, "larger than 1048576 bytes"),
     ],
+    ids=lambda v: v[:40] if isinstance(v, str) else v,
 )
 def test_bad_config_is_a_setup_error(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "m.toml"

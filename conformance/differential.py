@@ -65,14 +65,15 @@ def _torn_utf8_rejects_the_stream(stream: bytes, readings: Readings, answer: Ora
 
 
 def _bad_final_record_dropped(stream: bytes, readings: Readings, answer: OracleAnswer) -> bool:
-    """A complete final record of a known type whose body does not fit, dropped silently
-    (the reader drops the last non-blank line whenever it fails)."""
+    """The last non-blank line fails, however it fails (not JSON, not an object, no
+    ``type``, a known type whose body does not fit), and is dropped silently: the reader
+    drops the last non-blank line whenever it fails."""
     if answer.verdict != "accept":
         return False
     last = _last_non_blank(stream)
     for reading in readings.all:
         rejected = [o for o in reading.outcomes if o.kind is Kind.REJECT]
-        if rejected and rejected[-1].line == last and rejected[-1].tag is not None:
+        if rejected and rejected[-1].line == last:
             return True
     return False
 
@@ -97,8 +98,8 @@ DOCUMENTED_BUGS: tuple[Bug, ...] = (
     ),
     Bug(
         "bad-final-record-dropped",
-        "a complete final record with a body that does not fit is dropped silently "
-        "(rule 4 says fail loudly)",
+        "a complete final line that fails (not JSON, not an object, no type, a body that "
+        "does not fit) is dropped silently (rule 4 says fail loudly)",
         _bad_final_record_dropped,
     ),
 )

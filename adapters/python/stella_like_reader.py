@@ -13,8 +13,9 @@ and passes.  Two are bugs against the contract, and the kit fails them:
 
 1. a final line cut inside a multi-byte UTF-8 character makes the whole input
    invalid UTF-8, so the whole stream is rejected (rule 6 says tolerate it);
-2. a complete final record that fails — a known type with a bad body — is dropped
-   silently instead of rejected (rule 4 says fail loudly).
+2. a complete final line that fails — not JSON, not an object, no ``type``, a known
+   type with a bad body — is dropped silently instead of rejected (rule 4 says fail
+   loudly).
 
 This adapter reads line by line (so it can be graded in lockstep) and gives the
 verdicts reading the whole input first would give: any line that is not UTF-8

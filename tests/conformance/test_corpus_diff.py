@@ -73,6 +73,19 @@ def test_a_documented_bug_of_stella_s_reader_is_its_own_class() -> None:
     assert classify(read_stream(middle), OracleAnswer("accept"), middle) == "unexplained"
 
 
+@pytest.mark.parametrize(
+    "last",
+    [b"42", b"not json", b'{"no_type":1}', b'{"type":"text"}', b'"a string"', b"{"],
+    ids=["a bare number", "not JSON", "no type", "a bad body", "a string", "cut JSON"],
+)
+def test_stella_s_reader_drops_a_failing_final_line_however_it_fails(last: bytes) -> None:
+    """Its reader drops the last non-blank line whenever it fails, not only a known type
+    with a bad body: an accept there is agreement (a final line that is not JSON is a torn
+    one), a registered reading, or the documented bug; never unexplained."""
+    stream = b'{"type":"text","text":"a"}\n' + last + b"\n\n"
+    assert classify(read_stream(stream), OracleAnswer("accept"), stream) != "unexplained"
+
+
 def test_an_unrecognized_count_is_compared_when_the_oracle_gives_one() -> None:
     stream = (bundled_fixtures_dir() / "from_a_newer_stella.jsonl").read_bytes()
     readings = read_stream(stream)

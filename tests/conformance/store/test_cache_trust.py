@@ -22,10 +22,12 @@ from conftest import KIT, PY_REFERENCE
 
 from stella_conform.conformance.checks import BY_ID
 from stella_conform.conformance.clients.runner import Client
+from stella_conform.conformance.report.compare import check_shape
 from stella_conform.conformance.report.json_report import report_document
 from stella_conform.conformance.report.model import Report
 from stella_conform.conformance.store import cachekey, casecache
 from stella_conform.conformance.suite import SuiteConfig, run_suite
+from stella_conform.errors import SetupError
 
 CHECK = "R3.unknown-type-inert"
 #: Crashes on any stream over 1,500 bytes; reads like the reference client otherwise.
@@ -93,6 +95,10 @@ def test_a_cache_rewritten_without_the_secret_cannot_make_a_broken_client_pass(
     assert doc["checks"][0]["outcome"] in ("crash", "fail"), doc["checks"][0]["message"]
     assert doc["case_cache"]["read"] == 0 and doc["case_cache"]["refused"] == 1
     assert "not authenticated" in doc["case_cache"]["why_refused"]
+    check_shape(doc, "Report", tmp_path / "report.json")  # the schema types what it says
+    broken_shape = {**doc, "case_cache": {**doc["case_cache"], "read": "3"}}
+    with pytest.raises(SetupError, match="case_cache/read"):
+        check_shape(broken_shape, "Report", tmp_path / "report.json")
 
 
 def test_the_same_rewrite_signed_with_the_secret_would_have_been_graded(

@@ -1,17 +1,31 @@
-"""Client text made safe for every place the kit prints or saves it.
+"""Text from outside made safe for every place the kit prints or saves it.
 
 A client controls every string it writes: a summary's text, a line's ``type``, its
-stderr.  That text ends up in JSON reports (strict parsers refuse NaN and lone
+stderr, its first line; a config names clients and vocabularies; a disk names files and
+folders.  That text ends up in JSON reports (strict parsers refuse NaN and lone
 surrogates), JUnit XML (XML 1.0 forbids most control characters), a terminal (escape
-sequences clear the screen or retitle the window), a CI log (a line starting with ``::``
-is a GitHub workflow command) and Markdown (a pull-request comment renders HTML, links and
-@mentions).  Each function here makes text inert for one of those, and says where it cut.
+sequences clear the screen, retitle the window or write the clipboard), a CI log (a line
+starting with ``::`` is a GitHub workflow command), Markdown (a pull-request comment or a
+step summary renders HTML, links and @mentions) and an HTML page.
+
+Each output has its functions here, and every renderer passes outside text through them:
+
+- a terminal or CI log: :func:`for_terminal` (kit lines carrying outside text),
+  :func:`terminal_safe` (one piece of it);
+- Markdown: :func:`markdown_code` (in a table cell), :func:`markdown_name` (a name),
+  :func:`markdown_block` (kit lines carrying outside text);
+- HTML: :func:`html_text`;  JUnit XML: :func:`xml_safe`;
+- JSON: :func:`json_safe` (the value), :func:`json_text` (the document's text).
+
+Each makes text inert for its output, and says where it cut.
 """
 
 from __future__ import annotations
 
+import html
 import math
 import re
+from collections.abc import Sequence
 from typing import Any
 
 #: Limits for client values kept in reports: deep nesting made pretty-printing quadratic,
@@ -31,6 +45,9 @@ _INVISIBLE = "\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\u
 _CONTROLS = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{_INVISIBLE}]")
 _CONTROLS_BUT_NEWLINE = re.compile(f"[\\x00-\\x09\\x0b-\\x1f\\x7f-\\x9f{_INVISIBLE}]")
 _CONTROLS_BUT_TAB = re.compile(f"[\\x00-\\x08\\x0a-\\x1f\\x7f-\\x9f{_INVISIBLE}]")
+_CONTROLS_BUT_LAYOUT = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_INVISIBLE}]")
+# What JSON writes raw inside a string (json.dumps escapes only C0 and the quote)
+_JSON_RAW = re.compile(f"[\\x7f-\\x9f{_INVISIBLE}]")
 
 
 def clip(text: str, limit: int = MAX_STRING) -> str:
@@ -91,8 +108,30 @@ def json_safe(
 
 
 def xml_safe(text: str) -> str:
-    """Text XML 1.0 allows: each forbidden character shown as ``\\xNN`` / ``\\uNNNN``."""
-    return _XML_ILLEGAL.sub(_escape_char, text)
+    """Text for JUnit XML, which a CI test view shows and a log may print: what XML 1.0
+    forbids, and every other control or invisible character, as ``\\xNN`` / ``\\uNNNN``
+    (newlines and tabs kept), and no line a workflow command."""
+    visible = terminal_safe(text, keep_newlines=True, keep_tabs=True)
+    return no_workflow_commands(_XML_ILLEGAL.sub(_escape_char, visible))
+
+
+def json_text(document: str) -> str:
+    """A JSON document's text with every DEL, C1 control and invisible character written
+    as a ``\\uXXXX`` escape: the same JSON value, and nothing in the file that acts when
+    it is printed (``json.dumps`` escapes only the C0 controls).
+
+    Outside its strings a JSON text holds only ASCII, so every character replaced is
+    inside a string, where ``\\uXXXX`` means that character.
+    """
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", document)
+
+
+def html_text(text: str) -> str:
+    """Text from outside in an HTML page, as an element's text or an attribute's value:
+    markup escaped, control and invisible characters as ``\\xNN`` / ``\\uNNNN`` (newlines
+    and tabs kept: a ``<pre>`` shows them), no line a workflow command."""
+    visible = terminal_safe(text, keep_newlines=True, keep_tabs=True)
+    return html.escape(no_workflow_commands(visible))
 
 
 def _escape_char(match: re.Match[str]) -> str:
@@ -108,11 +147,10 @@ def terminal_safe(text: str, *, keep_newlines: bool = False, keep_tabs: bool = F
     line of the kit's output (where ``::error::`` would be a workflow command);
     ``keep_tabs`` keeps a line's tabs (a Go stack trace's indentation).
     """
-    if keep_newlines and keep_tabs:
-        raise ValueError("keep_newlines or keep_tabs, not both")
-    pattern = (
-        _CONTROLS_BUT_NEWLINE if keep_newlines else _CONTROLS_BUT_TAB if keep_tabs else _CONTROLS
-    )
+    if keep_newlines:
+        pattern = _CONTROLS_BUT_LAYOUT if keep_tabs else _CONTROLS_BUT_NEWLINE
+    else:
+        pattern = _CONTROLS_BUT_TAB if keep_tabs else _CONTROLS
     return pattern.sub(_escape_char, no_surrogates(text))
 
 
@@ -129,7 +167,9 @@ def no_workflow_commands(text: str) -> str:
 
 
 def for_terminal(text: str) -> str:
-    """Kit output that carries client text, made safe to print in a terminal or a CI log."""
+    """Kit output that carries outside text, made safe to print in a terminal or a CI log:
+    its lines kept, each control and invisible character visible, no line a workflow
+    command."""
     return no_workflow_commands(terminal_safe(text, keep_newlines=True))
 
 
@@ -138,7 +178,7 @@ def markdown_code(text: str, limit: int = 500) -> str:
 
     Inside a code span nothing is a link, an @mention, an emoji shortcode or HTML. The
     fence is one backtick longer than the longest run in the text, pipes are escaped for
-    the table and newlines become spaces.
+    the table and newlines are shown as ``\\x0a``.
     """
     body = terminal_safe(clip(no_surrogates(text), limit)).replace("|", "\\|")
     longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
@@ -152,9 +192,9 @@ _NAME_ESCAPES = {c: f"&#{ord(c)};" for c in "&<>\"'`|*_[]()#!~@:\\{}$^"}
 
 
 def markdown_name(text: str, limit: int = 200) -> str:
-    """A name from a config or a shard (a client, a vocabulary) in Markdown: as text in a
-    ``<code>`` element, every character that could be markup written as a numeric
-    character reference.
+    """A name from a config or a shard (a client, a vocabulary), or one line of a client's
+    stderr, in Markdown: as text in a ``<code>`` element, every character that could be
+    markup written as a numeric character reference.
 
     A code span keeps its content literal on a CommonMark renderer, but leaves the raw
     ``<script>`` in the file for any consumer that is not one; a reference is text to
@@ -162,3 +202,16 @@ def markdown_name(text: str, limit: int = 200) -> str:
     """
     body = terminal_safe(clip(no_surrogates(text), limit)).replace("\n", " ")
     return "<code>" + "".join(_NAME_ESCAPES.get(c, c) for c in body) + "</code>"
+
+
+def markdown_block(lines: Sequence[str], limit: int = 2000) -> str:
+    """Kit lines that carry outside text, as a fenced Markdown code block: inside it nothing
+    is HTML, a link, an @mention or an emoji.  Each line is clipped, its control and
+    invisible characters (its own newlines too) visible, and none is a workflow command.
+
+    The fence is a run of backticks longer than any in the text, so no line closes it.
+    """
+    shown = [no_workflow_commands(terminal_safe(clip(line, limit))) for line in lines]
+    longest = max((len(run) for line in shown for run in re.findall(r"`+", line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return "\n".join([f"{fence}text", *shown, fence])

@@ -2,8 +2,9 @@
 
 A session's :class:`FuzzOutcome` (its cases, coverage, failures, each check's corpus, what
 it shared) goes into the JSON report under ``fuzz``, and as summary lines after ``run``'s
-in the terminal and Markdown reports; :class:`Progress` is the line a verbose session
-prints every second.
+in the terminal and Markdown reports (each escapes them as it escapes any line that
+carries a client's words); :class:`Progress` is the line a verbose session prints every
+second.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from stella_conform.conformance.fuzz.arms import Arm, Found
 from stella_conform.conformance.fuzz.team import Sharing
+from stella_conform.conformance.report.failures import terminal_line
 from stella_conform.conformance.report.model import Report
 from stella_conform.conformance.suite import CheckResult
 
@@ -82,7 +84,8 @@ class FuzzReport(Report):
         return {"fuzz": self.fuzz.to_json()} if self.fuzz is not None else {}
 
     def extra_lines(self) -> list[str]:
-        """What the fuzzing did, after the run's summary."""
+        """What the fuzzing did, after the run's summary: a line each, a client's words in
+        it on that line (its newlines shown as ⏎)."""
         f = self.fuzz
         if f is None:
             return []
@@ -96,14 +99,14 @@ class FuzzReport(Report):
         for found in f.failures:
             where = []
             if found.recording is not None:
-                where.append(f"on the recording {found.recording}")
+                where.append(f"on the recording {terminal_line(found.recording)}")
             if found.replayed:
                 where.append("another worker's find, failing here too")
             elif found.from_shared:
                 where.append("built on another worker's input")
             lines.append(
                 f"found after {found.seconds:.1f} s ({found.cases:,} cases): {found.check}: "
-                f"{found.message}" + (f" [{'; '.join(where)}]" if where else "")
+                f"{terminal_line(found.message)}" + (f" [{'; '.join(where)}]" if where else "")
             )
         if f.sharing is not None:
             lines.extend(f.sharing.lines())

@@ -104,7 +104,7 @@ def failure_lines(failure: Any) -> list[str]:
     seen = observed.get("verdict") or observed.get("status")
     if seen == "reject" and observed.get("rejected_line") is not None:
         seen += f" at line {observed['rejected_line']}"
-    detail = f" ({observed['detail']})" if observed.get("detail") else ""
+    detail = f" ({terminal_line(str(observed['detail']))})" if observed.get("detail") else ""
     out.append(f"    client:   {seen}{detail}")
     tail = stderr_tail(failure)
     if tail:

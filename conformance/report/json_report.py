@@ -10,7 +10,7 @@ from stella_conform._version import __version__
 from stella_conform.conformance.report.files import ReportFile
 from stella_conform.conformance.report.model import REPORT_FORMAT
 from stella_conform.oracle.corpus import corpus_version
-from stella_conform.safe_text import json_safe
+from stella_conform.safe_text import json_safe, json_text
 
 if TYPE_CHECKING:
     from stella_conform.conformance.report.model import Report
@@ -60,6 +60,8 @@ def report_json_text(doc: Any) -> str:
 
     NaN and infinities become strings and lone surrogates U+FFFD (:func:`json_safe`);
     ``allow_nan=False`` makes a value that slipped through an error, not invalid JSON.
+    Control and invisible characters are written as ``\\uXXXX`` escapes (:func:`json_text`):
+    the file holds the client's words exactly, and nothing that acts when it is printed.
 
     A document that is JSON already (the usual case: every client value in it went
     through :func:`json_safe` when its failure was recorded) is written by the C encoder
@@ -74,8 +76,8 @@ def report_json_text(doc: Any) -> str:
         doc = json_safe(doc, depth=64, string=None, items=None)
         compact = json.dumps(doc, ensure_ascii=False, allow_nan=False)
     if len(compact) > INDENTED_JSON_CAP:
-        return compact + "\n"
-    return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        return json_text(compact) + "\n"
+    return json_text(json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)) + "\n"
 
 
 class JsonFile(ReportFile):

@@ -2,7 +2,9 @@
 
 A ``crash`` is a failure of the client (type ``crash``), an ``error`` the kit's (a JUnit
 error); a client that could not be graded at all is one error case, ``first-contact``.
-Client text is made XML-safe and clipped before it goes into an attribute or a body.
+Text from outside is made safe (:func:`~stella_conform.safe_text.xml_safe`: no character
+XML forbids, none that acts on a terminal, no workflow command) and clipped before it goes
+into an attribute or a body.
 """
 
 from __future__ import annotations
@@ -75,12 +77,12 @@ def junit_xml(report: Report) -> str:
     if claims:
         props = ET.SubElement(suite, "properties")
         for index, line in enumerate(claims, 1):
-            ET.SubElement(props, "property", name=f"claim.{index}", value=line)
+            ET.SubElement(props, "property", name=f"claim.{index}", value=xml_safe(line))
     for r in report.results:
         _testcase(suite, r)
     if report.incomplete:
         properties = ET.Element("properties")
-        ET.SubElement(properties, "property", name="incomplete", value=report.incomplete)
+        ET.SubElement(properties, "property", name="incomplete", value=xml_safe(report.incomplete))
         suite.insert(0, properties)
     if report.error is not None:  # one error a CI test view shows, with the kit's words
         suite.set("tests", str(len(report.results) + 1))

@@ -1,7 +1,11 @@
 """The report as Markdown: a table of checks for a CI step summary or a pull request.
 
-Client text goes in code spans (:func:`~stella_conform.safe_text.markdown_code`) or is
-escaped: no HTML, link, @mention or table break survives from it.
+Text from outside (a client's words, a path, a name) goes in code: a code span in a
+cell (:func:`~stella_conform.safe_text.markdown_code`), a ``<code>`` element
+(:func:`~stella_conform.safe_text.markdown_name`) or a code block
+(:func:`~stella_conform.safe_text.markdown_block`), where no HTML, link, @mention or
+table break survives from it.  GitHub links an @mention in any text outside code, even
+one written as a character reference, so code is the only safe place for it.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from stella_conform.conformance.report.files import ReportFile
 from stella_conform.conformance.report.model import FAILING, OUTCOMES
 from stella_conform.conformance.suite import CheckResult
 from stella_conform.oracle.corpus import corpus_version
-from stella_conform.safe_text import markdown_code
+from stella_conform.safe_text import markdown_block, markdown_code, markdown_name
 
 if TYPE_CHECKING:
     from stella_conform.conformance.report.model import Report
@@ -38,15 +42,6 @@ OUTCOME_ICONS = {
     "skip": "⏭️",
 }
 
-MARKDOWN_ESCAPES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("|", "&#124;"), ("`", "&#96;"))
-
-
-def escaped(text: str) -> str:
-    """Client text inside a Markdown table cell: no markup, no cell breaks."""
-    for raw, safe in MARKDOWN_ESCAPES:
-        text = text.replace(raw, safe)
-    return text
-
 
 def _details(r: CheckResult) -> str:
     """A check's row's last cell: its message, first failure, readings, replay, stderr."""
@@ -63,8 +58,8 @@ def _details(r: CheckResult) -> str:
         detail += f"<br>{more} more failing case{'s' if more != 1 else ''}: {names}"
     tail = stderr_tail(r.failures[0]) if r.failures else ""
     if tail:
-        shown = "<br>".join(escaped(line) for line in tail_lines(tail, 5))
-        detail += f"<br>client stderr:<br><code>{shown}</code>"
+        shown = "<br>".join(markdown_name(line.expandtabs(4), 500) for line in tail_lines(tail, 5))
+        detail += f"<br>client stderr:<br>{shown}"
     return detail
 
 
@@ -82,13 +77,13 @@ def markdown_text(report: Report) -> str:
         ),
         "",
         f"{markdown_code(' '.join(client.argv))} ({client.mode} mode"
-        + (f", {escaped(report.mode_chosen() or '')}" if report.config.mode_reason else "")
+        + (f", {markdown_code(report.mode_chosen() or '')}" if report.config.mode_reason else "")
         + "), "
         f"vocabulary {markdown_code(report.vocabulary)}, "
         f"corpus `{corpus_version()}`, seed {report.config.seed}, "
         f"stella-conform {__version__}, {report.date}",
         "",
-        *[f"- claims {line}" for line in claims],
+        *[f"- claims {markdown_code(line, 2000)}" for line in claims],
         *([""] if claims else []),
         "| check | outcome | details |",
         "| --- | --- | --- |",
@@ -113,12 +108,12 @@ def markdown_text(report: Report) -> str:
         said = f"Known failure now passes, remove it from the list: {markdown_code(check_id)}"
         out.append(f"\n{said}")
     for note in (report.sampled_note(), report.cache_note()):
-        if note:
-            out.append(f"\n{escaped(note)}")
+        if note:  # the kit's words, catalogue ids and the cache's folder
+            out.append(f"\n{markdown_code(note, 2000)}")
     text = "\n".join(out) + "\n"
     extra = report.extra_lines()  # what a report that says more (fuzz's) adds
     if extra:
-        text += "\n" + "\n".join(f"- {line}" for line in extra) + "\n"
+        text += "\n" + markdown_block(extra) + "\n"
     return text
 
 

@@ -2,7 +2,8 @@
 
 On a terminal one line is rewritten in place, naming the check being graded and its cases
 so far; in a CI log each finished check (or each fuzzing interval) gets its own line the
-moment it is known.
+moment it is known.  A headline names what the client said of itself (``--mode auto``'s
+reason); every line goes through :func:`~stella_conform.safe_text.for_terminal`.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ class CheckProgress:
 
     def handle(self, event: Event) -> None:
         if isinstance(event, RunStarted):
-            self.echo(event.headline, err=True)
+            self.echo(for_terminal(event.headline), err=True)  # it may quote the client
         elif isinstance(event, CheckFinished):
             self.done, self.total = event.done, event.total
             done, total = event.done, event.total
@@ -103,7 +104,7 @@ class FuzzProgress:
 
     def handle(self, event: Event) -> None:
         if isinstance(event, RunStarted):
-            self.echo(event.headline, err=True)
+            self.echo(for_terminal(event.headline), err=True)  # it may quote the client
         elif isinstance(event, Fuzzing):
             self._show(event)
         elif isinstance(event, RunFinished) and self.tty:

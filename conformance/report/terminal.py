@@ -100,9 +100,10 @@ def terminal_text(report: Report, verbose: bool) -> str:
     cached = report.cache_note()
     if cached:
         lines.append(cached)
-    text = for_terminal("\n".join(lines))
     extra = report.extra_lines()  # what a report that says more (fuzz's) adds
-    return text if extra is None else "\n".join([text, "", *extra])
+    if extra is not None:
+        lines += ["", *extra]
+    return for_terminal("\n".join(lines))
 
 
 def terminal_report(report: Report, verbose: bool = False, color: bool = False) -> str:

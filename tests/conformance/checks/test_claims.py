@@ -343,7 +343,7 @@ def test_every_report_states_the_claims(tmp_path: Path) -> None:
     claims = doc["claims"]
     assert claims["knows"] == ["text"] and claims["sources"] == {"knows": "command line"}
     assert any("run_complete" in line for line in claims["not_graded"])
-    assert "- claims knows: text (from the command line)" in md.read_text()
+    assert "- claims `knows: text (from the command line)`" in md.read_text()
     props = ET.parse(junit).getroot().find("properties")
     assert props is not None and any("knows: text" in p.get("value", "") for p in props)
     assert doc["_stdout"].startswith("claims knows: text")

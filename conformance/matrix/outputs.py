@@ -2,7 +2,9 @@
 
 The files are the document (``matrix.json``) and its renderings (``matrix.md``,
 ``matrix.html``, :mod:`.renderers`); a stopped matrix writes them too, with what was
-graded before the stop, and says it is incomplete.
+graded before the stop, and says it is incomplete.  Client and vocabulary names come from
+the config and paths from the command line: every line printed goes through
+:func:`~stella_conform.safe_text.for_terminal`, each name on one line.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from stella_conform.conformance.report.events import (
 from stella_conform.conformance.report.files import write_rendered
 from stella_conform.conformance.report.json_report import report_json_text
 from stella_conform.conformance.report.progress import REWRITE
+from stella_conform.safe_text import for_terminal, terminal_safe
 
 
 @dataclass(frozen=True)
@@ -63,10 +66,11 @@ class MatrixProgress:
 
     def handle(self, event: Event) -> None:
         if isinstance(event, RunStarted):
-            self.echo(event.headline, err=True)
+            self.echo(for_terminal(event.headline), err=True)
         elif isinstance(event, CheckFinished):
             done, total = event.done, event.total
-            line = f"[{done}/{total}] {event.cell}: {event.result.id}: {event.result.outcome}"
+            said = f"{terminal_safe(str(event.cell))}: {event.result.id}: {event.result.outcome}"
+            line = for_terminal(f"[{done}/{total}] {said}")
             if self.tty:
                 self.echo(f"{REWRITE}{line}", err=True, nl=done == total)
             elif self.verbose:
@@ -82,18 +86,19 @@ class MatrixSummary:
     paths: Sequence[Path]
 
     def handle(self, event: Event) -> None:
-        wrote = f"wrote {', '.join(str(p) for p in self.paths)}"
+        wrote = f"wrote {', '.join(terminal_safe(str(p)) for p in self.paths)}"
         if isinstance(event, MatrixStopped):
-            self.echo(f"{event.why}; {wrote}")
+            self.echo(for_terminal(f"{event.why}; {wrote}"))
         elif isinstance(event, MatrixFinished):
             doc = event.document
             names = [client["name"] for client in doc["clients"]]
-            width = max(len(name) for name in names)
+            shown = {name: terminal_safe(name) for name in names}
+            width = max(len(name) for name in shown.values())
             for name in names:
                 row = [
-                    f"{cell['vocabulary']}: {cell_text(cell['report'])}"
+                    f"{terminal_safe(cell['vocabulary'])}: {cell_text(cell['report'])}"
                     for cell in doc["cells"]
                     if cell["client"] == name
                 ]
-                self.echo(f"{name:<{width}}  " + "   ".join(row))
-            self.echo(wrote)
+                self.echo(for_terminal(f"{shown[name]:<{width}}  " + "   ".join(row)))
+            self.echo(for_terminal(wrote))

@@ -1,15 +1,20 @@
-"""The matrix document rendered for people: Markdown and a self-contained HTML page."""
+"""The matrix document rendered for people: Markdown and a self-contained HTML page.
+
+Every string of the document came from a config, a client or a shard anyone may have
+edited: in Markdown it is code (:func:`~stella_conform.safe_text.markdown_name`,
+:func:`~stella_conform.safe_text.markdown_code`), in HTML text
+(:func:`~stella_conform.safe_text.html_text`).
+"""
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 from stella_conform.conformance.report.failures import alike
 from stella_conform.conformance.report.markdown import OUTCOME_ICONS
 from stella_conform.conformance.report.model import FAILING, OUTCOMES
 from stella_conform.errors import PASSED, SETUP_ERROR
-from stella_conform.safe_text import clip, markdown_code, markdown_name, no_surrogates
+from stella_conform.safe_text import clip, html_text, markdown_code, markdown_name
 
 ICONS = OUTCOME_ICONS
 
@@ -232,7 +237,7 @@ HTML_STDERR_LINES = 12
 
 def _html_check_cell(check: dict[str, Any] | None) -> str:
     """One check of one client: the outcome, and for a failure why and how to replay it."""
-    esc = html.escape
+    esc = html_text
     if check is None:
         return '<td class="skip">—</td>'
     outcome = _outcome(check)
@@ -240,22 +245,22 @@ def _html_check_cell(check: dict[str, Any] | None) -> str:
     if outcome not in FAILING:
         return f'<td class="{esc(outcome)}">{head}</td>'
     failure = _first_failure(check)
-    message = clip(no_surrogates(str(check.get("message") or "")), HTML_MESSAGE)
+    message = clip(str(check.get("message") or ""), HTML_MESSAGE)
     body = [f'<details><summary class="message">{esc(message + alike(failure))}</summary>']
     if isinstance(failure.get("replay"), str):
-        replay = clip(no_surrogates(failure["replay"]), 2000)
+        replay = clip(failure["replay"], 2000)
         body.append(f'<p class="replay">replay: <code>{esc(replay)}</code></p>')
     tail = _stderr_of(failure)
     if tail:
         shown = "\n".join(tail.splitlines()[-HTML_STDERR_LINES:])
-        body.append(f'<pre class="stderr">{esc(no_surrogates(shown))}</pre>')
+        body.append(f'<pre class="stderr">{esc(shown)}</pre>')
     body.append("</details>")
     return f'<td class="{esc(outcome)}">{head}{"".join(body)}</td>'
 
 
 def to_html(doc: dict[str, Any]) -> str:
     """A self-contained page: inline style, no script, nothing fetched."""
-    esc = html.escape
+    esc = html_text
     cells = _cells(doc)
     clients = [c["name"] for c in doc["clients"]]
     vocabs = [v["name"] for v in doc["vocabularies"]]

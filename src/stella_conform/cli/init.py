@@ -3,7 +3,8 @@
 Each template is a complete adapter around a trivial reader that passes ``smoke`` and
 the reader profile as written (``tests/cli/test_init.py`` grades every one), so a client
 author starts from green and changes only the lines marked ``EDIT``.  The templates
-are plain files under ``adapters/templates/LANG/``, shipped in the wheel.
+are plain files under ``adapters/templates/LANG/``, shipped in the wheel.  The folder's
+name is the user's disk's: it is printed escaped, as any outside text is.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import click
 from stella_conform.cli.params import KitPath
 from stella_conform.errors import SetupError
 from stella_conform.safe_files import DOCUMENT_CAP, file_kind, read_regular, write_atomic
+from stella_conform.safe_text import terminal_safe
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,16 @@ def write_template(language: str, directory: Path, *, force: bool = False) -> li
     return targets
 
 
+def shell_word(text: str) -> str:
+    """``text`` as one word a shell reads back: quoted as ``shlex`` quotes it or, when it
+    holds a character a terminal acts on, as bash's ``$'…'`` with that character written
+    as :func:`~stella_conform.safe_text.terminal_safe` shows it (``\\x1b``, ``\\u202e``:
+    the escapes ``$'…'`` reads)."""
+    if terminal_safe(text) == text:
+        return shlex.quote(text)
+    return "$'" + terminal_safe(text.replace("\\", "\\\\").replace("'", "\\'")) + "'"
+
+
 @click.command()
 @click.argument("language", type=click.Choice(sorted(TEMPLATES)))
 @click.argument(
@@ -104,8 +116,8 @@ def init(language: str, directory: Path, force: bool) -> None:
     """
     template = TEMPLATES[language]
     written = write_template(language, directory, force=force)
-    click.echo(f"wrote {', '.join(str(p) for p in written)}")
-    where = [] if directory == Path(".") else [f"cd {shlex.quote(str(directory))}"]
+    click.echo(f"wrote {', '.join(terminal_safe(str(p)) for p in written)}")
+    where = [] if directory == Path(".") else [f"cd {shell_word(str(directory))}"]
     command = shlex.join(template.command)
     click.echo("next:")
     for step in [*where, *template.build]:

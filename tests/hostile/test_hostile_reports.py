@@ -1,11 +1,11 @@
 """Hostile reports and inputs of CI: a poisoned or tampered shard, the composite action's
-inputs, client names in a matrix; nothing is evaluated, run or written raw."""
+inputs; nothing is evaluated, run or written raw.  What every command prints and writes
+of a hostile client's words is ``test_hostile_outputs.py``'s."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import tempfile
@@ -17,6 +17,7 @@ from conftest import KIT
 from hostile_kit import (  # noqa: F401 (no_leaks: autouse, the leak check)
     no_leaks,
 )
+from test_hostile_outputs import EVIL, assert_inert_html, assert_inert_markdown
 
 
 def test_the_action_never_evaluates_its_inputs(tmp_path: Path) -> None:
@@ -63,7 +64,7 @@ def test_the_action_never_evaluates_its_inputs(tmp_path: Path) -> None:
 POISON = (
     '"><script>document.documentElement.setAttribute("data-pwned","script")</script>'
     "<img src=x onerror=\"document.documentElement.setAttribute('data-pwned','img')\">"
-    " @octocat [x](https://evil.invalid) |"
+    " @octocat [x](https://evil.invalid) |" + EVIL
 )
 
 
@@ -124,10 +125,8 @@ def test_a_poisoned_shard_cannot_run_script_in_the_matrix_page(tmp_path: Path) -
     assert result.exit_code == 0, (result.output, result.exception)
     tags, root = _elements(page.read_text())
     assert "script" not in tags and "img" not in tags and "data-pwned" not in root
-    for line in markdown.read_text().splitlines():
-        outside = re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", line)  # text outside code spans
-        outside = re.sub(r"<code>[^<]*</code>", "", outside)  # and names: no < inside them
-        assert not [c for c in ("<", "@octocat", "](") if c in outside], line
+    assert_inert_html("m.html", page.read_text())
+    assert_inert_markdown("m.md", markdown.read_text())
     if CHROMIUM is None:
         if os.environ.get("STELLA_CONFORM_REQUIRE_BROWSER"):
             pytest.fail("no chromium, and STELLA_CONFORM_REQUIRE_BROWSER is set (.ci/run)")
@@ -177,27 +176,3 @@ def test_a_tampered_shard_is_refused_in_one_line(
     assert result.exit_code == 2, (result.output, result.exception)
     assert result.stderr.startswith("stella-conform: malformed") and result.stderr.count("\n") == 1
     assert not out.exists()
-
-
-def test_matrix_markdown_writes_no_name_raw(tmp_path: Path) -> None:
-    """A client named with HTML, a mention and table syntax: matrix.md holds none of it raw
-    (it kept ``<script>`` inside a code span, for any renderer that is not CommonMark's)."""
-    from stella_conform.conformance import matrix as m
-    from stella_conform.conformance.matrix.document import matrix_document
-    from stella_conform.conformance.matrix.run import cell_suite_config
-    from stella_conform.conformance.suite import CheckResult
-
-    name = "<script>alert(1)</script> @octocat | [x](https://evil.invalid) *b*"
-    (tmp_path / "m.toml").write_text(
-        f'[matrix]\nexamples = 0\n\n[[client]]\nname = {json.dumps(name)}\ncommand = ["true"]\n'
-        'mode = "exit"\n\n[[vocabulary]]\nname = "<img src=x>"\nvocabulary = "stella-default"\n'
-    )
-    config = m.load_config(tmp_path / "m.toml")
-    tasks = config.tasks()
-    suites = [cell_suite_config(config, c, v) for c, v in config.cells()]
-    cell, check = tasks[0]
-    failed = CheckResult(check.id, check.name, check.rule, check.tier, "fail", "wrong")
-    text = m.to_markdown(matrix_document(config, tasks, suites, {(cell, check.id): failed}, None))
-    for raw in ("<script", "<img", "@octocat", "](", "*b*", "| [x"):
-        assert raw not in text, raw
-    assert "&#60;script&#62;alert&#40;1&#41;&#60;/script&#62; &#64;octocat" in text

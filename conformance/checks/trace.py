@@ -25,8 +25,10 @@ from typing import Any
 
 from stella_conform.conformance.checks.judging import JudgeFn, verdict_then_fields
 from stella_conform.conformance.checks.model import Check, Context, Judgment
+from stella_conform.conformance.checks.trace_keys import MEMORY, Keys, KeyTable
 from stella_conform.conformance.clients.runner import Observation
 from stella_conform.conformance.kinds.case import GradedCase
+from stella_conform.safe_text import clip
 
 TRACE: tuple[Check, ...] = (
     Check(
@@ -143,6 +145,28 @@ def _identity(frame: Any) -> tuple[str, str, str]:
     return (str(frame["provider_id"]), str(frame["frame_id"]), str(frame["content_digest"]))
 
 
+#: Characters of a journal's string (an id, a digest, a time) quoted in a message: a line
+#: may be megabytes, and a thousand messages each quoting one would hold them all.
+NAME_CHARS = 200
+#: Ids named in one message, and in one fact, before the rest are only counted.
+LISTED_IN_MESSAGE = 20
+LISTED_IN_FACT = 100
+
+
+def _named(value: Any) -> str:
+    """``repr(value)``, cut past :data:`NAME_CHARS`."""
+    return clip(repr(value), NAME_CHARS)
+
+
+def _listing(table: KeyTable) -> str:
+    """A table's smallest keys, comma-separated, and how many more it holds."""
+    names = table.first(LISTED_IN_MESSAGE)
+    more = len(table) - len(names)
+    return ", ".join(clip(name, NAME_CHARS) for name in names) + (
+        f", … and {more} more" if more else ""
+    )
+
+
 def _result(
     check_id: str, name: str, problems: list[Evidence], seen: bool, **facts: Any
 ) -> TraceResult:
@@ -163,13 +187,15 @@ class _JournalCheck:
 
     :meth:`entry` sees every parsed entry (recognized or not), :meth:`known` the
     recognized ones; :meth:`result` gives the outcome.  A journal is read once, line by
-    line, and no check keeps the entries: memory stays flat whatever the journal's size.
+    line, and no check keeps the entries: what a check must remember across the whole
+    journal (ids, digests) goes in a table of ``keys``, which moves to disk past a
+    memory budget, so memory stays flat whatever the journal's size.
     """
 
     id = ""
     name = ""
 
-    def __init__(self) -> None:
+    def __init__(self, keys: Keys) -> None:
         self.problems: list[Evidence] = []
         self.not_kept = 0
         self.seen = False
@@ -202,8 +228,8 @@ class _SequenceIntegrity(_JournalCheck):
     id = "T.sequence-integrity"
     name = "dense seq, one session, well-formed times, balanced turns, nothing after the end"
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, keys: Keys) -> None:
+        super().__init__(keys)
         #: What the entries show, then what the recognized ones show (the report's order)
         self.of_known: list[Evidence] = []
         self.expected = 1
@@ -229,7 +255,7 @@ class _SequenceIntegrity(_JournalCheck):
             self.sessions.setdefault(session, seq)
         at = entry.get("at")
         if not isinstance(at, str) or not _well_formed_time(at):
-            self.problem(seq, f"'at' is not an RFC 3339 UTC timestamp: {at!r}")
+            self.problem(seq, f"'at' is not an RFC 3339 UTC timestamp: {_named(at)}")
 
     def problem(self, seq: int | None, message: str, *, known: bool = False) -> None:
         if len(self.problems) + len(self.of_known) >= EVIDENCE_CAP:
@@ -273,7 +299,9 @@ class _SequenceIntegrity(_JournalCheck):
         if len(self.sessions) > 1:
             (first, _), (other, where) = list(self.sessions.items())[:2]
             self.problems.append(
-                Evidence(where, f"a second session {other!r} in the journal of {first!r}")
+                Evidence(
+                    where, f"a second session {_named(other)} in the journal of {_named(first)}"
+                )
             )
         self.problems += self.of_known
         self.of_known = []
@@ -303,68 +331,76 @@ class _TurnLoopPairing(_JournalCheck):
     id = "T.turn-loop-pairing"
     name = "every requested call resolved exactly once before the next prompt; no phantom calls"
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.requested: dict[str, int] = {}  # call id -> seq of the request
-        self.pending: dict[str, int] = {}
-        self.resolved: dict[str, int] = {}
+    def __init__(self, keys: Keys) -> None:
+        super().__init__(keys)
+        #: call id -> (seq of the request, seq of the result or None)
+        self.calls = keys.table()
+        self.pending = keys.table()  # call id -> (seq of the request,)
         self.orphaned_by_crash: list[str] = []
+        self.orphaned_not_listed = 0
         self.ended = False
 
     def known(self, entry: Entry) -> None:
         seq, tag = _seq(entry), entry["event"]
-        requested, pending, resolved = self.requested, self.pending, self.resolved
+        calls, pending = self.calls, self.pending
         if tag == "model_response":
             self.seen = True
             for call_id in entry["tool_calls"]:
-                if call_id in requested:
+                earlier = calls.get(call_id)
+                if earlier is not None:
                     self.problem(
-                        seq, f"call {call_id!r} requested again (first at seq {requested[call_id]})"
+                        seq, f"call {_named(call_id)} requested again (first at seq {earlier[0]})"
                     )
                     continue
-                requested[call_id] = seq or 0
-                pending[call_id] = seq or 0
-        elif tag == "tool_call":
+                calls.add(call_id, (seq or 0, None))
+                pending.add(call_id, (seq or 0,))
+        elif tag in ("tool_call", "tool_result"):
             self.seen = True
-            call_id = entry["call_id"]
-            if call_id not in requested:
-                self.problem(
-                    seq, f"tool_call {call_id!r} the model never requested (phantom execution)"
-                )
-            elif call_id in resolved:
-                self.problem(seq, f"tool_call {call_id!r} after it was resolved")
-        elif tag == "tool_result":
-            self.seen = True
-            call_id = entry["call_id"]
-            if call_id not in requested:
-                self.problem(seq, f"tool_result for {call_id!r}, never requested (orphan)")
-            elif call_id in resolved:
-                self.problem(
-                    seq, f"a second tool_result for {call_id!r} (first at seq {resolved[call_id]})"
-                )
-            else:
-                resolved[call_id] = seq or 0
-                pending.pop(call_id, None)
+            self._resolve(seq, tag, entry["call_id"])
         elif tag == "prompt_assembled" and pending:
-            left = ", ".join(sorted(pending))
-            self.problem(seq, f"prompt_assembled with call(s) {left} still unresolved")
+            self.problem(seq, f"prompt_assembled with call(s) {_listing(pending)} still unresolved")
             pending.clear()
         elif tag == "resume":
-            self.orphaned_by_crash.extend(sorted(pending))  # expected: the crash left them open
+            # expected: the crash left them open
+            names = pending.first(LISTED_IN_FACT - len(self.orphaned_by_crash))
+            self.orphaned_by_crash.extend(names)
+            self.orphaned_not_listed += len(pending) - len(names)
             pending.clear()
         elif tag == "session_end":
             self.ended = True
             if pending:
-                left = ", ".join(sorted(pending))
-                self.problem(seq, f"session_end with call(s) {left} never resolved")
+                self.problem(seq, f"session_end with call(s) {_listing(pending)} never resolved")
                 pending.clear()
+
+    def _resolve(self, seq: int | None, tag: str, call_id: str) -> None:
+        """A ``tool_call`` or ``tool_result`` for ``call_id``."""
+        call = self.calls.get(call_id)
+        named = _named(call_id)
+        if tag == "tool_call":
+            if call is None:
+                self.problem(
+                    seq, f"tool_call {named} the model never requested (phantom execution)"
+                )
+            elif call[1] is not None:
+                self.problem(seq, f"tool_call {named} after it was resolved")
+        elif call is None:
+            self.problem(seq, f"tool_result for {named}, never requested (orphan)")
+        elif call[1] is not None:
+            self.problem(seq, f"a second tool_result for {named} (first at seq {call[1]})")
+        else:
+            self.calls.replace(call_id, (call[0], seq or 0))
+            self.pending.discard(call_id)
 
     def facts(self) -> dict[str, Any]:
         facts: dict[str, Any] = {}
         if self.orphaned_by_crash:
             facts["orphaned_by_resume"] = self.orphaned_by_crash
+            if self.orphaned_not_listed:
+                facts["orphaned_by_resume_not_listed"] = self.orphaned_not_listed
         if self.pending and not self.ended:
-            facts["open_at_crash"] = sorted(self.pending)
+            facts["open_at_crash"] = names = self.pending.first(LISTED_IN_FACT)
+            if len(self.pending) > len(names):
+                facts["open_at_crash_not_listed"] = len(self.pending) - len(names)
         return facts
 
 
@@ -397,29 +433,33 @@ class _StalenessAtUse(_JournalCheck):
     id = "T.staleness-at-use"
     name = "no frame rendered after a verify said it was stale or gone"
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.dead: dict[tuple[str, str, str], tuple[int | None, str]] = {}
+    def __init__(self, keys: Keys) -> None:
+        super().__init__(keys)
+        self.dead = keys.table()  # identity (as JSON) -> (seq, "stale" or "gone")
 
     def known(self, entry: Entry) -> None:
         seq, tag = _seq(entry), entry["event"]
         if tag == "verify_observed":
             self.seen = True
-            identity = _identity(entry["frame"])
+            identity = json.dumps(_identity(entry["frame"]))
             status = entry["verdict"]["status"]
-            if status in ("stale", "gone"):
-                self.dead[identity] = (seq, status)
+            if status not in ("stale", "gone"):
+                self.dead.discard(identity)  # observed valid again
+            elif self.dead.get(identity) is None:
+                self.dead.add(identity, (seq, status))
             else:
-                self.dead.pop(identity, None)  # observed valid again
-        elif tag == "prompt_assembled":
+                self.dead.replace(identity, (seq, status))
+        elif tag == "prompt_assembled" and self.dead:
             for frame in entry["frames"]:
                 identity = _identity(frame["frame"])
-                if identity in self.dead:
-                    when, status = self.dead[identity]
+                dead = self.dead.get(json.dumps(identity))
+                if dead is not None:
+                    _, frame_id, digest = identity
+                    when, status = dead
                     self.problem(
                         seq,
-                        f"frame {identity[1]!r} ({identity[2]}) rendered after it was "
-                        f"observed {status} at seq {when} (citing dead evidence)",
+                        f"frame {_named(frame_id)} ({clip(digest, NAME_CHARS)}) rendered after "
+                        f"it was observed {status} at seq {when} (citing dead evidence)",
                     )
 
 
@@ -435,8 +475,8 @@ class _CitationAtUse(_JournalCheck):
         self.seen = self.seen or bool(entry["frames"])
         for index, frame in enumerate(entry["frames"]):
             if not str(frame["citation_label"]).strip():
-                name = frame["frame"]["frame_id"]
-                self.problem(_seq(entry), f"frames[{index}] ({name!r}) has an empty citation label")
+                name = _named(frame["frame"]["frame_id"])
+                self.problem(_seq(entry), f"frames[{index}] ({name}) has an empty citation label")
 
 
 class _DeterministicComposition(_JournalCheck):
@@ -445,9 +485,9 @@ class _DeterministicComposition(_JournalCheck):
     id = "T.deterministic-composition"
     name = "an unchanged frame set reproduces the same composition_digest"
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.first: dict[bytes, tuple[int | None, str]] = {}
+    def __init__(self, keys: Keys) -> None:
+        super().__init__(keys)
+        self.first = keys.table()  # digest of a frame set -> (seq, composition_digest)
 
     def known(self, entry: Entry) -> None:
         if entry["event"] != "prompt_assembled" or entry.get("composition_digest") is None:
@@ -456,16 +496,17 @@ class _DeterministicComposition(_JournalCheck):
         # the frame set exactly as rendered (identity, cost, label, representation), kept
         # as its digest: a journal of many prompts holds one short key per frame set
         text = json.dumps(entry["frames"], sort_keys=True)
-        key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+        key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
         digest = entry["composition_digest"]
-        first = self.first
-        if key in first and first[key][1] != digest:
+        first = self.first.get(key)
+        if first is None:
+            self.first.add(key, (_seq(entry), digest))
+        elif first[1] != digest:
             self.problem(
                 _seq(entry),
-                f"the frame set of seq {first[key][0]} composed again with digest {digest}, "
-                f"not {first[key][1]}",
+                f"the frame set of seq {first[0]} composed again with digest "
+                f"{clip(str(digest), NAME_CHARS)}, not {clip(str(first[1]), NAME_CHARS)}",
             )
-        first.setdefault(key, (_seq(entry), digest))
 
 
 class _EffectExactlyOnce(_JournalCheck):
@@ -474,31 +515,31 @@ class _EffectExactlyOnce(_JournalCheck):
     id = "T.effect-exactly-once"
     name = "no effect_id performed twice, within a run or across a resume"
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.done: dict[str, int | None] = {}
-        self.resumed_since: dict[str, bool] = {}
+    def __init__(self, keys: Keys) -> None:
+        super().__init__(keys)
+        self.done = keys.table()  # effect id -> (seq, resumes before it)
+        self.resumes = 0
 
     def known(self, entry: Entry) -> None:
         tag = entry["event"]
         if tag == "resume":
-            self.resumed_since = dict.fromkeys(self.done, True)
+            self.resumes += 1
         if tag != "side_effect":
             return
         self.seen = True
         effect = entry["effect_id"]
-        if effect in self.done:
-            across = (
-                " across a resume (the crash-replay double effect)"
-                if self.resumed_since.get(effect)
-                else ""
-            )
-            self.problem(
-                _seq(entry),
-                f"effect {effect!r} performed again{across}; first at seq {self.done[effect]}",
-            )
-        else:
-            self.done[effect] = _seq(entry)
+        first = self.done.get(effect)
+        if first is None:
+            self.done.add(effect, (_seq(entry), self.resumes))
+            return
+        # a resume since the first time: the crash-replay double effect
+        across = (
+            " across a resume (the crash-replay double effect)" if first[1] < self.resumes else ""
+        )
+        self.problem(
+            _seq(entry),
+            f"effect {_named(effect)} performed again{across}; first at seq {first[0]}",
+        )
 
 
 class _ResumeIntegrity(_JournalCheck):
@@ -507,8 +548,8 @@ class _ResumeIntegrity(_JournalCheck):
     id = "T.resume-integrity"
     name = "resume.last_seq_seen equals what the journal recorded before it"
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, keys: Keys) -> None:
+        super().__init__(keys)
         self.lost_total = 0
         self.previous: int | None = None
 
@@ -549,10 +590,11 @@ TRACE_CHECK_IDS = tuple(check.id for check in TRACE_CHECKS)
 
 
 class JournalChecks:
-    """Every check, fed one entry at a time (see :class:`_JournalCheck`)."""
+    """Every check, fed one entry at a time (see :class:`_JournalCheck`), remembering
+    what they must in ``keys``."""
 
-    def __init__(self) -> None:
-        self.checks = [check() for check in TRACE_CHECKS]
+    def __init__(self, keys: Keys) -> None:
+        self.checks = [check(keys) for check in TRACE_CHECKS]
 
     def feed(self, entry: Entry, known: bool) -> None:
         for check in self.checks:
@@ -564,15 +606,18 @@ class JournalChecks:
         return [check.result() for check in self.checks]
 
 
-def check_journal(entries: Sequence[Entry], known: Sequence[Entry]) -> list[TraceResult]:
+def check_journal(
+    entries: Sequence[Entry], known: Sequence[Entry], *, memory: int = MEMORY
+) -> list[TraceResult]:
     """Every check over one journal's entries (all of them) and its recognized ones."""
-    checks = JournalChecks()
-    for check in checks.checks:
-        for entry in entries:
-            check.entry(entry)
-        for entry in known:
-            check.known(entry)
-    return checks.results()
+    with Keys(memory) as keys:
+        checks = JournalChecks(keys)
+        for check in checks.checks:
+            for entry in entries:
+                check.entry(entry)
+            for entry in known:
+                check.known(entry)
+        return checks.results()
 
 
 TRACE_REPORT_FORMAT = "stella-conform/trace-report/1"
@@ -610,9 +655,12 @@ class JournalReport:
         }
 
 
-def grade_journal(data: bytes) -> JournalReport:
-    """Read a journal with the reference reader and, if it is readable, run every check."""
-    return grade_journal_lines(split_journal(data))
+def grade_journal(data: bytes, *, memory: int = MEMORY) -> JournalReport:
+    """Read a journal with the reference reader and, if it is readable, run every check.
+
+    ``memory``: bytes of remembered ids the checks hold before moving them to disk
+    (:mod:`stella_conform.conformance.checks.trace_keys`); the outcome is the same."""
+    return grade_journal_lines(split_journal(data), memory=memory)
 
 
 def split_journal(data: bytes) -> Iterable[bytes]:
@@ -633,28 +681,34 @@ class JournalFacts:
     typed: bool = False
 
 
-def grade_journal_lines(lines: Iterable[bytes], facts: JournalFacts | None = None) -> JournalReport:
+def grade_journal_lines(
+    lines: Iterable[bytes], facts: JournalFacts | None = None, *, memory: int = MEMORY
+) -> JournalReport:
     """:func:`grade_journal` over a journal's lines (no newlines) as they come: one pass,
-    nothing kept per line, so a journal of any length is read in flat memory.
-    ``facts`` collects what ``trace check`` needs to tell a journal from something else."""
+    nothing kept per line, and what the checks remember moved to disk past ``memory``
+    bytes, so a journal of any length is read in flat memory.  ``facts`` collects what
+    ``trace check`` needs to tell a journal from something else.  Raises
+    :class:`~stella_conform.conformance.checks.trace_keys.KeysUnavailable` when the
+    remembered ids must move to disk and cannot."""
     from stella_conform.oracle.journal import JournalReader
 
-    checks = JournalChecks()
     shape = facts if facts is not None else JournalFacts()
+    with Keys(memory) as keys:
+        checks = JournalChecks(keys)
 
-    def on_entry(entry: Entry, known: bool) -> None:
-        shape.entries += 1
-        shape.numbered = shape.numbered or "seq" in entry or isinstance(entry.get("event"), str)
-        shape.typed = shape.typed or isinstance(entry.get("type"), str)
-        checks.feed(entry, known)
+        def on_entry(entry: Entry, known: bool) -> None:
+            shape.entries += 1
+            shape.numbered = shape.numbered or "seq" in entry or isinstance(entry.get("event"), str)
+            shape.typed = shape.typed or isinstance(entry.get("type"), str)
+            checks.feed(entry, known)
 
-    reader = JournalReader(keep=False, on_entry=on_entry)
-    for line in lines:
-        if shape.blank and line.strip(b" \t\r\n"):
-            shape.blank = False
-        if not reader.feed(line):
-            break
-    journal = reader.finish()
-    if journal.verdict != "accept":
-        return JournalReport(journal.summary(), [])
-    return JournalReport(journal.summary(), checks.results())
+        reader = JournalReader(keep=False, on_entry=on_entry)
+        for line in lines:
+            if shape.blank and line.strip(b" \t\r\n"):
+                shape.blank = False
+            if not reader.feed(line):
+                break
+        journal = reader.finish()
+        if journal.verdict != "accept":
+            return JournalReport(journal.summary(), [])
+        return JournalReport(journal.summary(), checks.results())

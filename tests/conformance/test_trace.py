@@ -18,7 +18,16 @@ from conftest import kit, kit_inline
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stella_conform.conformance.checks.trace import TRACE_CHECK_IDS, grade_journal
+from stella_conform.conformance.checks.trace import (
+    LISTED_IN_FACT,
+    LISTED_IN_MESSAGE,
+    NAME_CHARS,
+    TRACE_CHECK_IDS,
+    grade_journal,
+    grade_journal_lines,
+    split_journal,
+)
+from stella_conform.conformance.checks.trace_keys import MEMORY
 from stella_conform.generators.journals import (
     DEFECTS,
     READER_VARIANTS,
@@ -27,17 +36,21 @@ from stella_conform.generators.journals import (
     journals,
 )
 from stella_conform.oracle.corpus import bundled_fixtures_dir, iter_trace_fixtures
-from stella_conform.oracle.journal import read_journal
+from stella_conform.oracle.journal import TYPES_KEPT, read_journal
 
 TRACE_DIR = bundled_fixtures_dir() / "trace"
 FIXTURES_DIR = bundled_fixtures_dir()
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 
 
+@pytest.mark.parametrize("memory", [MEMORY, 0], ids=["in-memory", "on-disk"])
 @pytest.mark.parametrize("fixture", list(iter_trace_fixtures()), ids=lambda f: f.name)
-def test_fixture_expectations_agree_with_the_reader_and_the_checks(fixture: object) -> None:
+def test_fixture_expectations_agree_with_the_reader_and_the_checks(
+    fixture: object, memory: int
+) -> None:
+    """On disk: every id the checks remember kept in their on-disk tables from the first."""
     expect = fixture.expect  # type: ignore[attr-defined]
-    report = grade_journal(fixture.data)  # type: ignore[attr-defined]
+    report = grade_journal(fixture.data, memory=memory)  # type: ignore[attr-defined]
     for key in ("verdict", "rejected_line", "known_events", "unrecognized_events",
                 "torn_final_line"):  # fmt: skip
         if key in expect:
@@ -87,6 +100,13 @@ def test_an_injected_defect_is_found_and_nothing_else(check_id: str) -> None:
         assert evidence and all(e.message for e in evidence)
 
     found()
+
+
+@SETTINGS
+@given(st.one_of(journals(), *(defective_journals(check_id) for check_id in TRACE_CHECK_IDS)))
+def test_a_journal_grades_alike_with_its_ids_in_memory_or_on_disk(journal: object) -> None:
+    data = journal.to_bytes()  # type: ignore[attr-defined]
+    assert grade_journal(data, memory=0).to_json() == grade_journal(data).to_json()
 
 
 def test_there_is_one_defect_per_check() -> None:
@@ -183,3 +203,73 @@ def test_the_fake_stella_documents_itself() -> None:
         assert out.stdout.startswith("usage: stella-conform-fake-stella")
         for setting in ("STELLA_FAKE_SCENARIO", "STELLA_FAKE_LOG", "STELLA_FAKE_PACE_MS"):
             assert setting in out.stdout
+
+
+# ------------------------------------------------------------------ a journal of any size
+
+
+def _line(seq: int, event: str, **body: object) -> str:
+    entry = {"seq": seq, "at": "2026-11-01T10:00:01Z", "session": "s", "event": event, **body}
+    return json.dumps(entry)
+
+
+def _journal(*events: tuple[str, dict[str, object]]) -> bytes:
+    lines = [_line(1, "session_start", agent="a", harness="h")]
+    lines += [_line(n, event, **body) for n, (event, body) in enumerate(events, 2)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_many_open_calls_are_counted_past_the_ones_named() -> None:
+    """A crash with 150 calls open names the first 100 (in order) and counts the rest; a
+    prompt over 30 unresolved calls names 20: a journal of millions stays a short report."""
+    ids = [f"c{n:03d}" for n in range(150)]
+    crashed = grade_journal(_journal(("model_response", {"tool_calls": ids})))
+    facts = next(r for r in crashed.results if r.id == "T.turn-loop-pairing").facts
+    assert facts["open_at_crash"] == sorted(ids)[:LISTED_IN_FACT]
+    assert facts["open_at_crash_not_listed"] == 150 - LISTED_IN_FACT
+    prompt = {"budget_tokens": 1, "declared_total_tokens": 0, "frames": []}
+    late = grade_journal(
+        _journal(("model_response", {"tool_calls": ids[:30]}), ("prompt_assembled", prompt))
+    )
+    (evidence,) = next(r for r in late.results if r.id == "T.turn-loop-pairing").evidence
+    named = ", ".join(sorted(ids[:30])[:LISTED_IN_MESSAGE])
+    assert evidence.message == (
+        f"prompt_assembled with call(s) {named}, … and {30 - LISTED_IN_MESSAGE} more "
+        "still unresolved"
+    )
+    resumed = grade_journal(
+        _journal(("model_response", {"tool_calls": ids}), ("resume", {"last_seq_seen": 2}))
+    )
+    facts = next(r for r in resumed.results if r.id == "T.turn-loop-pairing").facts
+    assert facts["orphaned_by_resume"] == sorted(ids)[:LISTED_IN_FACT]
+    assert facts["orphaned_by_resume_not_listed"] == 150 - LISTED_IN_FACT
+
+
+def test_a_long_id_is_cut_in_its_evidence() -> None:
+    """A message quotes at most NAME_CHARS of an id: a thousand pieces of evidence, each
+    quoting a megabyte id, would hold a gigabyte."""
+    effect = "e" * 1_000_000
+    data = _journal(
+        ("side_effect", {"effect_id": effect, "kind": "k"}),
+        ("side_effect", {"effect_id": effect, "kind": "k"}),
+    )
+    result = next(r for r in grade_journal(data).results if r.id == "T.effect-exactly-once")
+    (evidence,) = result.evidence
+    assert evidence.seq == 3 and len(evidence.message) < NAME_CHARS + 200
+    assert f"(cut at {NAME_CHARS} of {len(repr(effect))} characters)" in evidence.message
+
+
+def test_a_streamed_journal_lists_the_first_unrecognized_names_and_counts_the_rest() -> None:
+    """Each line's name is counted; the first TYPES_KEPT distinct names are listed, the
+    lines of the rest counted (as decode's bounded summary does); a journal read whole
+    (the one graded by the J. checks) lists them all."""
+    names = [f"x{n:05d}" for n in range(TYPES_KEPT + 200)]
+    data = _journal(*((name, {}) for name in names))
+    streamed = grade_journal_lines(split_journal(data)).reading
+    assert streamed["unrecognized_events"] == len(names)
+    assert streamed["unrecognized_types"] == names[:TYPES_KEPT]
+    assert streamed["cut"] == {"unrecognized_types": 200}
+    whole = read_journal(data).summary()
+    assert whole["unrecognized_types"] == names and "cut" not in whole
+    out = kit("trace", "check", "-", stdin=data)
+    assert "x00999, … and 200 more line(s) of names not listed)" in out.stdout, out.stdout

@@ -14,6 +14,7 @@ import click
 from stella_conform.cli.params import KitPath
 from stella_conform.errors import SETUP_ERROR, SetupError
 from stella_conform.safe_files import STREAM_LINE_CAP, RefusedFile, bounded_lines, open_regular
+from stella_conform.safe_text import clip
 
 
 @click.group()
@@ -32,18 +33,30 @@ def trace_check(journal: Path, as_json: bool) -> None:
     recognized event whose body does not fit), is empty, is not a journal at all
     (no entry has a "seq" or an "event") or does not exist.
     """
-    from stella_conform.conformance.checks.trace import JournalFacts, grade_journal_lines
+    from stella_conform.conformance.checks.trace import (
+        NAME_CHARS,
+        JournalFacts,
+        grade_journal_lines,
+    )
+    from stella_conform.conformance.checks.trace_keys import KeysUnavailable
 
     facts = JournalFacts()
     try:
         with _journal_file(journal) as fh:
             # one line at a time, so memory stays flat however big the journal (held whole,
-            # a journal's lines cost many times its size)
+            # a journal's lines cost many times its size); what the checks remember of a
+            # long journal moves to a temporary folder
             lines = (line.removesuffix(b"\n") for line in bounded_lines(fh, STREAM_LINE_CAP))
             report = grade_journal_lines(lines, facts)
     except RefusedFile as exc:
         raise SetupError(
             f"cannot read journal: {exc} (the kit reads lines up to that size)"
+        ) from None
+    except KeysUnavailable as exc:
+        raise SetupError(
+            f"cannot check {journal}: a long journal's ids are kept in a temporary folder "
+            f"in {exc.where}, which failed: {exc.cause} (free space there, or set TMPDIR "
+            "to another folder)"
         ) from None
     except OSError as exc:
         raise SetupError(f"cannot read journal {journal}: {exc.strerror or exc}") from None
@@ -62,9 +75,11 @@ def trace_check(journal: Path, as_json: bool) -> None:
         )
         sys.exit(SETUP_ERROR)
     unknown = reading["unrecognized_events"]
-    kinds = (
-        f" ({', '.join(reading['unrecognized_types'])})" if reading["unrecognized_types"] else ""
-    )
+    names = [clip(name, NAME_CHARS) for name in reading["unrecognized_types"]]
+    not_listed = reading.get("cut", {}).get("unrecognized_types", 0)
+    if not_listed:
+        names.append(f"… and {not_listed} more line(s) of names not listed")
+    kinds = f" ({', '.join(names)})" if names else ""
     torn = ", a torn final line dropped" if reading["torn_final_line"] else ""
     click.echo(
         f"{journal}: {reading['known_events']} recognized event(s), {unknown} unrecognized"

@@ -39,6 +39,11 @@ EVENTS = (
     "side_effect",
 )
 JSON_WS = b" \t\r\n"
+#: Unrecognized event names a streaming reader (``keep=False``) lists, and their characters
+#: together: a journal of a million distinct names lists the first of them and counts the
+#: lines of the rest (``cut["unrecognized_types"]``), as ``decode`` does.
+TYPES_KEPT = 1000
+TYPES_CHARS = 1024 * 1024
 
 
 @cache
@@ -94,6 +99,9 @@ class Journal:
     known_events: int = 0
     unrecognized_events: int = 0
     unrecognized_types: list[str] = field(default_factory=list)
+    #: What a streaming reader did not keep, by field: lines whose unrecognized event name
+    #: is not listed in ``unrecognized_types``.  Empty when nothing was cut.
+    cut: dict[str, int] = field(default_factory=dict)
 
     @property
     def entries(self) -> list[dict[str, Any]]:
@@ -113,6 +121,7 @@ class Journal:
             "unrecognized_events": self.unrecognized_events,
             "unrecognized_types": list(self.unrecognized_types),
             "torn_final_line": self.torn_final_line,
+            **({"cut": dict(self.cut)} if self.cut else {}),
         }
 
 
@@ -134,7 +143,8 @@ class JournalReader:
     A line that does not parse is held until the next line that is not blank: then it
     was not the last, and the journal is rejected at it; if the journal ends first, it
     was the torn tail.  ``keep=False`` keeps no line (``trace check`` streams: each
-    parsed entry goes to ``on_entry`` with whether its tag is recognized).
+    parsed entry goes to ``on_entry`` with whether its tag is recognized), and lists at
+    most :data:`TYPES_KEPT` unrecognized names (:data:`TYPES_CHARS` characters).
     """
 
     def __init__(
@@ -147,6 +157,7 @@ class JournalReader:
         self.keep = keep
         self.on_entry = on_entry
         self._unknown: dict[str, None] = {}
+        self._unknown_chars = 0
         self._number = 0
         self._held: tuple[int, str] | None = None
         self._done = False
@@ -186,7 +197,7 @@ class JournalReader:
         if not isinstance(tag, str) or tag not in EVENTS:
             journal.unrecognized_events += 1
             if isinstance(tag, str):
-                self._unknown.setdefault(tag)
+                self._unrecognized(tag)
             self._add(
                 JournalLine(number, Kind.UNKNOWN, tag if isinstance(tag, str) else None, value)
             )
@@ -201,6 +212,18 @@ class JournalReader:
         if self.on_entry is not None:
             self.on_entry(value, True)
         return True
+
+    def _unrecognized(self, tag: str) -> None:
+        """List ``tag``, unless a streaming reader has listed all it keeps."""
+        if tag in self._unknown:
+            return
+        chars = self._unknown_chars + len(tag)
+        if not self.keep and (len(self._unknown) >= TYPES_KEPT or chars > TYPES_CHARS):
+            cut = self.journal.cut
+            cut["unrecognized_types"] = cut.get("unrecognized_types", 0) + 1
+            return
+        self._unknown[tag] = None
+        self._unknown_chars = chars
 
     def finish(self) -> Journal:
         """The journal as read (a line still held was the torn tail)."""

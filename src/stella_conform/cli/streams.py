@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -14,7 +15,7 @@ import click
 from stella_conform.cli.client import load_vocabulary, wire_schema_option
 from stella_conform.cli.input_files import open_input, stream_lines
 from stella_conform.cli.params import KitPath
-from stella_conform.errors import FAILED, PASSED
+from stella_conform.errors import FAILED, PASSED, SetupError
 
 #: The stream ``decode`` and ``validate`` read: a regular file, or ``-`` (stdin).
 STREAM_FILE = KitPath("file", allow_dash=True, path_type=str, hint="use - to read a pipe on stdin")
@@ -35,7 +36,6 @@ def decode(stream: str, as_json: bool, quiet: bool, wire_schema: Path | None) ->
     Exit 0 when a correct client must accept the stream (by the default reading), 1 when
     it must reject it.
     """
-    from stella_conform import stopping
     from stella_conform.oracle.decoder import Kind, RunFold
     from stella_conform.oracle.decoder import decode as run_decoder
     from stella_conform.oracle.readings import summary_readings
@@ -47,8 +47,7 @@ def decode(stream: str, as_json: bool, quiet: bool, wire_schema: Path | None) ->
     with contextlib.ExitStack() as stack:
         copy = None
         if stream == "-":  # read again for the other readings: a private copy as it goes
-            folder = stack.enter_context(stopping.private_dir("stella-conform-decode-"))
-            copy = stack.enter_context(open(Path(folder) / "stream.jsonl", "wb"))
+            copy = stack.enter_context(_stdin_copy())
         with open_input(stream) as fh:
             lines = _copied(stream_lines(fh), copy)
             for outcome in run_decoder(lines, vocab, touched=touched):
@@ -64,7 +63,7 @@ def decode(stream: str, as_json: bool, quiet: bool, wire_schema: Path | None) ->
         source = stream
         if copy is not None:
             copy.close()
-            source = copy.name
+            source = str(copy.path)
         others = summary_readings(lambda: _reread(source), vocab, touched)
     if out is not None:
         out.finish(summary.to_json(), others)
@@ -76,7 +75,66 @@ def decode(stream: str, as_json: bool, quiet: bool, wire_schema: Path | None) ->
     sys.exit(PASSED if summary.verdict == "accept" else FAILED)
 
 
-def _copied(lines: Iterator[bytes], copy: IO[bytes] | None) -> Iterator[bytes]:
+class _StdinCopy:
+    """``decode -``'s private copy of its stdin, written as it is read, for the other
+    readings to read again.  A folder that cannot take it (a full or read-only
+    ``TMPDIR``) is a :class:`SetupError` naming the folder and the cause, not a bug."""
+
+    def __init__(self, path: Path, fh: IO[bytes]) -> None:
+        self.path = path
+        self.fh = fh
+
+    def write(self, line: bytes) -> None:
+        try:
+            self.fh.write(line)
+        except OSError as exc:
+            raise self._failed(exc) from None
+
+    def close(self) -> None:
+        try:
+            self.fh.close()
+        except OSError as exc:
+            raise self._failed(exc) from None
+
+    def _failed(self, exc: OSError) -> SetupError:
+        with contextlib.suppress(OSError):
+            self.fh.close()  # closed even when its last flush fails
+        return _copy_failed(exc)
+
+
+@contextlib.contextmanager
+def _stdin_copy() -> Iterator[_StdinCopy]:
+    """A :class:`_StdinCopy` in a private folder, removed when the block ends."""
+    from stella_conform import stopping
+
+    try:
+        folder = stopping.temp_dir("stella-conform-decode-")
+    except OSError as exc:
+        raise _copy_failed(exc) from None
+    try:
+        path = Path(folder) / "stream.jsonl"
+        try:
+            fh = open(path, "wb")  # noqa: SIM115 (closed below, or by the copy's close)
+        except OSError as exc:
+            raise _copy_failed(exc) from None
+        try:
+            yield _StdinCopy(path, fh)
+        finally:
+            with contextlib.suppress(OSError):
+                fh.close()
+    finally:
+        stopping.remove_dir(folder)
+
+
+def _copy_failed(exc: OSError) -> SetupError:
+    return SetupError(
+        f"decode - keeps a copy of its stdin in a temporary folder in {tempfile.gettempdir()} "
+        f"(the other readings read it again), which failed: {exc.strerror or exc} (free "
+        "space there, or set TMPDIR to another folder)"
+    )
+
+
+def _copied(lines: Iterator[bytes], copy: _StdinCopy | None) -> Iterator[bytes]:
     for line in lines:
         if copy is not None:
             copy.write(line)

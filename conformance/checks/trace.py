@@ -25,7 +25,7 @@ from typing import Any
 
 from stella_conform.conformance.checks.judging import JudgeFn, verdict_then_fields
 from stella_conform.conformance.checks.model import Check, Context, Judgment
-from stella_conform.conformance.checks.trace_keys import MEMORY, Keys, KeyTable
+from stella_conform.conformance.checks.trace_keys import BATCH, MEMORY, Keys, KeyTable
 from stella_conform.conformance.clients.runner import Observation
 from stella_conform.conformance.kinds.case import GradedCase
 from stella_conform.safe_text import clip
@@ -342,18 +342,12 @@ class _TurnLoopPairing(_JournalCheck):
 
     def known(self, entry: Entry) -> None:
         seq, tag = _seq(entry), entry["event"]
-        calls, pending = self.calls, self.pending
+        pending = self.pending
         if tag == "model_response":
             self.seen = True
-            for call_id in entry["tool_calls"]:
-                earlier = calls.get(call_id)
-                if earlier is not None:
-                    self.problem(
-                        seq, f"call {_named(call_id)} requested again (first at seq {earlier[0]})"
-                    )
-                    continue
-                calls.add(call_id, (seq or 0, None))
-                pending.add(call_id, (seq or 0,))
+            ids = entry["tool_calls"]
+            for start in range(0, len(ids), BATCH):
+                self._request(seq, ids[start : start + BATCH])
         elif tag in ("tool_call", "tool_result"):
             self.seen = True
             self._resolve(seq, tag, entry["call_id"])
@@ -371,6 +365,23 @@ class _TurnLoopPairing(_JournalCheck):
             if pending:
                 self.problem(seq, f"session_end with call(s) {_listing(pending)} never resolved")
                 pending.clear()
+
+    def _request(self, seq: int | None, ids: list[str]) -> None:
+        """Some of the calls a ``model_response`` requests (looked up and added together)."""
+        earlier = self.calls.get_many(ids)
+        new: list[tuple[str, tuple[int, None]]] = []
+        at = seq or 0
+        for call_id in ids:
+            first = earlier.get(call_id)
+            if first is not None:
+                self.problem(
+                    seq, f"call {_named(call_id)} requested again (first at seq {first[0]})"
+                )
+                continue
+            earlier[call_id] = (at, None)
+            new.append((call_id, (at, None)))
+        self.calls.add_many(new)
+        self.pending.add_many([(call_id, (at,)) for call_id, _ in new])
 
     def _resolve(self, seq: int | None, tag: str, call_id: str) -> None:
         """A ``tool_call`` or ``tool_result`` for ``call_id``."""
@@ -441,14 +452,14 @@ class _StalenessAtUse(_JournalCheck):
         seq, tag = _seq(entry), entry["event"]
         if tag == "verify_observed":
             self.seen = True
-            identity = json.dumps(_identity(entry["frame"]))
+            key = json.dumps(_identity(entry["frame"]))
             status = entry["verdict"]["status"]
             if status not in ("stale", "gone"):
-                self.dead.discard(identity)  # observed valid again
-            elif self.dead.get(identity) is None:
-                self.dead.add(identity, (seq, status))
+                self.dead.discard(key)  # observed valid again
+            elif self.dead.get(key) is None:
+                self.dead.add(key, (seq, status))
             else:
-                self.dead.replace(identity, (seq, status))
+                self.dead.replace(key, (seq, status))
         elif tag == "prompt_assembled" and self.dead:
             for frame in entry["frames"]:
                 identity = _identity(frame["frame"])

@@ -27,6 +27,7 @@ import heapq
 import marshal
 import sqlite3
 import tempfile
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -37,6 +38,9 @@ MEMORY = 8 * 1024 * 1024
 ENTRY_COST = 160
 #: Pages of the on-disk tables SQLite keeps in memory (``cache_size`` in KiB when negative).
 CACHE_KIB = 4096
+#: Keys looked up or added by one statement in :meth:`KeyTable.get_many` and
+#: :meth:`KeyTable.add_many` (SQLite takes at least 999 parameters).
+BATCH = 500
 
 Value = tuple[Any, ...]
 
@@ -105,6 +109,14 @@ class Keys:
         except sqlite3.Error as exc:
             raise KeysUnavailable(self.where, _why(exc)) from None
 
+    def sql_many(self, statement: str, rows: Iterable[tuple[Any, ...]]) -> None:
+        """Run one statement for each of ``rows`` (:class:`KeysUnavailable` if it fails)."""
+        db = self.db if self.db is not None else self._open()
+        try:
+            db.executemany(statement, rows)
+        except sqlite3.Error as exc:
+            raise KeysUnavailable(self.where, _why(exc)) from None
+
     def _open(self) -> sqlite3.Connection:
         from stella_conform import stopping
 
@@ -161,15 +173,13 @@ class KeyTable:
         rows, self.rows = self.rows or {}, None
         self._hold(-self.held)
         self.keys.sql(f"CREATE TABLE {self.name} (k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID")
-        db = self.keys.db
-        assert db is not None
-        try:
-            db.executemany(
-                f"INSERT INTO {self.name} VALUES (?, ?)",
-                ((_blob(k), marshal.dumps(v)) for k, v in rows.items()),
-            )
-        except sqlite3.Error as exc:
-            raise KeysUnavailable(self.keys.where, _why(exc)) from None
+        self._insert(rows.items())
+
+    def _insert(self, rows: Iterable[tuple[str, Value]]) -> None:
+        self.keys.sql_many(
+            f"INSERT INTO {self.name} VALUES (?, ?)",
+            ((_blob(k), marshal.dumps(v)) for k, v in rows),
+        )
 
     def __len__(self) -> int:
         return self.count
@@ -179,6 +189,27 @@ class KeyTable:
             return self.rows.get(key)
         row = self.keys.sql(f"SELECT v FROM {self.name} WHERE k = ?", _blob(key)).fetchone()
         return None if row is None else tuple(marshal.loads(row[0]))
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, Value]:
+        """Those of ``keys`` (at most :data:`BATCH`) the table holds, with their values."""
+        if self.rows is not None:
+            rows = self.rows
+            return {key: rows[key] for key in keys if key in rows}
+        blobs = [_blob(key) for key in keys]
+        marks = ", ".join("?" * len(blobs))
+        found = self.keys.sql(f"SELECT k, v FROM {self.name} WHERE k IN ({marks})", *blobs)
+        return {
+            bytes(k).decode("utf-8", "surrogatepass"): tuple(marshal.loads(v)) for k, v in found
+        }
+
+    def add_many(self, rows: Sequence[tuple[str, Value]]) -> None:
+        """Add each key, none of which is in the table or twice in ``rows``."""
+        if self.rows is None:
+            self.count += len(rows)
+            self._insert(rows)
+            return
+        for key, value in rows:
+            self.add(key, value)
 
     def add(self, key: str, value: Value) -> None:
         """Add ``key``, which is not in the table."""

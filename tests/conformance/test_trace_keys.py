@@ -22,6 +22,8 @@ OP = st.one_of(
     st.tuples(st.just("put"), KEY, VALUE),
     st.tuples(st.just("discard"), KEY),
     st.tuples(st.just("get"), KEY),
+    st.tuples(st.just("put_many"), st.lists(st.tuples(KEY, VALUE), max_size=6)),
+    st.tuples(st.just("get_many"), st.lists(KEY, max_size=6)),
     st.tuples(st.just("first"), st.integers(0, 6)),
     st.tuples(st.just("clear")),
 )
@@ -38,10 +40,15 @@ def _play(memory: int, ops: list[tuple[Any, ...]]) -> list[Any]:
                 _, key, value = op
                 (table.add if table.get(key) is None else table.replace)(key, value)
                 other.add(str(len(answers)), value)
+            elif op[0] == "put_many":
+                new = {key: value for key, value in op[1] if table.get(key) is None}
+                table.add_many(list(new.items()))
             elif op[0] == "discard":
                 table.discard(op[1])
             elif op[0] == "get":
                 answers.append(table.get(op[1]))
+            elif op[0] == "get_many":
+                answers.append(table.get_many(op[1]))
             elif op[0] == "first":
                 answers.append(table.first(op[1]))
             else:
@@ -58,10 +65,15 @@ def _model(ops: list[tuple[Any, ...]]) -> list[Any]:
     for op in ops:
         if op[0] == "put":
             rows[op[1]] = op[2]
+        elif op[0] == "put_many":
+            new = {key: value for key, value in op[1] if key not in rows}
+            rows.update(new)
         elif op[0] == "discard":
             rows.pop(op[1], None)
         elif op[0] == "get":
             answers.append(rows.get(op[1]))
+        elif op[0] == "get_many":
+            answers.append({key: rows[key] for key in op[1] if key in rows})
         elif op[0] == "first":
             answers.append(sorted(rows)[: op[1]])
         else:

@@ -9,7 +9,6 @@ where the test may mount one, a 64 KiB tmpfs that fills ("No space left on devic
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import subprocess
@@ -18,22 +17,14 @@ from pathlib import Path
 
 import pytest
 from hostile_kit import HANG_GUARD, KIT_ARGV, no_leaks  # noqa: F401 (no_leaks: autouse)
+from journal_ids import many_ids_lines
 
 LIMIT = 64 * 1024
 
-#: A stream far larger than the folder takes.
+#: A stream far larger than the folder takes, and a journal whose ids outgrow the checks'
+#: memory and their on-disk table's page cache.
 STREAM = b'{"type":"text","text":"hello there"}\n' * 40_000
-
-
-def _journal_of_many_ids() -> bytes:
-    """A journal whose 300,000 requested calls outgrow the checks' memory budget and the
-    on-disk table's page cache, so the table is written to its file."""
-    at = {"at": "2026-11-01T10:00:01Z", "session": "s"}
-    lines = [{"seq": 1, **at, "event": "session_start", "agent": "a", "harness": "h"}]
-    for n in range(300):
-        calls = [f"call-{n}-{i}" for i in range(1000)]
-        lines.append({"seq": n + 2, **at, "event": "model_response", "tool_calls": calls})
-    return "".join(json.dumps(line) + "\n" for line in lines).encode()
+JOURNAL = b"".join(many_ids_lines(300))
 
 
 def _limited() -> None:
@@ -72,7 +63,7 @@ CAUSES = {"File too large", "No space left on device", "disk I/O error", "databa
     [
         (["decode", "-q", "-"], STREAM, "decode - keeps a copy of its stdin in a temporary"),
         (["decode", "--json", "-"], STREAM, "decode - keeps a copy of its stdin in a temporary"),
-        (["trace", "check", "-"], _journal_of_many_ids(), "cannot check -: a long journal's ids"),
+        (["trace", "check", "-"], JOURNAL, "cannot check -: a long journal's ids"),
     ],
     ids=["decode", "decode --json", "trace check"],
 )

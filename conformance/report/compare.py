@@ -17,7 +17,7 @@ import jsonschema
 from stella_conform.conformance.checks import CATALOGUE
 from stella_conform.conformance.report.model import OUTCOMES, REPORT_FORMAT
 from stella_conform.errors import STOPPED, SetupError, exit_status, read_json_file
-from stella_conform.safe_text import clip
+from stella_conform.safe_text import clip, markdown_code
 from stella_conform.schemas.vocabulary import load_schema
 
 BAD = ("fail", "crash", "error", "warn")
@@ -264,7 +264,8 @@ def diff_markdown(result: dict[str, list[dict[str, Any]]]) -> str:
             "| --- | --- | --- | --- |",
         ]
         for e in result[key]:
-            detail = str(e["message"]).replace("|", "\\|").replace("\n", " ")
-            lines.append(f"| `{e['id']}` | {e['old']} | {e['new']} | {detail} |")
+            cells = [markdown_code(str(e[k]), 2000 if k == "message" else 200)
+                     for k in ("id", "old", "new", "message")]  # fmt: skip
+            lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
     return "\n".join(lines)

@@ -31,6 +31,7 @@ import pytest
 
 from stella_conform.options.kinds import Problem
 from stella_conform.options.model import OPTIONS, Ini
+from stella_conform.safe_text import for_terminal
 
 #: The plugin's options, ``--stella-NAME`` and the ini value ``stella_NAME``, with their
 #: ini defaults and help: the options model's (:mod:`stella_conform.options.model`).
@@ -245,7 +246,7 @@ def explain(result: Any, seed: int, rerun: str | None = None) -> str:
             lines.append(f"re-run:   {rerun}")
         lines.append("")
     lines.append(f"seed: {seed} (re-run with --stella-seed {seed})")
-    return "\n".join(lines)
+    return for_terminal("\n".join(lines))  # a client's words, in pytest's report
 
 
 def run_as_test(
@@ -265,17 +266,18 @@ def run_as_test(
     assert result is not None  # the session ends every check it starts, or raises
     reason = known.get(check.id)
     if result.outcome == "skip":
-        pytest.skip(result.message)
+        pytest.skip(for_terminal(result.message))
     if reason is not None:
         if result.outcome in ("fail", "crash", "warn", "error"):
-            pytest.xfail(f"known failure: {reason}")
+            pytest.xfail(for_terminal(f"known failure: {reason}"))
         pytest.fail(
             f"{check.id} is listed as a known failure ({reason}) but now passes: "
             "remove it from the list",
             pytrace=False,
         )
     if result.outcome == "warn":
-        warnings.warn(f"{check.id} (SHOULD): {result.message}", UserWarning, stacklevel=1)
+        said = for_terminal(f"{check.id} (SHOULD): {result.message}")
+        warnings.warn(said, UserWarning, stacklevel=1)
         return
     if result.outcome in ("fail", "crash", "error"):
         pytest.fail(explain(result, suite_config.seed, rerun), pytrace=False)

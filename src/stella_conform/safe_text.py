@@ -42,6 +42,9 @@ _XML_ILLEGAL = re.compile(r"[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010fff
 # invisible format characters, the line and paragraph separators): shown as they are, a
 # client's "pass" and "pa\u200bss" would read alike.
 _INVISIBLE = "\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
+# and lone surrogates (valid in a Python str, never in UTF-8: printed raw, they fail the
+# write): shown as ``\uD800``, what they are, not as U+FFFD
+_INVISIBLE += "\ud800-\udfff"
 _CONTROLS = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{_INVISIBLE}]")
 _CONTROLS_BUT_NEWLINE = re.compile(f"[\\x00-\\x09\\x0b-\\x1f\\x7f-\\x9f{_INVISIBLE}]")
 _CONTROLS_BUT_TAB = re.compile(f"[\\x00-\\x08\\x0a-\\x1f\\x7f-\\x9f{_INVISIBLE}]")
@@ -151,7 +154,7 @@ def terminal_safe(text: str, *, keep_newlines: bool = False, keep_tabs: bool = F
         pattern = _CONTROLS_BUT_LAYOUT if keep_tabs else _CONTROLS_BUT_NEWLINE
     else:
         pattern = _CONTROLS_BUT_TAB if keep_tabs else _CONTROLS
-    return pattern.sub(_escape_char, no_surrogates(text))
+    return pattern.sub(_escape_char, text)
 
 
 def no_workflow_commands(text: str) -> str:

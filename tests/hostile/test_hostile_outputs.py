@@ -335,11 +335,6 @@ def test_report_merge_prints_and_writes_no_hostile_text(tmp_path: Path) -> None:
         assert_inert_file(Path(path))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="report merge prints its OUTPUT path raw (src/stella_conform/cli/report.py, "
-    "outside this change)",
-)
 def test_report_merge_names_a_hostile_output_path_escaped(tmp_path: Path) -> None:
     from conftest import kit_inline
     from test_hostile_reports import poisoned_matrix
@@ -381,11 +376,6 @@ def _hostile_stream(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="decode and validate print a stream's types and texts raw "
-    "(src/stella_conform/cli/streams.py, outside this change)",
-)
 @pytest.mark.parametrize(
     "command",
     [
@@ -401,11 +391,6 @@ def test_decode_and_validate_print_no_hostile_text(tmp_path: Path, command: tupl
     assert_inert_run(done, " ".join(command))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="report diff writes a check's message raw into its Markdown "
-    "(conformance/report/compare.py, outside this change)",
-)
 def test_report_diff_writes_no_hostile_markdown(tmp_path: Path) -> None:
     """``report diff``: a Markdown table for a pull-request comment, from two reports that
     anyone may have edited."""
@@ -428,11 +413,6 @@ def test_report_diff_writes_no_hostile_markdown(tmp_path: Path) -> None:
             assert_inert_markdown("report diff", done.stdout)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="smoke prints the client's reason and stderr raw "
-    "(src/stella_conform/cli/smoke.py, outside this change)",
-)
 def test_smoke_prints_no_hostile_text(tmp_path: Path) -> None:
     argv = write_client(tmp_path, "rejecter", REJECTER)
     done = kit("smoke", "--mode", "report", "--", *argv, cwd=tmp_path)
@@ -483,3 +463,26 @@ def test_with_colour_and_every_case_shown_only_the_kit_colours_act(
     assert_inert(f"{command} stderr", KIT_COLOURS.sub("", done.stderr))
     for name in ("r.json", "r.xml", "r.md"):
         assert_inert_file(folder / name)
+
+
+def test_the_pytest_plugin_reports_no_hostile_text(tmp_path: Path) -> None:
+    """The plugin's failure, skip and warning texts, in pytest's own report: a parser that
+    rejects every stream with EVIL as its reason, graded by ``conformance_tests``."""
+    (tmp_path / "test_evil.py").write_text(
+        textwrap.dedent(
+            f"""
+            from stella_conform.pytest_plugin import conformance_tests
+            EVIL = {EVIL!r}
+            def parse(lines):
+                raise ValueError(EVIL)
+            test_evil = conformance_tests(parse, examples=0, only=["R1.*", "R3.*"])
+            """
+        )
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA", "test_evil.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr  # the checks fail
+    assert "FAILED" in done.stdout
+    assert_inert_run(done, "pytest with the plugin")

@@ -11,6 +11,7 @@ import click
 
 from stella_conform.cli.params import KitPath
 from stella_conform.errors import FAILED, PASSED, SetupError
+from stella_conform.safe_text import for_terminal, json_text
 
 
 @click.group()
@@ -62,7 +63,7 @@ def report_merge(
 
         write_rendered([(output, lambda: _json_text(merged))])
     counts = ", ".join(f"{n} {o}" for o, n in counts_map.items() if n)
-    click.echo(f"merged {len(shards)} report(s) into {output}: {counts}")
+    click.echo(for_terminal(f"merged {len(shards)} report(s) into {output}: {counts}"))
     sys.exit(merged["exit_code"])
 
 
@@ -93,5 +94,5 @@ def report_diff(old: Path, new: Path, as_json: bool) -> None:
     from stella_conform.conformance.report.compare import diff, diff_markdown, load_report
 
     result = diff(load_report(old), load_report(new))
-    click.echo(json.dumps(result, indent=2) if as_json else diff_markdown(result))
+    click.echo(json_text(json.dumps(result, indent=2)) if as_json else diff_markdown(result))
     sys.exit(FAILED if result["newly_failing"] else PASSED)

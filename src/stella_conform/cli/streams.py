@@ -16,9 +16,15 @@ from stella_conform.cli.client import load_vocabulary, wire_schema_option
 from stella_conform.cli.input_files import open_input, stream_lines
 from stella_conform.cli.params import KitPath
 from stella_conform.errors import FAILED, PASSED, SetupError
+from stella_conform.safe_text import for_terminal, json_text
 
 #: The stream ``decode`` and ``validate`` read: a regular file, or ``-`` (stdin).
 STREAM_FILE = KitPath("file", allow_dash=True, path_type=str, hint="use - to read a pipe on stdin")
+
+
+def _say(text: str) -> None:
+    """A line for people: a stream's types, texts and reasons are its writer's words."""
+    click.echo(for_terminal(text))
 
 
 @click.command()
@@ -55,7 +61,7 @@ def decode(stream: str, as_json: bool, quiet: bool, wire_schema: Path | None) ->
                 if out is not None:
                     out.line(outcome.to_json())
                 elif not quiet and outcome.kind is not Kind.BLANK:
-                    click.echo(_describe(outcome))
+                    _say(_describe(outcome))
             if copy is not None:
                 for _ in lines:  # the rest, which a rejection left unread: another reading
                     pass  # may read past it
@@ -71,7 +77,7 @@ def decode(stream: str, as_json: bool, quiet: bool, wire_schema: Path | None) ->
         _print_summary(summary, quiet)
         if not quiet:
             for other in others:
-                click.echo(_describe_reading(other, summary))
+                _say(_describe_reading(other, summary))
     sys.exit(PASSED if summary.verdict == "accept" else FAILED)
 
 
@@ -171,7 +177,7 @@ class _JsonLines:
 
     @staticmethod
     def write(text: str) -> None:
-        click.echo(text, nl=False)
+        click.echo(json_text(text), nl=False)
 
     def line(self, outcome: dict[str, Any]) -> None:
         body = json.dumps(outcome, indent=2, ensure_ascii=False).replace("\n", "\n    ")
@@ -208,32 +214,30 @@ def _describe(outcome: Any) -> str:
 
 def _print_summary(summary: Any, quiet: bool) -> None:
     if summary.verdict == "reject":
-        click.echo(f"verdict: reject at line {summary.rejected_line}: {summary.reason}")
+        _say(f"verdict: reject at line {summary.rejected_line}: {summary.reason}")
         if quiet:
             return
     else:
-        click.echo("verdict: accept")
+        _say("verdict: accept")
         if quiet:
             return
     for what, count in summary.cut.items():
         unit = "character(s)" if what == "preview" else "item(s)"
-        click.echo(f"cut: {count} {unit} of {what} not kept (decode keeps a bounded summary)")
+        _say(f"cut: {count} {unit} of {what} not kept (decode keeps a bounded summary)")
     types = ", ".join(summary.unrecognized_types) or "none"
-    click.echo(f"unrecognized: {summary.unrecognized_events} event(s); types: {types}")
-    click.echo(
-        f"terminator: {summary.terminator or 'none'}; turns completed: {summary.turns_completed}"
-    )
+    _say(f"unrecognized: {summary.unrecognized_events} event(s); types: {types}")
+    _say(f"terminator: {summary.terminator or 'none'}; turns completed: {summary.turns_completed}")
     stages = "; ".join(f"{k}: {' > '.join(v) or '-'}" for k, v in summary.stages.items())
-    click.echo(f"stages: {stages}")
+    _say(f"stages: {stages}")
     if summary.tool_calls:
         calls = ", ".join(f"{c.call_id}={c.status}" for c in summary.tool_calls)
-        click.echo(f"tool calls: {calls}")
+        _say(f"tool calls: {calls}")
     final = summary.final_text
     if final is not None and len(final) > 200:
         final = final[:197] + "..."
-    click.echo(f"final text: {json.dumps(final, ensure_ascii=False)}")
+    _say(f"final text: {json.dumps(final, ensure_ascii=False)}")
     if summary.elapsed_ms is not None:
-        click.echo(f"elapsed: {summary.elapsed_ms} ms")
+        _say(f"elapsed: {summary.elapsed_ms} ms")
 
 
 @click.command()
@@ -264,7 +268,7 @@ def validate(stream: str, wire_schema: Path | None) -> None:
                 problems += 1
                 text = text_readings(number, content, vocab)
                 fitting += bool(text.fits)
-                click.echo(f"line {number}: {error}{_text_also(text)}")
+                _say(f"line {number}: {error}{_text_also(text)}")
                 continue
             outcome = classify(number, value, vocab)
             if outcome.kind is Kind.REJECT:
@@ -272,16 +276,16 @@ def validate(stream: str, wire_schema: Path | None) -> None:
                 fits = line_readings(number, value, vocab)
                 fitting += bool(fits)
                 also = f" (it fits under reading {' or '.join(fits)})" if fits else ""
-                click.echo(f"line {number}: {outcome.reason}{also}")
+                _say(f"line {number}: {outcome.reason}{also}")
             elif outcome.kind is Kind.UNKNOWN:
                 what = outcome.tag if outcome.tag is not None else outcome.reason
-                click.echo(f"line {number}: unrecognized ({what})")
+                _say(f"line {number}: unrecognized ({what})")
     also = (
         f"; {fitting} of them fit(s) under another reading (docs/contract-readings.md)"
         if fitting
         else ""
     )
-    click.echo(f"{lines} line(s), {problems} problem(s) against {vocab.ident}{also}")
+    _say(f"{lines} line(s), {problems} problem(s) against {vocab.ident}{also}")
     sys.exit(FAILED if problems else PASSED)
 
 

@@ -419,11 +419,6 @@ def test_smoke_prints_no_hostile_text(tmp_path: Path) -> None:
     assert_inert_run(done, "smoke")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="trace check prints a journal's unrecognized types raw "
-    "(src/stella_conform/cli/trace.py, outside this change)",
-)
 def test_trace_check_prints_no_hostile_text(tmp_path: Path) -> None:
     fixture = bundled_fixtures_dir() / "trace" / "resume_lost_work.jsonl"
     journal = tmp_path / "journal.jsonl"

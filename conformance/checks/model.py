@@ -175,15 +175,20 @@ class Context:
 
 
 def combine(check: Check, judgments: Sequence[Judgment]) -> tuple[str, str]:
-    """One outcome for a check from its per-case judgments."""
+    """One outcome for a check from its per-case judgments.
+
+    A crash outranks a wrong answer: the client died on one of the check's cases, whatever
+    it answered on the others, and a report that tallied it as ``fail`` would hide that the
+    client has a case it cannot survive. A wrong answer outranks an ``error`` (a case the
+    kit could not judge)."""
     fails = [j for j in judgments if j.verdict == "fail"]
     crashes = [j for j in judgments if j.verdict == "crash"]
     errors = [j for j in judgments if j.verdict == "error"]
     graded = [j for j in judgments if j.verdict in ("pass", "fail")]
-    if fails:
-        return check.failing_outcome, fails[0].message
     if crashes:
         return "crash", crashes[0].message
+    if fails:
+        return check.failing_outcome, fails[0].message
     if errors:
         return "error", errors[0].message
     if not graded:

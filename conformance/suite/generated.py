@@ -490,6 +490,7 @@ class GeneratedPhase:
             result.failures.insert(0, failure)
             result.failed_cases += 1
             self.judgments.append(j)
+            self._crash_listed()
         result.cases += self.client_runs
         return [*self.judgments, Judgment("error", self.pace.budget_message())]
 
@@ -510,6 +511,23 @@ class GeneratedPhase:
             result.failures.remove(drawn)
             failure.alike = drawn.alike + (drawn.stream != failure.stream)
         result.failures.insert(0, failure)
+        self._crash_listed()
+
+    def _crash_listed(self) -> None:
+        """The smallest crash seen, listed beside the failure reported when none of the
+        judgments is a crash: shrinking takes any smaller failing case, so a crash can
+        shrink into a wrong answer, and a crash is always the check's outcome
+        (:func:`~stella_conform.conformance.checks.model.combine`)."""
+        if any(j.verdict == "crash" for j in self.judgments):
+            return
+        crashes = [f for f in self.failures if f[1].verdict == "crash"]
+        if not crashes:
+            return
+        case, j, obs = min(crashes, key=lambda f: _size(f[0]))
+        self.judgments.append(j)
+        failure = case_failure(self.check, case, j, obs)
+        self.result.failures.append(save_failure(self.config, self.check, case, failure))
+        self.result.failed_cases += 1
 
 
 def _size(case: GradedCase) -> tuple[int, bytes]:

@@ -150,6 +150,9 @@ class Claims:
     sources: Mapping[str, str] = field(default_factory=dict)
     #: What the report warns about the claims (a claimed type no stella writes).
     warnings: tuple[str, ...] = ()
+    #: Types graded as known though the client does not claim them (:meth:`knowing`): part
+    #: of ``knows`` while a check is graded, never of what the client is said to claim.
+    assumed: frozenset[str] = frozenset()
 
     @property
     def any(self) -> bool:
@@ -207,8 +210,19 @@ class Claims:
         return ("; ".join(found), frozenset(needed)) if found else None
 
     def knowing(self, types: Iterable[str]) -> Claims:
-        """These claims, with ``types`` known as well (how an unmet check is graded)."""
-        return replace(self, knows=(self.knows or frozenset()) | frozenset(types))
+        """These claims, with ``types`` known as well (how an unmet check is graded); the
+        types it adds are :attr:`assumed`, so what the client claimed stays told apart."""
+        added = frozenset(types) - (self.knows or frozenset())
+        return replace(
+            self, knows=(self.knows or frozenset()) | added, assumed=self.assumed | added
+        )
+
+    @property
+    def own(self) -> Claims:
+        """The claims the client made, without the types the kit assumed it knows."""
+        if not self.assumed:
+            return self
+        return replace(self, knows=(self.knows or frozenset()) - self.assumed, assumed=frozenset())
 
     def fields(self, check: Check) -> tuple[str, ...]:
         """The check's summary fields this client computes (all of them without a claim)."""
@@ -239,9 +253,12 @@ class Claims:
         return self.reads is None or any(p in self.reads for p in parts)
 
     def as_options(self) -> list[str]:
-        """The command-line options that make these claims (for replay commands)."""
+        """The command-line options that make the claims the client made (for replay
+        commands: a replay judges the case as the client claimed, an unmet claim and all;
+        the types the kit assumed, :attr:`assumed`, are the replay's to assume again)."""
+        own = self.own
         out = []
-        for name, value in (("knows", self.knows), ("reads", self.reads)):
+        for name, value in (("knows", own.knows), ("reads", own.reads)):
             if value is not None:
                 out += [f"--{name}", ",".join(sorted(value))]
         if self.computes is not None:

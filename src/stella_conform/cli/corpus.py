@@ -1,7 +1,8 @@
-"""Fixture corpora: ``corpus export``, ``corpus check`` and ``corpus diff``."""
+"""Fixture corpora: ``corpus export``, ``corpus expect``, ``corpus check`` and ``corpus diff``."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,6 +46,91 @@ def corpus_export(
         directory, count=count, seed=seed, vocab=vocab, force=force, max_mutations=max_mutations
     )
     click.echo(f"wrote {len(names)} case(s) to {directory} (seed {seed}, {vocab.ident})")
+
+
+@corpus.command("expect")
+@click.argument("streams", nargs=-1, required=True, type=KitPath("file", dir_okay=False))
+@click.option(
+    "--rule",
+    "rules",
+    multiple=True,
+    metavar="RULE",
+    help="What the case exercises (repeatable): R1..R6, or a further guarantee the "
+    "expectation schema names (default R1).",
+)
+@click.option("--description", default="", help="What the case is, in words.")
+@click.option("--force", is_flag=True, help="Replace an expectation file already there.")
+@wire_schema_option
+def corpus_expect(
+    streams: tuple[Path, ...],
+    rules: tuple[str, ...],
+    description: str,
+    force: bool,
+    wire_schema: Path | None,
+) -> None:
+    """Write NAME.expect.json beside each NAME.jsonl: the reference decoder's reading of it,
+    every other conforming reading included, as the kit's fixtures and saved cases hold it.
+
+    A stream of your own becomes a case `replay` judges in full (and `replay --check`, and
+    `corpus check`, read); the stream itself is not changed.
+    """
+    from stella_conform.oracle.corpus import (
+        EXPECT_SUFFIX,
+        case_bytes,
+        expectation_from,
+        validate_expectation,
+    )
+    from stella_conform.oracle.readings import also_conforming, read_stream
+    from stella_conform.schemas.vocabulary import load_schema
+
+    known = load_schema("expectation.schema.json")["properties"]["rules"]["items"]["enum"]
+    for rule in rules:
+        if rule not in known:
+            named = ", ".join(known)
+            raise SetupError(f"--rule {rule!r}: not a rule an expectation names ({named})")
+    vocab = load_vocabulary(wire_schema)
+    planned = []
+    for stream in streams:
+        if not stream.name.endswith(".jsonl"):
+            raise SetupError(f"{stream}: a stream case is named NAME.jsonl")
+        target = stream.with_name(stream.name.removesuffix(".jsonl") + EXPECT_SUFFIX)
+        if os.path.lexists(target) and not force:
+            raise SetupError(f"{target} exists (--force replaces it)")
+        planned.append((stream, target))
+    for stream, target in planned:  # every target checked before any is written
+        readings = read_stream(case_bytes(stream, follow=False), vocab)
+        expect = expectation_from(
+            readings.default.summary,
+            rules=rules,
+            description=description,
+            also_conforming=also_conforming(readings),
+        )
+        validate_expectation(expect, str(target))
+        _write_expectation(target, expect)
+        others = len(expect.get("also_conforming", ()))
+        verdict = expect["verdict"] + (
+            f" at line {expect['rejected_line']}" if expect["verdict"] == "reject" else ""
+        )
+        also = f"; {others} other conforming reading(s)" if others else ""
+        click.echo(for_terminal(f"wrote {target} ({verdict}{also}; {vocab.ident})"))
+
+
+def _write_expectation(target: Path, expect: dict[str, Any]) -> None:
+    """The expectation file as the fixture format writes it (``write_fixture``): indented,
+    UTF-8, a lone surrogate (a registered reading) kept escaped; never through a link."""
+    import json
+
+    from stella_conform.safe_files import write_atomic
+
+    text = json.dumps(expect, indent=2, ensure_ascii=False) + "\n"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(expect, indent=2) + "\n"
+    try:
+        write_atomic(target, text)
+    except OSError as exc:
+        raise SetupError(f"cannot write {target}: {exc.strerror or exc}") from None
 
 
 @corpus.command("check")

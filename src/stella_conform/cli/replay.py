@@ -83,12 +83,20 @@ def replay(
 
     CASE is a saved case file, or fixture:NAME for one of the kit's bundled fixtures.
 
-    Shows what the client did against what a correct client does. Exit 0 when the
-    client's verdict is right, 1 when not.
+    Shows what the client did against what a correct client does. A stream case without
+    --check is judged on everything its expectation (CASE's NAME.expect.json, or the
+    reference decoder's whole reading) holds that the client tells: its verdict, each
+    line it reports, each summary field it computes. Exit 0 when the client agrees under
+    some conforming reading, 1 when not.
     """
-    from stella_conform.conformance.checks import GradedCase, judge_verdict
+    from stella_conform.conformance.checks import GradedCase
     from stella_conform.conformance.clients.runner import run_once
-    from stella_conform.conformance.report.excerpt import decisive_lines, show_stream
+    from stella_conform.conformance.report.excerpt import (
+        decisive_lines,
+        field_differences,
+        show_stream,
+    )
+    from stella_conform.conformance.suite.replay import held_fields, judge_whole, replayed_fields
     from stella_conform.conformance.suite.travel import case_argument
     from stella_conform.oracle.corpus import case_bytes
 
@@ -123,16 +131,26 @@ def replay(
     vocab = claims.vocabulary(stella)
     client = dataclasses.replace(client, summary_only=claims.summary_only)
     if check_id is not None or case.suffix == ".json":
-        _replay_as_check(case, stream, check_id, client, vocab, claims)
+        _replay_as_check(case, stream, check_id, client, stella, claims)
+    held, disagreements = held_fields(case, stream, stella)
+    for problem in disagreements:  # a hand-written expectation: the decoder's values judge
+        click.echo(
+            for_terminal(f"stella-conform: warning: {case.name}'s expectation file: {problem} "
+                         "(the decoder's reading is what is judged; stella-conform corpus "
+                         "expect writes the file from it)"),
+            err=True,
+        )  # fmt: skip
     graded = GradedCase(case.name, stream, "saved", vocab=vocab)
     obs = run_once(client, graded.stream)
-    # judged as run judges a verdict: under every conforming reading of the stream; the
-    # line table follows the reading the judgment was made under (the one the client took)
-    verdict = judge_verdict(graded, obs)
+    # judged as run judges: under every conforming reading of the stream, on everything
+    # the expectation holds that the client tells (its verdict, its lines, the fields it
+    # computes); the tables follow the reading the judgment was made under
+    fields = replayed_fields(held, obs.summary, claims.computes)
+    verdict = judge_whole(graded, obs, fields)
     shown = next(
         (graded.under(a) for a in graded.alternatives if a.reading == verdict.reading), graded
     )
-    keep = decisive_lines(shown, obs)
+    keep = decisive_lines(shown, obs, verdict.message)
     _safe_echo(_stream_header("stream", len(graded.stream), keep, "it"))
     _safe_echo(show_stream(graded.stream, keep=keep))
     _echo("")
@@ -148,9 +166,14 @@ def replay(
             else ("-" if mode == "exit" else "(no observation)")
         )
         _echo(f"{outcome.line:>5}  {right:<{width}} {got}")
+    if fields and obs.ok:
+        _echo("\nsummary, field by field (expected against the client's):")
+        for line in field_differences(shown.reading(), obs.summary, fields):
+            _safe_echo(line)
     _echo(f"\nexpected: {_expected_verdicts(graded)}")
     _safe_echo(f"client:   {obs.describe()}")
     _echo_stderr(obs)
+    _safe_echo(f"judgment: {verdict.verdict}" + (f": {verdict.message}" if verdict.message else ""))
     sys.exit(PASSED if verdict.verdict == "pass" else FAILED)
 
 
@@ -199,10 +222,13 @@ def _inprocess_client(parser_spec: str, reject_specs: tuple[str, ...]) -> Any:
 
 
 def _replay_as_check(
-    case: Path, data: bytes, check_id: str | None, client: Any, vocab: Any, claims: Any
+    case: Path, data: bytes, check_id: str | None, client: Any, stella: Any, claims: Any
 ) -> None:
     """Replay a case (``data``: the case file's bytes, read once) through one check's
-    runner and judge; exits."""
+    runner and judge, as ``run`` grades it under the client's claims (``stella``: the
+    vocabulary of the stella, before the claims narrow it): a claim the client cannot meet
+    fails the check whatever the case, saying why, and the case is judged as if the client
+    knew the types it lacks (``Claims.unmet``); exits."""
     import json as json_
 
     from stella_conform.conformance.checks import BY_ID, Context, judge
@@ -222,6 +248,10 @@ def _replay_as_check(
     check = BY_ID.get(check_id)
     if check is None:
         raise SetupError(f"unknown check {check_id!r} (see: stella-conform checks)")
+    unmet = claims.unmet(check, claims.vocabulary(stella), client.mode)
+    if unmet is not None:
+        claims = claims.knowing(unmet[1])
+    vocab = claims.vocabulary(stella)
     graded = load_case(case, vocab, data=data)  # the bytes read once, not the file again
     graded.reads = claims.reads
     if graded.kind != check.input:
@@ -235,6 +265,9 @@ def _replay_as_check(
         runner.close()
     ctx = Context(computes=claims.computes, summary_only=claims.summary_only)
     verdict = judge(check, graded, obs, ctx)
+    if unmet is not None and verdict.verdict not in ("crash", "error"):  # as run concludes
+        said = f"{unmet[0]}; {verdict.message}" if verdict.message else unmet[0]
+        verdict = dataclasses.replace(verdict, verdict="fail", message=said)
     keep = decisive_lines(graded, obs, verdict.message)
     echo = _safe_echo
     echo(f"{check.id}: {check.name}")

@@ -307,12 +307,21 @@ class Claims:
                 out.append(f"envelope parts the client does not read: {', '.join(missing)}")
         if self.computes is not None:
             used: tuple[str, ...] = COMPUTES
+            read: frozenset[str] = frozenset(COMPUTES)
             if checks is not None:
                 asked = {_field_name(f) for c in checks for f in c.fields}
                 used = tuple(c for c in COMPUTES if c in asked)
+                read = graded_fields(checks)
             missing = [c for c in used if c not in self.computes]
             if missing:
                 out.append(f"summary fields the client does not compute: {', '.join(missing)}")
+            # and the other way: what it says it computes that no check of the run reads
+            ungraded = [c for c in COMPUTES if c in self.computes and c not in read]
+            if ungraded:
+                out.append(
+                    "summary fields the client computes that no selected check grades: "
+                    + ", ".join(ungraded)
+                )
         if self.summary_only:
             out.append("per-line observations (the client reports only a summary)")
         return out
@@ -338,6 +347,25 @@ class Claims:
         lines += [f"warning: {w}" for w in self.warnings]
         lines += [f"not graded: {n}" for n in self.not_graded(vocab, checks)]
         return lines
+
+
+#: Summary fields a judge reads beyond the fields its check compares: where the client
+#: rejected (from its summary, or its line observations), the text an unknown event must
+#: not lend its words to.
+JUDGE_READS: Mapping[str, tuple[str, ...]] = {
+    "rejected-line": ("rejected_line",),
+    "no-guessing": ("final_text",),
+}
+
+
+def graded_fields(checks: Iterable[Check]) -> frozenset[str]:
+    """The summary fields some check of ``checks`` grades: what it compares, or its judge
+    reads (:data:`JUDGE_READS`)."""
+    out: set[str] = set()
+    for check in checks:
+        out.update(_field_name(f) for f in check.fields)
+        out.update(JUDGE_READS.get(check.judge, ()))
+    return frozenset(out)
 
 
 def _field_name(name: str) -> str:

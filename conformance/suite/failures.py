@@ -6,20 +6,24 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from stella_conform.conformance.checks import Check, GradedCase, Judgment, expected_text
+from stella_conform.conformance.checks.claims import COMPUTES, DEPENDS, TURN_BOUNDARY, Claims
 from stella_conform.conformance.checks.identity import failure_identity
+from stella_conform.conformance.checks.judging import summary_key
 from stella_conform.conformance.clients.runner import Observation
 from stella_conform.conformance.report.excerpt import decisive_lines
 from stella_conform.conformance.suite.config import SuiteConfig
 from stella_conform.conformance.suite.model import CaseFailure, CheckResult
 from stella_conform.conformance.suite.replay import replay_command
 from stella_conform.conformance.suite.travel import portable_path
+from stella_conform.oracle.decoder import Kind, decode
 from stella_conform.safe_files import remove_written
 from stella_conform.safe_text import clip, json_safe, no_surrogates
+from stella_conform.schemas.vocabulary import Vocabulary, bundled_types
 
 #: The longest failure message a report keeps (the rest is cut, and says so).
 MESSAGE_CAP = 2000
@@ -47,6 +51,7 @@ def save_failure(
     no replay when it cannot be written (the failure is still reported, with a warning: a
     full disk, or a client that swapped the failures folder for a link)."""
     failure.saved, failure.replay, failure.written = _saved(config, check, case)
+    failure.expected = expected_computed(failure.expected, config.claims.computes)
     return failure
 
 
@@ -139,7 +144,7 @@ def case_failure(check: Check, case: GradedCase, j: Judgment, obs: Observation) 
         case=case.name,
         source=case.source,
         message=clip(no_surrogates(j.message), MESSAGE_CAP),
-        expected=expected_text(case),
+        expected=failure_expected(check, case),
         observed=json_safe(obs.to_json()),
         mutations=case.mutations,
         stream=case.stream if len(case.stream) <= STREAM_KEPT else None,
@@ -152,9 +157,62 @@ def case_failure(check: Check, case: GradedCase, j: Judgment, obs: Observation) 
     )
 
 
-def smallest_first(failures: list[CaseFailure], outcome: str) -> list[CaseFailure]:
+def failure_expected(check: Check, case: GradedCase) -> dict[str, Any]:
+    """What a correct client does with a failing case, as a failure shows it: the case's
+    usual fields (:func:`expected_text`) and the fields the check compares, with every
+    other conforming reading's values of them."""
+    reading = case.reading()
+    wanted = [*case.input_kind.expected_keys, *(summary_key(f) for f in check.fields)]
+    keys = [k for k in dict.fromkeys(wanted) if k in reading]
+    if len(keys) == len(case.input_kind.expected_keys):
+        return expected_text(case)
+    out: dict[str, Any] = {k: reading[k] for k in keys}
+    others = case.input_kind.also_conforming(case, keys)
+    if others:
+        out["also_conforming"] = others
+    return out
+
+
+def expected_computed(expected: dict[str, Any], computes: frozenset[str] | None) -> dict[str, Any]:
+    """A failure's expected side limited to what the client claims to compute
+    (``computes``; ``None``: everything): the verdict always, the line of a rejection, and
+    each field it computes (a field no client can claim, an oracle's note, stays); another
+    conforming reading is kept only where it differs on what is left."""
+    if computes is None:
+        return expected
+
+    def kept(entry: dict[str, Any]) -> dict[str, Any]:
+        rejected = entry.get("verdict") == "reject"
+        return {
+            k: v
+            for k, v in entry.items()
+            if k not in COMPUTES or k in computes or (k == "rejected_line" and rejected)
+        }
+
+    out = kept({k: v for k, v in expected.items() if k != "also_conforming"})
+    others = []
+    for entry in expected.get("also_conforming", ()):
+        other = kept(entry)
+        if {k: v for k, v in other.items() if k != "reading"} != {
+            k: out.get(k) for k in other if k != "reading"
+        }:
+            others.append(other)
+    if others:
+        out["also_conforming"] = others
+    return out
+
+
+def smallest_first(
+    failures: list[CaseFailure],
+    outcome: str,
+    disputed: Callable[[CaseFailure], int] | None = None,
+) -> list[CaseFailure]:
     """Each distinct failing case once, those of the check's outcome first, smallest first
-    (the first is shown in full; the others one line each)."""
+    (the first is shown in full; the others one line each).
+
+    ``disputed`` (:func:`claim_dispute`) says how far the client could dispute a case from
+    its claims (0: not at all): the case shown first is then the smallest of the check's
+    outcome that it disputes least, the others following smallest first."""
     seen: set[tuple[Any, ...]] = set()
     distinct = []
     for f in failures:
@@ -163,7 +221,74 @@ def smallest_first(failures: list[CaseFailure], outcome: str) -> list[CaseFailur
             seen.add(key)
             distinct.append(f)
     wanted = "fail" if outcome in ("fail", "warn") else outcome
-    return sorted(distinct, key=lambda f: (f.verdict != wanted, f.size))
+    ordered = sorted(distinct, key=lambda f: (f.verdict != wanted, f.size))
+    if disputed is None or not ordered:
+        return ordered
+    best: tuple[int, CaseFailure] | None = None
+    for f in ordered:  # smallest first: the first undisputed case ends the search
+        if f.verdict != ordered[0].verdict:
+            break
+        rank = disputed(f)
+        if best is None or rank < best[0]:
+            best = (rank, f)
+        if rank == 0:
+            break
+    assert best is not None
+    ordered.remove(best[1])
+    return [best[1], *ordered]
+
+
+#: How far a client could dispute a failing case (:func:`claim_dispute`).
+UNDISPUTED, CONTESTED, DISPUTED = 0, 1, 2
+
+
+def claim_dispute(check: Check, claims: Claims, vocab: Vocabulary) -> Callable[[CaseFailure], int]:
+    """How far the client could dispute a failing case of ``check`` from its claims, as
+    :func:`smallest_first` ranks a headline case:
+
+    * :data:`DISPUTED`: a stream case the claims do not cover: a line of a type another
+      stella writes and this one does not (``complete``), or that the client claims to
+      know from elsewhere; a line of a type it knows that the oracle reads as
+      unrecognized (a stage without a scope, the older stella's shape); or a line
+      deciding the failure of a type the client reads for none of the fields it claims to
+      compute (a ``stage`` scope, from a client that keeps no stages);
+    * :data:`CONTESTED`: the case reaches a registered point, where the contract reads two
+      ways (its expected side lists other conforming readings);
+    * :data:`UNDISPUTED`: otherwise.
+    """
+    foreign = (bundled_types() | (claims.knows or frozenset())) - vocab.written
+    read = _types_read(claims, vocab)
+
+    def dispute(failure: CaseFailure) -> int:
+        if check.input == "stream" and failure.stream is not None:
+            decisive = set(failure.decisive)
+            for o in decode(failure.stream, vocab):
+                tag = o.tag if isinstance(o.tag, str) else None
+                if tag is None:
+                    continue
+                if tag in foreign or (o.kind is Kind.UNKNOWN and tag in vocab.recognized):
+                    return DISPUTED
+                unread = read is not None and tag not in read
+                if unread and o.kind is not Kind.UNKNOWN and o.line in decisive:
+                    return DISPUTED
+        return CONTESTED if failure.expected.get("also_conforming") else UNDISPUTED
+
+    return dispute
+
+
+def _types_read(claims: Claims, vocab: Vocabulary) -> frozenset[str] | None:
+    """The event types whose fields feed a summary field the client claims to compute
+    (``DEPENDS``); ``None`` without the claim (every type's)."""
+    if claims.computes is None:
+        return None
+    out: set[str] = set()
+    for name in claims.computes:
+        for group in DEPENDS.get(name, ()):
+            for tag in group:
+                out.update(
+                    (vocab.turn_boundary, "turn_complete") if tag == TURN_BOUNDARY else (tag,)
+                )
+    return frozenset(out)
 
 
 @contextlib.contextmanager

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from stella_conform import stopping
 from stella_conform.conformance.checks import Check, Context, Judgment, combine, judge
+from stella_conform.conformance.checks.claims import Claims
 from stella_conform.conformance.report.events import Event
 from stella_conform.conformance.suite.cases import not_drawable
 from stella_conform.conformance.suite.config import SuiteConfig
@@ -17,6 +18,8 @@ from stella_conform.conformance.suite.failures import (
     MESSAGE_CAP,
     bound_stopped,
     case_failure,
+    claim_dispute,
+    expected_computed,
     keep_bounded,
     smallest_first,
     tracking_written,
@@ -132,7 +135,8 @@ def _run_check(
             )
     finally:
         runner.close()
-    _conclude(check, vocab, result, judgments, pace, None if unmet is None else unmet[0])
+    unmet_said = None if unmet is None else unmet[0]
+    _conclude(check, vocab, result, judgments, pace, unmet_said, config.claims)
     result.seconds = time.monotonic() - started
     result.cut_short = pace.ran_out
     return result
@@ -204,10 +208,13 @@ def _conclude(
     judgments: list[Judgment],
     pace: Pace,
     unmet: str | None,
+    claims: Claims,
 ) -> None:
     """The check's outcome and message from its judgments, its readings counted, and its
-    failures listed (each case once, smallest first) and bounded.  ``unmet``: why the
-    client's claims fail the check whatever its cases say."""
+    failures listed (each case once, smallest first, the one shown first chosen for the
+    client's ``claims``: :func:`~stella_conform.conformance.suite.failures.claim_dispute`)
+    and bounded, each failure's expected side limited to what the client computes.
+    ``unmet``: why the client's claims fail the check whatever its cases say."""
     result.outcome, result.message = combine(check, judgments)
     if not judgments and not_drawable(check, vocab):
         result.message = not_drawable(check, vocab) or ""
@@ -220,7 +227,10 @@ def _conclude(
             result.readings[label] = result.readings.get(label, 0) + 1
     result.message = clip(no_surrogates(result.message), MESSAGE_CAP)
     kept = len(result.failures)
-    result.failures = smallest_first(result.failures, result.outcome)
+    disputed = claim_dispute(check, claims, vocab)
+    result.failures = smallest_first(result.failures, result.outcome, disputed)
+    for failure in result.failures:
+        failure.expected = expected_computed(failure.expected, claims.computes)
     result.failed_cases -= kept - len(result.failures)  # the same case twice is one
     keep_bounded(result.failures)
     if result.outcome in ("crash", "error") and pace.reason is not None:

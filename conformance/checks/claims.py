@@ -311,15 +311,16 @@ class Claims:
             if checks is not None:
                 asked = {_field_name(f) for c in checks for f in c.fields}
                 used = tuple(c for c in COMPUTES if c in asked)
-                read = graded_fields(checks)
+                read = graded_fields(c for c in CATALOGUE if c.profile in _profiles_of(checks))
             missing = [c for c in used if c not in self.computes]
             if missing:
                 out.append(f"summary fields the client does not compute: {', '.join(missing)}")
-            # and the other way: what it says it computes that no check of the run reads
+            # and the other way: what it says it computes that no check of the profiles
+            # graded reads (a field a check left out by --only grades is not news)
             ungraded = [c for c in COMPUTES if c in self.computes and c not in read]
             if ungraded:
                 out.append(
-                    "summary fields the client computes that no selected check grades: "
+                    "summary fields the client computes that no selected profile grades: "
                     + ", ".join(ungraded)
                 )
         if self.summary_only:
@@ -356,6 +357,15 @@ JUDGE_READS: Mapping[str, tuple[str, ...]] = {
     "rejected-line": ("rejected_line",),
     "no-guessing": ("final_text",),
 }
+
+
+def _profiles_of(checks: Sequence[Check]) -> frozenset[str]:
+    """The profiles ``checks`` belong to, ``reader`` with a stream profile's (a dashboard
+    reads the stream first: :func:`resolve_profiles`)."""
+    chosen = {c.profile for c in checks}
+    if any(KINDS[PROFILE_INPUT[p]].reader_first for p in chosen if p in PROFILE_INPUT):
+        chosen.add("reader")
+    return frozenset(chosen)
 
 
 def graded_fields(checks: Iterable[Check]) -> frozenset[str]:

@@ -91,11 +91,7 @@ def replay(
     """
     from stella_conform.conformance.checks import GradedCase
     from stella_conform.conformance.clients.runner import run_once
-    from stella_conform.conformance.report.excerpt import (
-        decisive_lines,
-        field_differences,
-        show_stream,
-    )
+    from stella_conform.conformance.report.excerpt import decisive_lines, show_stream
     from stella_conform.conformance.suite.replay import held_fields, judge_whole, replayed_fields
     from stella_conform.conformance.suite.travel import case_argument
     from stella_conform.oracle.corpus import case_bytes
@@ -166,15 +162,34 @@ def replay(
             else ("-" if mode == "exit" else "(no observation)")
         )
         _echo(f"{outcome.line:>5}  {right:<{width}} {got}")
-    if fields and obs.ok:
-        _echo("\nsummary, field by field (expected against the client's):")
-        for line in field_differences(shown.reading(), obs.summary, fields):
+    differing = _differing_fields(shown, obs, fields)
+    if differing:
+        _echo("\nsummary, where it differs (expected against the client's):")
+        for line in differing:
             _safe_echo(line)
     _echo(f"\nexpected: {_expected_verdicts(graded)}")
     _safe_echo(f"client:   {obs.describe()}")
     _echo_stderr(obs)
     _safe_echo(f"judgment: {verdict.verdict}" + (f": {verdict.message}" if verdict.message else ""))
     sys.exit(PASSED if verdict.verdict == "pass" else FAILED)
+
+
+def _differing_fields(shown: Any, obs: Any, fields: tuple[str, ...]) -> list[str]:
+    """The compared summary fields where the client differs from the reading shown, two
+    lines each (``≠`` marking the expected value); none when the verdicts differ (the
+    verdict is then the finding) or the stream is rejected (its fields are not compared)."""
+    from stella_conform.conformance.report.excerpt import field_differences
+
+    if not fields or obs.summary is None or obs.verdict != "accept":
+        return []
+    if shown.expected_verdict != "accept":
+        return []
+    out: list[str] = []
+    for name in fields:
+        lines = field_differences(shown.reading(), obs.summary, [name])
+        if not lines[0].startswith("  ") or "client did not report it" in lines[0]:
+            out += lines
+    return out
 
 
 def _expected_verdicts(case: Any) -> str:

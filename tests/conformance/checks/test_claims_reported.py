@@ -1,7 +1,7 @@
 """What a client's claims leave ungraded is reported, both ways: the fields it does not
-compute that the checks ask for, and the fields it computes that no selected check grades
-(a reader-only run of a client claiming ``preview`` and ``usage`` says it never graded
-them, not ``"not_graded": []``)."""
+compute that the checks ask for, and the fields it computes that no check of the selected
+profiles grades (a reader-only run of a client claiming ``preview`` and ``usage`` says it
+never graded them, not ``"not_graded": []``)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from stella_conform.schemas.vocabulary import Vocabulary
 
 READER = [c for c in CATALOGUE if c.profile == "reader"]
 DASHBOARD = [c for c in CATALOGUE if c.profile in ("reader", "dashboard")]
-UNGRADED = "summary fields the client computes that no selected check grades"
+UNGRADED = "summary fields the client computes that no selected profile grades"
 
 
 def test_computed_fields_no_selected_check_grades_are_named() -> None:
@@ -41,5 +41,5 @@ def test_a_reader_run_reports_the_claimed_fields_it_never_graded(tmp_path: Path)
     )  # fmt: skip
     assert out.returncode == 0, out.stdout + out.stderr
     claims = json.loads((tmp_path / "r.json").read_text())["claims"]
-    assert f"{UNGRADED}: final_text, preview, usage" in claims["not_graded"], claims
-    assert f"claims not graded: {UNGRADED}: final_text, preview, usage" in out.stdout
+    assert f"{UNGRADED}: preview, usage" in claims["not_graded"], claims
+    assert f"claims not graded: {UNGRADED}: preview, usage" in out.stdout

@@ -260,7 +260,7 @@ def claim_dispute(check: Check, claims: Claims, vocab: Vocabulary) -> Callable[[
     read = _types_read(claims, vocab)
 
     def dispute(failure: CaseFailure) -> int:
-        if check.input == "stream" and failure.stream is not None:
+        if check.kind.line_outcomes and failure.stream is not None:  # read as a stream
             decisive = set(failure.decisive)
             for o in decode(failure.stream, vocab):
                 tag = o.tag if isinstance(o.tag, str) else None

@@ -140,6 +140,7 @@ PATHS = [
     (["corpus", "check", "P"], "DIRECTORY"),
     (["corpus", "diff", "P"], "DIRECTORIES"),
     (["corpus", "diff", "--json", "P"], "--json"),
+    (["corpus", "expect", "P"], "STREAMS"),
     (["init", "python", "P"], "DIRECTORY"),
     (["trace", "check", "P"], "JOURNAL"),
     # every path of every command, the values that may hold one too
@@ -160,6 +161,7 @@ PATHS = [
     (["corpus", "export", "--wire-schema", "P", "out"], "--wire-schema"),
     (["corpus", "check", "--wire-schema", "P", "out"], "--wire-schema"),
     (["corpus", "diff", "--oracle", "true", "--wire-schema", "P"], "--wire-schema"),
+    (["corpus", "expect", "--wire-schema", "P", "case.jsonl"], "--wire-schema"),
     (["vocabulary", "--wire-schema", "P"], "--wire-schema"),
 ]
 #: What each kind of file is called in the message.
@@ -237,6 +239,8 @@ NOT_PATHS = {
     "--shard": "I/N",
     "--for": "a duration",
     "--check": "a check id",
+    "--rule": "a rule's name",
+    "--description": "words written into an expectation file",
     **{o: "names" for o in ("--profile", "--only", "--skip", "--reads", "--computes")},
 }
 

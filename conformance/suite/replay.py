@@ -98,9 +98,10 @@ def held_fields(
     everything the reference decoder reads. The values judged are always the decoder's,
     under every conforming reading."""
     from stella_conform.conformance.report.excerpt import summary_fields
-    from stella_conform.errors import read_json_file
+    from stella_conform.errors import SetupError, read_json_file
     from stella_conform.oracle.corpus import (
         COMPARED,
+        EXPECT_FORMAT,
         EXPECT_SUFFIX,
         compare,
         validate_expectation,
@@ -113,6 +114,11 @@ def held_fields(
     if not expect_path.is_file():
         return tuple(comparable), []
     doc = read_json_file(expect_path, "expectation file")
+    if isinstance(doc, dict) and doc.get("format") != EXPECT_FORMAT:  # a journal's, say
+        raise SetupError(
+            f"{case_file.name} is no stream case (its expectation is "
+            f"{str(doc.get('format'))!r}): say which check judges it with --check ID"
+        )
     validate_expectation(doc, str(expect_path))
     return tuple(k for k in comparable if k in doc), compare(doc, summarize(stream, stella))
 

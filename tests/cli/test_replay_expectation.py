@@ -114,3 +114,13 @@ def test_an_expectation_that_disagrees_with_the_decoder_is_warned_about(tmp_path
     out = kit("replay", str(case), "--mode", "report", "--", *PY_REFERENCE)
     assert out.returncode == 0, out.stdout + out.stderr  # the decoder's reading is judged
     assert 'final_text: expected "Goodbye.", decoder says "Hello."' in out.stderr
+
+
+def test_a_journal_replayed_without_check_is_refused_before_its_client_starts() -> None:
+    """A trace journal is a ``.jsonl`` too, but its expectation is no stream's: replayed
+    without ``--check`` it is a usage error naming the option (it was judged as a stream)."""
+    out = kit_inline(
+        "replay", "fixture:trace/crash_without_end", "--mode", "report", "--", *PY_REFERENCE
+    )
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "no stream case" in out.stderr and "--check ID" in out.stderr

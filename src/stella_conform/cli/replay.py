@@ -105,6 +105,9 @@ def replay(
     # every value given is checked before the client starts
     told = told_on_the_command_line()
     stella = told.vocab
+    as_check = check_id is not None or case.suffix == ".json"
+    # what the case's expectation holds, read (and refused) before the client starts
+    held, disagreements = ((), []) if as_check else held_fields(case, stream, stella)
     if parser_spec is not None:
         if command:
             raise SetupError("give either --parser or a command after '--', not both")
@@ -126,9 +129,8 @@ def replay(
     claims = told.claims(hello)
     vocab = claims.vocabulary(stella)
     client = dataclasses.replace(client, summary_only=claims.summary_only)
-    if check_id is not None or case.suffix == ".json":
+    if as_check:
         _replay_as_check(case, stream, check_id, client, stella, claims)
-    held, disagreements = held_fields(case, stream, stella)
     for problem in disagreements:  # a hand-written expectation: the decoder's values judge
         click.echo(
             for_terminal(f"stella-conform: warning: {case.name}'s expectation file: {problem} "

@@ -124,3 +124,15 @@ def test_a_journal_replayed_without_check_is_refused_before_its_client_starts() 
     )
     assert out.returncode == 2, out.stdout + out.stderr
     assert "no stream case" in out.stderr and "--check ID" in out.stderr
+
+
+def test_corpus_expect_names_a_hostile_file_inertly(tmp_path: Path) -> None:
+    """A stream's name is outside text: its escape sequences are shown, not obeyed, and no
+    line of the output starts a workflow command."""
+    case = tmp_path / "\x1b]52;c;aGk=\x07\n::error::x.jsonl"
+    shutil.copy(FIXTURES / "minimal_run.jsonl", case)
+    out = kit("corpus", "expect", case.name, cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "\x1b" not in out.stdout and "\x07" not in out.stdout
+    assert not [line for line in out.stdout.splitlines() if line.lstrip().startswith("::")]
+    assert case.with_name(case.name.removesuffix(".jsonl") + ".expect.json").is_file()

@@ -132,6 +132,18 @@ class FinalPass:
         return None
 
 
+def _outcome(check: Check, found: Sequence[Found]) -> str:
+    """The outcome a check's fuzzed failures make, ranked as a run's cases are
+    (:func:`~stella_conform.conformance.checks.model.combine`): a crash outranks a wrong
+    answer, which outranks a case the kit could not judge."""
+    verdicts = {f.failure.verdict for f in found}
+    if "crash" in verdicts:
+        return "crash"
+    if "fail" in verdicts or not verdicts <= {"error"}:
+        return check.failing_outcome
+    return "error"
+
+
 def _merge(
     result: CheckResult,
     arm: Arm,
@@ -152,11 +164,15 @@ def _merge(
         if result.outcome == "pass":
             result.message = f"{result.cases} case(s), {arm.cases} of them fuzzed"
         return
+    crash = next((f for f in found if f.failure.verdict == "crash"), None)
     if result.outcome in ("pass", "skip"):
         first = replayed if isinstance(replayed, Found) else found[0]
-        verdict = first.failure.verdict  # a crash is the client's crash, an error an error
-        result.outcome = verdict if verdict in ("crash", "error") else check.failing_outcome
-        if isinstance(replayed, Found):
+        result.outcome = _outcome(check, [first, *found])
+        if crash is not None and first.failure.verdict != "crash":
+            result.message = f"crashed while fuzzing: {crash.message}"
+            again = [replayed] if isinstance(replayed, Found) else []
+            found = [crash, *again, *(f for f in found if f is not crash and f is not replayed)]
+        elif isinstance(replayed, Found):
             result.message = f"found while fuzzing, and again when replayed: {replayed.message}"
             found = [replayed, *(f for f in found if f is not replayed)]
         elif replayed is not None:
@@ -167,6 +183,13 @@ def _merge(
                 f"failed while fuzzing but not when replayed (the client may depend on "
                 f"earlier cases or on time{same}): {found[0].message}"
             )
+    elif crash is not None and result.outcome != "crash":
+        # the final pass answered wrong (or could not judge), but the client died on a
+        # case while fuzzing: a crash outranks a wrong answer, as for a run's cases
+        result.outcome = "crash"
+        result.message = f"crashed while fuzzing: {crash.message} (final pass: {result.message})"
+        result.failures.insert(0, crash.failure)  # the case it died on, shown first
+        result.failed_cases += 1
     elif result.cut_short and result.outcome == "error" and not result.failures:
         # not graded in full in the final pass, but fuzzing found a failure: that is its
         # outcome (the case is saved and replays), with the budget's words after it

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import ADAPTERS, KIT, PY_REFERENCE, kit
@@ -725,3 +726,36 @@ def test_the_rule_3_deep_bug_follows_a_line_without_a_string_type_too() -> None:
             assert judgment.verdict == verdict, (client.argv, bad, judgment.message)
             if verdict == "crash":
                 assert "NoneType" in obs.stderr_tail
+
+
+def _found(check: str, verdict: str, seconds: float) -> Any:
+    from stella_conform.conformance.fuzz.arms import Found
+    from stella_conform.conformance.suite import CaseFailure
+
+    failure = CaseFailure(
+        case=f"{verdict}-case", source="fuzzed", message=f"{verdict} message",
+        expected={}, observed={}, saved=f"{verdict}.jsonl", verdict=verdict,
+    )  # fmt: skip
+    return Found(check, verdict, f"{verdict} message", seconds, 10, failure)
+
+
+@pytest.mark.parametrize("final_pass", ["pass", "fail"])
+def test_a_crash_found_while_fuzzing_is_tallied_as_crash(final_pass: str) -> None:
+    """A crash outranks a wrong answer on the fuzz road too, whichever was found first and
+    whatever the final pass said: the client has a case it cannot survive."""
+    from types import SimpleNamespace
+
+    from stella_conform.conformance.checks import BY_ID
+    from stella_conform.conformance.fuzz.final import _merge
+    from stella_conform.conformance.suite import CheckResult
+
+    check = BY_ID["R3.unknown-type-inert"]
+    result = CheckResult(check.id, check.name, check.rule, check.tier, final_pass, "final")
+    if final_pass == "fail":
+        result.failures.append(_found(check.id, "fail", 0.5).failure)
+    wrong, died = _found(check.id, "fail", 1.0), _found(check.id, "crash", 2.0)
+    arm = SimpleNamespace(cases=5, failures={"a": wrong, "b": died})
+    _merge(result, arm, check)  # type: ignore[arg-type]
+    assert result.outcome == "crash"
+    assert "crashed while fuzzing: crash message" in result.message
+    assert result.failures[0].verdict == "crash"

@@ -21,6 +21,8 @@ passes every check: the proof that the grader honours both readings.
 * the version gap counts distinct unrecognized type names, not events (unknown-count)
 * an integral number written as a float (``4200.0``, ``1e3``) is the integer it equals
   (integral-float)
+* nothing is read after ``run_complete``: nothing more is coming (after-terminator)
+* the elapsed time is the whole run's, last stamp less first, clamped to 0 (elapsed-clamp)
 """
 
 from __future__ import annotations
@@ -183,9 +185,13 @@ class ReaderB(Reader):
         unstamped = {k: v for k, v in event.items() if k != "ts"}  # ts is the sink's, ignored
         return super().misfit(tag, unstamped)
 
+    first_ts: int | None = None
+
     def _clock(self, ts: Any) -> None:
         if isinstance(ts, int) and not isinstance(ts, bool) and 0 <= ts < 2**64:
-            super()._clock(ts)
+            # the whole run's time difference, clamped: last stamp less first, at least 0
+            self.first_ts = ts if self.first_ts is None else self.first_ts
+            self.elapsed_ms = max(0, ts - self.first_ts)
 
     def summary(self) -> dict[str, Any]:
         out = super().summary()
@@ -196,6 +202,17 @@ class ReaderB(Reader):
 
 class AdapterB(Adapter):
     reader_class = ReaderB
+
+    def read(self, stream: Any, emit: Any) -> Reader:
+        reader = self.reader_class()
+        for number, content, terminated in self.lines(stream):
+            for message in reader.push(number, content, terminated):
+                emit(message)
+            if reader.rejected or reader.run_complete:
+                return reader  # nothing more is coming: nothing after run_complete is read
+        for message in reader.finish():
+            emit(message)
+        return reader
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from stella_conform.conformance.checks.model import REPORTING, Check, Context, J
 from stella_conform.conformance.clients.runner import Observation
 from stella_conform.conformance.kinds.case import GradedCase
 
-_TS_FIXTURES = ("ts_absent_and_backwards", "minimal_run", "multiple_turns")
+_TS_FIXTURES = ("ts_absent_and_backwards", "minimal_run", "multiple_turns", "clock_set_back")
 
 DASHBOARD: tuple[Check, ...] = (
     Check(

@@ -30,7 +30,9 @@ from stella_conform.conformance.checks.model import (
 )
 from stella_conform.conformance.clients.runner import Observation
 from stella_conform.conformance.kinds.case import GradedCase, expected_verdict_text
+from stella_conform.oracle.client_points import AFTER_TERMINATOR
 from stella_conform.oracle.decoder import Kind, LineOutcome
+from stella_conform.oracle.readings import split_label
 
 _UNKNOWN_FIXTURES = (
     "from_a_newer_stella",
@@ -225,6 +227,7 @@ READER: tuple[Check, ...] = (
             "bad_body_negative_ts",
             "bad_body_last_line",
             "ts_out_of_range",
+            "bad_body_after_run_complete",
             "bad_body_numeric_string",
             "integral_float_count",
         ),
@@ -370,6 +373,33 @@ READER: tuple[Check, ...] = (
 )
 
 
+def _read_past_the_end(case: GradedCase, obs: Observation) -> str | None:
+    """Under reading B of ``after-terminator`` (the client stops at ``run_complete``), the
+    first line after it that the client says it read (``None``: none): a client that read
+    on is graded by reading A, where those lines follow the rules."""
+    if AFTER_TERMINATOR not in split_label(case.reading_id) or not case.outcomes:
+        return None
+    end = case.outcomes[-1].line
+    beyond = sorted(n for n in obs.lines if n > end)
+    if not beyond:
+        return None
+    return (
+        f"line {beyond[0]}: the client read it, after run_complete at line {end}, where a "
+        "client that stops at run_complete reads nothing more"
+    )
+
+
+def _verdict(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
+    """The verdict; under reading B of ``after-terminator``, a client that reports lines
+    after ``run_complete`` did not stop there (:func:`_read_past_the_end`)."""
+    judged = verdict_judge(case, obs, ctx)
+    if judged.verdict == "pass":
+        past = _read_past_the_end(case, obs)
+        if past is not None:
+            return Judgment("fail", past)
+    return judged
+
+
 def _lockstep(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
     if obs.stalled_at is not None:
         return Judgment(
@@ -493,6 +523,9 @@ def _dispatch(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
     if case.expected.verdict != "accept" and obs.rejected_line != case.expected.rejected_line:
         return Judgment("n/a")
     problems = _line_disagreements(case, obs, unknown_only=False)
+    past = _read_past_the_end(case, obs)
+    if past is not None:
+        problems.append(past)
     if problems:
         return Judgment("fail", "; ".join(problems[:3]))
     return Judgment("pass")
@@ -655,7 +688,7 @@ def _torn_adds_nothing(case: GradedCase, obs: Observation, ctx: Context) -> Judg
 
 #: This profile's judges, by the name a check's ``judge`` gives.
 JUDGES: dict[str, JudgeFn] = {
-    "verdict": verdict_judge,
+    "verdict": _verdict,
     "lockstep": _lockstep,
     "count": _count,
     "no-guessing": _no_guessing,

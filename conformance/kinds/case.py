@@ -132,18 +132,24 @@ class GradedCase:
 
 def expected_verdict_text(case: GradedCase) -> str:
     """``accept``, or ``reject at line N (why)``, then ``or ...`` per other conforming
-    reading: a correct client's verdict, as ``run``, ``replay`` and ``smoke`` print it."""
+    reading with another verdict: a correct client's verdict, as ``run``, ``replay`` and
+    ``smoke`` print it (a reading that differs in a count or the elapsed time alone says
+    nothing more about the verdict, so a failure's words do not change with it)."""
     exp = case.expected
     text = (
         f"reject at line {exp.rejected_line} ({exp.reason})"
         if exp.verdict == "reject"
         else "accept"
     )
-    others = [
-        ("accept" if a.summary.verdict == "accept" else f"reject at line {a.summary.rejected_line}")
-        + f" (reading {a.reading})"
-        for a in case.alternatives
-    ]
+    seen = {(exp.verdict, exp.rejected_line)}
+    others = []
+    for a in case.alternatives:
+        verdict = (a.summary.verdict, a.summary.rejected_line)
+        if verdict in seen:
+            continue
+        seen.add(verdict)
+        said = "accept" if verdict[0] == "accept" else f"reject at line {verdict[1]}"
+        others.append(f"{said} (reading {a.reading})")
     return " or ".join([text, *others])
 
 

@@ -55,6 +55,17 @@ POINT_CASES = {
         "reject",
     ),
     "duplicate-keys": (b'{"type":"text","text":"a","text":"b"}\n' + RC, "accept", "reject"),
+    # a client's use of the outcomes (oracle/client_points.py): where it stops reading ...
+    "after-terminator": (TEXT + RC + b'{"type":"text"}\n', "reject", "accept"),
+    # ... and how it clocks the run (both accept: the elapsed time differs, 600 or 300)
+    "elapsed-clamp": (
+        TEXT.replace(b"}", b',"ts":1000}')
+        + TEXT.replace(b"}", b',"ts":1500}')
+        + TEXT.replace(b"}", b',"ts":1200}')
+        + RC.replace(b"}", b',"ts":1300}'),
+        "accept",
+        "accept",
+    ),
     "extra-key-beside-arm": (
         b'{"type":"tool_result","call_id":"c","output":{"ok":{"content":""},"x":1},'
         b'"duration_ms":1}\n' + RC,

@@ -20,6 +20,8 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
+from stella_conform.oracle import client_points
+
 if TYPE_CHECKING:
     from stella_conform.oracle.decoder import Decoded, LineOutcome, RunSummary
     from stella_conform.oracle.envelope import EnvelopeReading
@@ -196,6 +198,22 @@ POINTS: tuple[Point, ...] = (
         "the envelope carries no token keys; its readers sum step_usage",
     ),
     Point(
+        "after-terminator",
+        "lines after run_complete (more events, a body that does not fit, a corrupt line)",
+        "read: every line follows the rules, so a bad body after run_complete is an error",
+        "not read: 'Match on run_complete to know that nothing more is coming'; the client "
+        "stops there",
+        "A: it reads the whole input",
+    ),
+    Point(
+        "elapsed-clamp",
+        "the elapsed time of a run whose ts goes backwards ('Clamp a negative time "
+        "difference to zero')",
+        "each step's difference clamped: the forward steps between stamps, summed",
+        "the whole run's difference clamped: the last stamp less the first, at least 0",
+        "its stream reader computes no elapsed time",
+    ),
+    Point(
         "extra-key-beside-arm",
         'a key beside the single key of a tagged-union object ({"ok":{...},"x":1})',
         "ignored: rule 5, unknown fields are ignored",
@@ -292,18 +310,43 @@ def read_stream(
     """
     from stella_conform.oracle.decoder import decode_all
 
-    data = source if isinstance(source, (bytes, bytearray)) else b"".join(source)
+    data = bytes(source if isinstance(source, (bytes, bytearray)) else b"".join(source))
     if decoded is None:
-        first, touched = careful_default(bytes(data), vocab)
+        first, touched = careful_default(data, vocab)
     else:
         first, touched = decoded[0], set(decoded[1])
+    # each decode once (by the stream's length, as a client stopping at run_complete reads
+    # a prefix of it, and the readings the decoder follows): a reading that differs from
+    # another only where a client uses the outcomes is not decoded again
+    decodes: dict[tuple[int, frozenset[str]], tuple[Decoded, frozenset[str]]] = {
+        (len(data), frozenset()): (first, frozenset(touched))
+    }
+
+    def decode_once(
+        stream: bytes, vocab: Vocabulary | None, *, choices: frozenset[str], touched: set[str]
+    ) -> Decoded:
+        key = (len(stream), choices)
+        if key not in decodes:
+            seen: set[str] = set()
+            decodes[key] = (
+                decode_all(stream, vocab, choices=choices, touched=seen),
+                frozenset(seen),
+            )
+        again, seen_there = decodes[key]
+        touched.update(seen_there)
+        return again
+
+    # the points of a client's use of the outcomes (where it stops, how it clocks the run),
+    # which the decoder does not note: found over its outcomes
+    touched = set(touched)
+    first = client_points.follow(data, vocab, frozenset(), first, touched, decode_once)
     default = Alternative(frozenset(), first.outcomes, first.summary, touched=frozenset(touched))
     if not touched:
         return Readings(default, (), frozenset())
     all_touched = set(touched)
 
     def read_with(taken: frozenset[str], more: set[str]) -> tuple[object, Any]:
-        again = decode_all(bytes(data), vocab, choices=taken, touched=more)
+        again = client_points.decode_following(data, vocab, taken, more, decode_once)
         all_touched.update(more)
         return _key(again.outcomes, again.summary), again
 
@@ -449,35 +492,77 @@ def summary_readings(
 
     :func:`read_stream` for a stream of any size: each reading is decoded in one pass and
     only its summary kept (readings that agree collapse by a digest of their outcomes).
+    The points of :mod:`~stella_conform.oracle.client_points`, which the decoder does not
+    note, are looked for in the default reading's pass, made only when the stream's bytes
+    may touch one (:func:`~stella_conform.oracle.client_points.may_touch`) or another
+    point is touched.
     """
     import hashlib
 
     from stella_conform.oracle.decoder import RunFold, decode
 
     def digest_of(choices: frozenset[str], more: set[str]) -> tuple[str, RunSummary]:
+        plain = choices - client_points.CLIENT_POINTS
         fold = RunFold(
             vocab.turn_boundaries if vocab is not None else "turn_complete",
             bounded=True,  # flat memory, as decode's own fold
-            choices=choices,
+            choices=plain,
             touched=more,
         )
+        clock = client_points.WholeRun()
         digest = hashlib.sha256()
-        for outcome in decode(lines(), vocab, choices=choices, touched=more):
+        for outcome in _read_until_stopped(decode(lines(), vocab, choices=plain, touched=more)):
+            if outcome is None:  # a line after run_complete
+                more.add(client_points.AFTER_TERMINATOR)
+                if client_points.AFTER_TERMINATOR in choices:
+                    break
+                continue
             fold.feed(outcome)
+            clock.feed(outcome)
             digest.update(f"{outcome.line}:{outcome.kind.value}:{outcome.tag}\n".encode())
         summary = fold.finish()
+        if clock.elapsed_ms != summary.elapsed_ms:
+            more.add(client_points.ELAPSED_CLAMP)
+            if client_points.ELAPSED_CLAMP in choices:
+                summary.elapsed_ms = clock.elapsed_ms
         doc = summary.to_json()
         doc.pop("reason", None)
         digest.update(json.dumps(doc, sort_keys=True, default=str).encode())
         return digest.hexdigest(), summary
 
-    if not touched:
+    if not touched and not client_points.may_touch(lines()):
         return []
-    first_key = digest_of(frozenset(), set())[0]
+    reached = set(touched)
+    first_key = digest_of(frozenset(), reached)[0]
+    if not reached:
+        return []
     return [
         SummaryReading(taken, summary)
-        for taken, _more, summary in _explore(touched, first_key, digest_of)
+        for taken, _more, summary in _explore(reached, first_key, digest_of)
     ]
+
+
+def _read_until_stopped(outcomes: Iterable[LineOutcome]) -> Iterator[LineOutcome | None]:
+    """``outcomes``, with ``None`` before the first line other than a blank one after the
+    first ``run_complete`` (where a client stopping there stops); the blank lines between
+    come after the ``None``, as that client never reads them either."""
+    from stella_conform.oracle.decoder import Kind
+
+    ended, marked = False, False
+    blanks: list[LineOutcome] = []
+    for outcome in outcomes:
+        if ended and not marked:
+            if outcome.kind is Kind.BLANK:
+                blanks.append(outcome)
+                continue
+            marked = True
+            yield None
+            yield from blanks
+        yield outcome
+        if outcome.kind is Kind.KNOWN and outcome.tag == client_points.TERMINATOR:
+            ended = True
+    if not marked:
+        yield from blanks
 
 
 def read_envelope_readings(

@@ -10,6 +10,7 @@ from stella_conform.conformance.checks.judging import JudgeFn, verdict_then_fiel
 from stella_conform.conformance.checks.model import REPORTING, Check, Context, Judgment
 from stella_conform.conformance.clients.runner import Observation
 from stella_conform.conformance.kinds.case import GradedCase
+from stella_conform.oracle.parsing import parse_line
 
 ENVELOPE: tuple[Check, ...] = (
     Check(
@@ -104,16 +105,23 @@ ENVELOPE: tuple[Check, ...] = (
         "reports cost and token counts where stella's envelope has them",
         "envelope",
         "reading",
-        fixtures=("raw_usage", "raw_success", "pipeline_success", "usage_above_2_53"),
+        fixtures=(
+            "raw_usage",
+            "raw_success",
+            "pipeline_success",
+            "usage_above_2_53",
+            "preflight_no_api_key",
+        ),
         mutations=("usage-values", "raw", "pipeline"),
         profile="envelope",
         modes=REPORTING,
         fields=("cost_usd", "input_tokens", "output_tokens"),
         reads=("run", "pipeline"),
-        why="cost_usd is a key of the summary; token counts are in the step_usage events, not "
-        "in keys of the envelope: a reader that looks for keys stella does not write reports "
-        "zero tokens. Token counts are u64: above 2^53 a reader that parses or sums them as "
-        "doubles (JSON.parse) reports another total.",
+        why="cost_usd is a key of the summary, and the pre-flight envelope has none (its cost "
+        "is null, not 0); token counts are in the step_usage events, not in keys of the "
+        "envelope: a reader that looks for keys stella does not write, or does not read the "
+        "events that hold them, has no zero to report. Token counts are u64: above 2^53 a "
+        "reader that parses or sums them as doubles (JSON.parse) reports another total.",
     ),
 )
 
@@ -121,7 +129,25 @@ ENVELOPE: tuple[Check, ...] = (
 def _envelope(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
     want = case.envelope
     why = f" ({want.reason})" if want.reason else ""
-    return verdict_then_fields(want.verdict, why, want.to_json(), obs, ctx)
+    reading = want.to_json()
+    summary = obs.summary or {}
+    if (
+        reading.get("unrecognized_events") is None
+        and type(summary.get("unrecognized_events")) is int
+        and summary["unrecognized_events"] == 0
+        and not _has_event_log(case.stream)
+    ):
+        # an envelope with no event log: no unrecognized event in it, counted (0) or not
+        # counted at all (null), say the same (docs/adapter-protocol.md)
+        reading["unrecognized_events"] = 0
+    return verdict_then_fields(want.verdict, why, reading, obs, ctx)
+
+
+def _has_event_log(document: bytes) -> bool:
+    """Whether the envelope has an ``events`` array (the pre-flight envelope has none; a
+    failure's may be ``null``)."""
+    doc, _ = parse_line(document)
+    return isinstance(doc, dict) and isinstance(doc.get("events"), list)
 
 
 #: This profile's judges, by the name a check's ``judge`` gives.

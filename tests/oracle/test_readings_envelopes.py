@@ -119,21 +119,53 @@ def test_a_reader_that_does_not_read_events_reports_no_tokens_as_0_or_null(
 ) -> None:
     """The envelope has no token keys ("A default run ... reports status, text,
     cost_usd, reason, model, and events"); the counts are in step_usage events, which a
-    reader claiming reads=run never reads. Its totals: nothing read (null, A) or none
-    counted (0, B: the contract's own jq prints a count it lacks as `.revisions // 0`)."""
+    reader claiming reads=run never reads. Where the envelope holds none, its totals are
+    nothing read (null, A) or none counted (0, B: the contract's own jq prints a count the
+    document lacks as `.revisions // 0`)."""
     run_only = frozenset({"run"})
     verdict, message = _usage_judged(
-        METERED, run_only, **RUN_FIELDS, input_tokens=tokens, output_tokens=tokens
+        DOC, run_only, **RUN_FIELDS, input_tokens=tokens, output_tokens=tokens
     )
     assert verdict == "pass", message
     # a count from nowhere is no reading
-    verdict, _ = _usage_judged(METERED, run_only, **RUN_FIELDS, input_tokens=7, output_tokens=7)
+    verdict, _ = _usage_judged(DOC, run_only, **RUN_FIELDS, input_tokens=7, output_tokens=7)
     assert verdict == "fail"
+
+
+def test_a_reader_that_does_not_read_the_step_usage_there_has_no_zero_to_report() -> None:
+    """Where the events hold step_usage, the count is in the document: a reader that did
+    not read it reports null (nothing read); its 0 is a number it made up, which its users
+    read as a run that spent no tokens."""
+    run_only = frozenset({"run"})
+    verdict, message = _usage_judged(
+        METERED, run_only, **RUN_FIELDS, input_tokens=None, output_tokens=None
+    )
+    assert verdict == "pass", message
+    verdict, message = _usage_judged(
+        METERED, run_only, **RUN_FIELDS, input_tokens=0, output_tokens=0
+    )
+    assert verdict == "fail" and "input_tokens: expected null, client 0" in message
+    case = GradedCase(
+        "e", json.dumps(METERED).encode(), "fixture", kind="envelope", command="stella run",
+        reads=run_only,
+    )  # fmt: skip
+    assert not case.alternatives  # no reading reports 0 here
     # cost_usd is a key of the run shape, which it does read: 0 for 0.1 is a misreading
     verdict, message = _usage_judged(
-        METERED, run_only, **{**RUN_FIELDS, "cost_usd": 0}, input_tokens=0, output_tokens=0
+        METERED, run_only, **{**RUN_FIELDS, "cost_usd": 0}, input_tokens=None, output_tokens=None
     )
     assert verdict == "fail" and "cost_usd" in message
+
+
+def test_an_envelope_without_a_cost_has_a_null_cost() -> None:
+    """The pre-flight envelope has no cost_usd key; the contract's own summary prints the
+    cost as it is (`"cost: $\\(.cost_usd)"`, where it writes `// 0` for a count it lacks):
+    no reading reports 0.0."""
+    fields = {"status": "error", "text": None, "model": None, "input_tokens": None}
+    fields["output_tokens"] = None
+    assert _usage_judged(PREFLIGHT, None, **fields, cost_usd=None)[0] == "pass"
+    verdict, message = _usage_judged(PREFLIGHT, None, **fields, cost_usd=0.0)
+    assert verdict == "fail" and "cost_usd: expected null, client 0.0" in message
 
 
 def test_a_reader_of_the_events_still_sums_them() -> None:

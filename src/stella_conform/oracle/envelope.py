@@ -28,8 +28,9 @@ here the same way: a part it does not read is not looked at, so a malformed
 The values a reader extracts are part of the reading: ``cost_usd`` from its key,
 and the token counts from the ``step_usage`` events (the envelope has no token
 keys of its own: a reader that looks for one reports zero).  A reader that reads
-no ``step_usage`` event (it does not read ``events``, or the envelope has none)
-reports its totals as ``null`` or ``0``: the register's ``tokens-not-read``.
+no ``step_usage`` event (it does not read ``events``, or knows no ``step_usage``, or
+the envelope has no events) reports its totals as ``null``, or as ``0`` where the
+envelope holds no ``step_usage`` event at all: the register's ``tokens-not-read``.
 """
 
 from __future__ import annotations
@@ -269,8 +270,20 @@ def _read_turn(
                     out.input_tokens = out.output_tokens = None
             return
     # no step_usage event read: the events not read (claimed), absent or null, or step_usage
-    # not a type the reader knows: nothing counted, null (A), or none counted, 0 (B)
+    # not a type the reader knows: nothing counted, null (A); or, where the envelope holds
+    # no step_usage event at all, none counted, 0 (B). Where it holds one, the count is in
+    # the document, and a reader that did not read it has no zero to report.
+    if _holds_step_usage(doc):
+        return
     if touched is not None:
         touched.add("tokens-not-read")
     if "tokens-not-read" in choices:
         out.input_tokens = out.output_tokens = 0
+
+
+def _holds_step_usage(doc: dict[str, Any]) -> bool:
+    """Whether the envelope's ``events`` hold a ``step_usage`` event (read or not)."""
+    events = doc.get("events")
+    return isinstance(events, list) and any(
+        isinstance(e, dict) and e.get("type") == "step_usage" for e in events
+    )

@@ -2,8 +2,8 @@
 what it claims on every seed; the broken clients of the same points fail on every seed.
 
 Each client takes reading B at one point (docs/contract-readings.md): ``ts: null`` rejected
-as the wire schema types ``ts``, the version gap counted by type names, an envelope's token
-totals unknown without ``step_usage``, and 0 tokens from a reader that reads no ``events``.
+as the wire schema types ``ts``, the version gap counted by type names, and an envelope's
+token totals unknown without ``step_usage``.
 Graded on the checks whose cases reach the point, on 20 seeds: a reading the grader
 honours on some seeds only would be a false fail waiting.
 (Every check of their profiles, on the fixtures: tests/conformance/checks/test_client_matrix.py.)
@@ -28,7 +28,6 @@ CLIENTS = {
     "validating_ts_client.py": (("R1.valid-runs-accepted",), "ts-null"),
     "counts_type_names_client.py": (("R3.unknown-counted",), "unknown-count"),
     "unknown_tokens_envelope_client.py": (("E.usage-read",), "tokens-without-usage"),
-    "run_envelope_zero_tokens_client.py": (("E.usage-read",), "tokens-not-read"),
 }
 
 

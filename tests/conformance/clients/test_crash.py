@@ -311,7 +311,9 @@ def test_client_text_in_reports_cannot_break_the_markdown_or_the_terminal() -> N
     )
     report = Report(SuiteConfig(Client(argv=("x",))), [result], "v")
     md = markdown_text(report)
-    assert "a&#124;b &lt;i&gt;x&lt;/i&gt; &#96;y&#96;\\x1b[31m" in md
+    # inside <code>, every markup character a reference: no tag, no code span, no escape
+    assert "a&#124;b &#60;i&#62;x&#60;/i&#62; &#96;y&#96;&#92;x1b&#91;31m" in md
+    assert "<i>" not in md and "\x1b" not in md
     assert "\x1b" not in terminal_report(report) and "\\x1b[31m" in terminal_report(report)
 
 

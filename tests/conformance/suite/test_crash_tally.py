@@ -55,8 +55,10 @@ def test_a_generated_crash_shrunk_into_a_wrong_answer_is_still_a_crash(tmp_path:
             raise Rejected("a run of fewer than three events")
 
     client = Client(argv=(), mode="exit", function=Parser(read, (Rejected,)))
+    # the first fixture (minimal_run) is answered: a client that has answered is never
+    # stopped early for crashing (a crash on each of the first cases would stop the check)
     config = SuiteConfig(
-        client, examples=10, database_dir=None, failures_dir=tmp_path, fixtures_per_check=0
+        client, examples=10, database_dir=None, failures_dir=tmp_path, fixtures_per_check=1
     )
     result = run_check(BY_ID["R1.valid-runs-accepted"], config)
     verdicts = [f.verdict for f in result.failures]

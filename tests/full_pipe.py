@@ -21,9 +21,13 @@ def _unread(fd: int) -> int:
     return int.from_bytes(buf, sys.byteorder)
 
 
-def answers_after_a_full_pipe(argv: list[str], mode: str, stdin: bytes) -> list[dict]:
+def answers_after_a_full_pipe(
+    argv: list[str], mode: str, stdin: bytes, grace: float = 0.0
+) -> list[dict]:
     """Write ``stdin`` whole, wait until the client's stdout pipe is full or it has exited,
-    then read everything it wrote."""
+    then read everything it wrote.  ``grace``: seconds more to wait, once the pipe is full,
+    for a client about to exit (on a loaded machine it may reach its exit after the pipe
+    fills: read at once, the pipe would take what it had queued)."""
     env = Client(tuple(argv), mode=mode).environment()  # type: ignore[arg-type]
     proc = subprocess.Popen(
         argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
@@ -47,6 +51,9 @@ def answers_after_a_full_pipe(argv: list[str], mode: str, stdin: bytes) -> list[
         # pipe to within one answer; a client that exits instead has dropped the rest
         while proc.poll() is None and _unread(fd) < capacity - 4096:
             time.sleep(0.005)
+        deadline = time.monotonic() + grace
+        while proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
         out = proc.stdout.read()
         proc.wait(timeout=60)
     finally:

@@ -13,17 +13,12 @@ from typing import Any
 import click
 
 from stella_conform.cli.client import client_options, make_client, wire_schema_option
+from stella_conform.cli.echo import say
 from stella_conform.cli.grading import claim_options, told_on_the_command_line
 from stella_conform.cli.options import ConfiguredCommand
 from stella_conform.cli.params import MODULE_SPEC, KitPath
 from stella_conform.errors import FAILED, PASSED, SetupError
 from stella_conform.safe_text import clip, for_terminal
-
-
-def _echo(text: object = "", **kwargs: Any) -> None:
-    """Every line replay prints may carry client text: escape sequences shown, not acted on,
-    and no line starts a GitHub workflow command (``::error::``)."""
-    click.echo(for_terminal(str(text)), **kwargs)
 
 
 @click.command(cls=ConfiguredCommand)
@@ -149,12 +144,12 @@ def replay(
         (graded.under(a) for a in graded.alternatives if a.reading == verdict.reading), graded
     )
     keep = decisive_lines(shown, obs, verdict.message)
-    _safe_echo(_stream_header("stream", len(graded.stream), keep, "it"))
-    _safe_echo(show_stream(graded.stream, keep=keep))
-    _echo("")
+    say(_stream_header("stream", len(graded.stream), keep, "it"))
+    say(show_stream(graded.stream, keep=keep))
+    say("")
     column = "correct client" + (f" (reading {shown.reading_id})" if shown.reading_id else "")
     width = max(28, len(column) + 1)
-    _echo(f"{'line':>5}  {column:<{width}} client")
+    say(f"{'line':>5}  {column:<{width}} client")
     for outcome in shown.outcomes:
         seen = obs.lines.get(outcome.line)
         right = outcome.kind.value + (f" {outcome.tag}" if outcome.tag else "")
@@ -163,16 +158,16 @@ def replay(
             if seen
             else ("-" if mode == "exit" else "(no observation)")
         )
-        _echo(f"{outcome.line:>5}  {right:<{width}} {got}")
+        say(f"{outcome.line:>5}  {right:<{width}} {got}")
     differing = _differing_fields(shown, obs, fields)
     if differing:
-        _echo("\nsummary, where it differs (expected against the client's):")
+        say("\nsummary, where it differs (expected against the client's):")
         for line in differing:
-            _safe_echo(line)
-    _echo(f"\nexpected: {_expected_verdicts(graded)}")
-    _safe_echo(f"client:   {obs.describe()}")
+            say(line)
+    say(f"\nexpected: {_expected_verdicts(graded)}")
+    say(f"client:   {obs.describe()}")
     _echo_stderr(obs)
-    _safe_echo(f"judgment: {verdict.verdict}" + (f": {verdict.message}" if verdict.message else ""))
+    say(f"judgment: {verdict.verdict}" + (f": {verdict.message}" if verdict.message else ""))
     sys.exit(PASSED if verdict.verdict == "pass" else FAILED)
 
 
@@ -286,7 +281,7 @@ def _replay_as_check(
         said = f"{unmet[0]}; {verdict.message}" if verdict.message else unmet[0]
         verdict = dataclasses.replace(verdict, verdict="fail", message=said)
     keep = decisive_lines(graded, obs, verdict.message)
-    echo = _safe_echo
+    echo = say
     echo(f"{check.id}: {check.name}")
     echo(f"case:     {portable_path(case)}")
     echo(_stream_header(graded.input_kind.noun, len(graded.stream), keep, "the check"))
@@ -354,15 +349,10 @@ def _exit_reading(obs: Any) -> dict[str, Any]:
     return {"verdict": obs.verdict}
 
 
-def _safe_echo(text: str) -> None:
-    """Client text, made inert for a terminal (escape sequences shown, not obeyed)."""
-    _echo(text)  # every line replay prints goes through for_terminal
-
-
 def _echo_stderr(obs: Any) -> None:
     """The end of the client's stderr, whole (the runner keeps it bounded)."""
     tail = obs.stderr_tail.strip("\n")
     if tail.strip():
-        _safe_echo("client stderr (its end):")
+        say("client stderr (its end):")
         for line in tail.splitlines():
-            _safe_echo(f"  {line}")
+            say(f"  {line}")

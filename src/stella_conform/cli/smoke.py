@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from stella_conform.cli.client import client_options, make_client
+from stella_conform.cli.echo import say
 from stella_conform.errors import FAILED
-from stella_conform.safe_text import for_terminal
 
 if TYPE_CHECKING:
     from stella_conform.conformance.checks import GradedCase
@@ -29,11 +29,6 @@ if TYPE_CHECKING:
 #: (bundled fixture, what it is) for the two streams smoke sends.
 VALID = ("minimal_run", "a trivially valid run")
 CORRUPT = ("corrupt_middle_line", "line 2 is not JSON")
-
-
-def _say(message: str, *, err: bool = False) -> None:
-    """A line for people: a client's reasons, stderr and streams are its own words."""
-    click.echo(for_terminal(message), err=err)
 
 
 @dataclass
@@ -139,9 +134,9 @@ def smoke(command: tuple[str, ...], mode: str, timeout: float, line_timeout: flo
     try:
         observed = _observe(client, cases)
     except UnsupportedMode as exc:
-        _say(f"the adapter ({mode} mode):")
-        _say(Step(f"supports --mode {mode}", False, str(exc)).line())
-        _say(f"the adapter is broken: {exc}", err=True)
+        say(f"the adapter ({mode} mode):")
+        say(Step(f"supports --mode {mode}", False, str(exc)).line())
+        say(f"the adapter is broken: {exc}", err=True)
         sys.exit(FAILED)
 
     adapter: list[Step] = []
@@ -171,12 +166,12 @@ def smoke(command: tuple[str, ...], mode: str, timeout: float, line_timeout: flo
     heading = (
         "the command (exit statuses, exit mode):" if exit_mode else f"the adapter ({mode} mode):"
     )
-    _say(heading)
+    say(heading)
     for step in adapter:
-        _say(step.line())
-    _say("the client (its reading of two trivial streams):")
+        say(step.line())
+    say("the client (its reading of two trivial streams):")
     for step in reading:
-        _say(step.line())
+        say(step.line())
 
     speaks = "the command exits with verdicts" if exit_mode else "the adapter speaks the protocol"
     broken = [s for s in adapter if s.ok is False]
@@ -184,22 +179,22 @@ def smoke(command: tuple[str, ...], mode: str, timeout: float, line_timeout: flo
     if broken:
         for obs in observed:
             if not obs.ok and obs.stderr_tail.strip():
-                _say(f"client stderr (tail): {obs.stderr_tail.strip()[-400:]}")
+                say(f"client stderr (tail): {obs.stderr_tail.strip()[-400:]}")
         side = (
             "the command cannot be graded as it is (only exit 0 and 1 are verdicts)"
             if exit_mode
             else "the adapter is broken"
         )
-        _say(f"{side}: fix it before grading the client", err=True)
+        say(f"{side}: fix it before grading the client", err=True)
         sys.exit(FAILED)
     if wrong:
         for case, _ in wrong:
-            _say(f"\n{case.name}:")
-            _say(show_stream(case.stream))
+            say(f"\n{case.name}:")
+            say(show_stream(case.stream))
         names = " and ".join(c.name for c, _ in wrong)
-        _say(
+        say(
             f"{speaks}; the client looks wrong on {names}: "
             "see which rules it breaks with `stella-conform run`"
         )
         return
-    _say(f"{speaks}, and the client reads both streams right")
+    say(f"{speaks}, and the client reads both streams right")

@@ -13,18 +13,14 @@ from typing import IO, Any
 import click
 
 from stella_conform.cli.client import load_vocabulary, wire_schema_option
+from stella_conform.cli.echo import say
 from stella_conform.cli.input_files import open_input, stream_lines
 from stella_conform.cli.params import KitPath
 from stella_conform.errors import FAILED, PASSED, SetupError
-from stella_conform.safe_text import for_terminal, json_text
+from stella_conform.safe_text import json_text
 
 #: The stream ``decode`` and ``validate`` read: a regular file, or ``-`` (stdin).
 STREAM_FILE = KitPath("file", allow_dash=True, path_type=str, hint="use - to read a pipe on stdin")
-
-
-def _say(text: str) -> None:
-    """A line for people: a stream's types, texts and reasons are its writer's words."""
-    click.echo(for_terminal(text))
 
 
 @click.command()
@@ -61,7 +57,7 @@ def decode(stream: str, as_json: bool, quiet: bool, wire_schema: Path | None) ->
                 if out is not None:
                     out.line(outcome.to_json())
                 elif not quiet and outcome.kind is not Kind.BLANK:
-                    _say(_describe(outcome))
+                    say(_describe(outcome))
             if copy is not None:
                 for _ in lines:  # the rest, which a rejection left unread: another reading
                     pass  # may read past it
@@ -77,7 +73,7 @@ def decode(stream: str, as_json: bool, quiet: bool, wire_schema: Path | None) ->
         _print_summary(summary, quiet)
         if not quiet:
             for other in others:
-                _say(_describe_reading(other, summary))
+                say(_describe_reading(other, summary))
     sys.exit(PASSED if summary.verdict == "accept" else FAILED)
 
 
@@ -214,30 +210,30 @@ def _describe(outcome: Any) -> str:
 
 def _print_summary(summary: Any, quiet: bool) -> None:
     if summary.verdict == "reject":
-        _say(f"verdict: reject at line {summary.rejected_line}: {summary.reason}")
+        say(f"verdict: reject at line {summary.rejected_line}: {summary.reason}")
         if quiet:
             return
     else:
-        _say("verdict: accept")
+        say("verdict: accept")
         if quiet:
             return
     for what, count in summary.cut.items():
         unit = "character(s)" if what == "preview" else "item(s)"
-        _say(f"cut: {count} {unit} of {what} not kept (decode keeps a bounded summary)")
+        say(f"cut: {count} {unit} of {what} not kept (decode keeps a bounded summary)")
     types = ", ".join(summary.unrecognized_types) or "none"
-    _say(f"unrecognized: {summary.unrecognized_events} event(s); types: {types}")
-    _say(f"terminator: {summary.terminator or 'none'}; turns completed: {summary.turns_completed}")
+    say(f"unrecognized: {summary.unrecognized_events} event(s); types: {types}")
+    say(f"terminator: {summary.terminator or 'none'}; turns completed: {summary.turns_completed}")
     stages = "; ".join(f"{k}: {' > '.join(v) or '-'}" for k, v in summary.stages.items())
-    _say(f"stages: {stages}")
+    say(f"stages: {stages}")
     if summary.tool_calls:
         calls = ", ".join(f"{c.call_id}={c.status}" for c in summary.tool_calls)
-        _say(f"tool calls: {calls}")
+        say(f"tool calls: {calls}")
     final = summary.final_text
     if final is not None and len(final) > 200:
         final = final[:197] + "..."
-    _say(f"final text: {json.dumps(final, ensure_ascii=False)}")
+    say(f"final text: {json.dumps(final, ensure_ascii=False)}")
     if summary.elapsed_ms is not None:
-        _say(f"elapsed: {summary.elapsed_ms} ms")
+        say(f"elapsed: {summary.elapsed_ms} ms")
 
 
 @click.command()
@@ -268,7 +264,7 @@ def validate(stream: str, wire_schema: Path | None) -> None:
                 problems += 1
                 text = text_readings(number, content, vocab)
                 fitting += bool(text.fits)
-                _say(f"line {number}: {error}{_text_also(text)}")
+                say(f"line {number}: {error}{_text_also(text)}")
                 continue
             outcome = classify(number, value, vocab)
             if outcome.kind is Kind.REJECT:
@@ -276,16 +272,16 @@ def validate(stream: str, wire_schema: Path | None) -> None:
                 fits = line_readings(number, value, vocab)
                 fitting += bool(fits)
                 also = f" (it fits under reading {' or '.join(fits)})" if fits else ""
-                _say(f"line {number}: {outcome.reason}{also}")
+                say(f"line {number}: {outcome.reason}{also}")
             elif outcome.kind is Kind.UNKNOWN:
                 what = outcome.tag if outcome.tag is not None else outcome.reason
-                _say(f"line {number}: unrecognized ({what})")
+                say(f"line {number}: unrecognized ({what})")
     also = (
         f"; {fitting} of them fit(s) under another reading (docs/contract-readings.md)"
         if fitting
         else ""
     )
-    _say(f"{lines} line(s), {problems} problem(s) against {vocab.ident}{also}")
+    say(f"{lines} line(s), {problems} problem(s) against {vocab.ident}{also}")
     sys.exit(FAILED if problems else PASSED)
 
 

@@ -11,15 +11,11 @@ from typing import IO, Any
 
 import click
 
+from stella_conform.cli.echo import say
 from stella_conform.cli.params import KitPath
 from stella_conform.errors import SETUP_ERROR, SetupError
 from stella_conform.safe_files import STREAM_LINE_CAP, RefusedFile, bounded_lines, open_regular
-from stella_conform.safe_text import clip, for_terminal, json_text
-
-
-def _say(text: str, *, err: bool = False) -> None:
-    """A line for people: a journal's ids, types and messages are its writer's words."""
-    click.echo(for_terminal(text), err=err)
+from stella_conform.safe_text import clip, json_text
 
 
 @click.group()
@@ -74,7 +70,7 @@ def trace_check(journal: Path, as_json: bool) -> None:
         sys.exit(report.exit_code)
     reading = report.reading
     if not report.readable:
-        _say(
+        say(
             f"stella-conform: {journal}: unreadable at line {reading['rejected_line']}: "
             f"{reading['reason']}",
             err=True,
@@ -87,7 +83,7 @@ def trace_check(journal: Path, as_json: bool) -> None:
         names.append(f"… and {not_listed} more line(s) of names not listed")
     kinds = f" ({', '.join(names)})" if names else ""
     torn = ", a torn final line dropped" if reading["torn_final_line"] else ""
-    _say(
+    say(
         f"{journal}: {reading['known_events']} recognized event(s), {unknown} unrecognized"
         f"{kinds}{torn}"
     )
@@ -96,12 +92,12 @@ def trace_check(journal: Path, as_json: bool) -> None:
         first = result.evidence[0] if result.evidence else None
         where = f"seq {first.seq}: " if first and first.seq is not None else ""
         detail = f"{where}{first.message}" if first else result.name
-        _say(f"{result.outcome.upper():<5} {result.id:<{width}}  {detail}")
+        say(f"{result.outcome.upper():<5} {result.id:<{width}}  {detail}")
         for more in result.evidence[1:4]:
             at = f"seq {more.seq}: " if more.seq is not None else ""
-            _say(f"{'':<5} {'':<{width}}  {at}{more.message}")
+            say(f"{'':<5} {'':<{width}}  {at}{more.message}")
         if len(result.evidence) > 4:
-            _say(f"{'':<5} {'':<{width}}  ... {len(result.evidence) - 4} more")
+            say(f"{'':<5} {'':<{width}}  ... {len(result.evidence) - 4} more")
     said = [
         f"{key.replace('_', ' ')}: "
         + (", ".join(map(str, value)) if isinstance(value, list) else str(value))
@@ -110,9 +106,9 @@ def trace_check(journal: Path, as_json: bool) -> None:
         if key != "crashed" and value
     ]
     for fact in said:
-        _say(f"fact: {fact}")
+        say(f"fact: {fact}")
     failed = sum(1 for r in report.results if r.outcome == "fail")
-    _say(f"\n{failed} check(s) failed" if failed else "\nevery check passes")
+    say(f"\n{failed} check(s) failed" if failed else "\nevery check passes")
     sys.exit(report.exit_code)
 
 

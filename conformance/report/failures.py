@@ -14,7 +14,7 @@ from typing import Any
 
 from stella_conform.conformance.report.excerpt import show_stream
 from stella_conform.conformance.suite import CheckResult
-from stella_conform.safe_text import clip, no_surrogates, terminal_safe
+from stella_conform.safe_text import clip, for_terminal, no_surrogates, terminal_safe
 
 #: Failing cases listed one line each under the first (shown in full).
 LISTED = 10
@@ -131,3 +131,25 @@ def stderr_tail(failure: Any) -> str:
 def tail_lines(tail: str, count: int) -> list[str]:
     """The last ``count`` lines, control characters made visible (client text is untrusted)."""
     return [terminal_safe(line, keep_tabs=True) for line in tail.splitlines()[-count:]]
+
+
+def explanation_lines(result: CheckResult, rerun: str | None = None) -> list[str]:
+    """A failing check told whole, as a test runner shows a failing test: the check and its
+    outcome, its message, then the smallest failing case in full (the terminal report's
+    lines, unindented) and every other one on a line.  ``rerun`` (a test runner's command)
+    stands in for a replay command a case cannot have."""
+    lines = [f"{result.id} ({result.name}): {result.outcome.upper()}", result.message, ""]
+    for failure in result.failures[:1]:
+        shown = [*failure_lines(failure), *more_failures(result)]
+        lines.extend(line[4:] if line.startswith("    ") else line for line in shown)
+        if failure.replay is None and rerun is not None:
+            lines.append(f"re-run:   {rerun}")
+        lines.append("")
+    return lines
+
+
+def explanation(result: CheckResult) -> str:
+    """:func:`explanation_lines` as one text safe to print (the client's words in it made
+    visible): what the JSON report gives each failing check, so a test runner in another
+    language shows the failure as the kit's own reports do."""
+    return for_terminal("\n".join(explanation_lines(result)).rstrip("\n"))

@@ -7,13 +7,15 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from stella_conform._version import __version__
+from stella_conform.conformance.report.failures import explanation
 from stella_conform.conformance.report.files import ReportFile
-from stella_conform.conformance.report.model import REPORT_FORMAT
+from stella_conform.conformance.report.model import FAILING, REPORT_FORMAT
 from stella_conform.oracle.corpus import corpus_version
 from stella_conform.safe_text import json_safe, json_text
 
 if TYPE_CHECKING:
     from stella_conform.conformance.report.model import Report
+    from stella_conform.conformance.suite import CheckResult
 
 #: A report (or matrix) whose JSON is longer than this is written without indentation.
 INDENTED_JSON_CAP = 4 * 1024 * 1024
@@ -40,7 +42,7 @@ def report_document(report: Report) -> dict[str, Any]:
         "summary": report.counts(),
         "exit_code": report.exit_code,
         "known_failures_now_passing": report.now_passing,
-        "checks": [r.to_json() for r in report.results],
+        "checks": [check_document(r) for r in report.results],
         **({"shard": report.shard} if report.shard else {}),
         # a run that left fixtures out says so: its passes are not every fixture's
         **(
@@ -53,6 +55,16 @@ def report_document(report: Report) -> dict[str, Any]:
         **({"case_cache": cache} if (cache := report.case_cache()) is not None else {}),
         **report.extra_json(),  # what a report that says more (fuzz's) adds
     }
+
+
+def check_document(result: CheckResult) -> dict[str, Any]:
+    """One check of the report; a failing one (or a warning) with its ``explanation``, the
+    text a test runner shows as the test's failure message (the pytest plugin's words, and
+    what the native runners under ``adapters/runners/`` show)."""
+    doc = result.to_json()
+    if result.outcome in FAILING:
+        doc["explanation"] = explanation(result)
+    return doc
 
 
 def report_json_text(doc: Any) -> str:

@@ -236,15 +236,9 @@ def explain(result: Any, seed: int, rerun: str | None = None) -> str:
 
     ``rerun`` (a pytest command) stands in for a replay command a case cannot have.
     """
-    from stella_conform.conformance.report.failures import failure_lines, more_failures
+    from stella_conform.conformance.report.failures import explanation_lines
 
-    lines = [f"{result.id} ({result.name}): {result.outcome.upper()}", result.message, ""]
-    for failure in result.failures[:1]:  # the smallest in full, every other one a line
-        shown = [*failure_lines(failure), *more_failures(result)]
-        lines.extend(line[4:] if line.startswith("    ") else line for line in shown)
-        if failure.replay is None and rerun is not None:
-            lines.append(f"re-run:   {rerun}")
-        lines.append("")
+    lines = explanation_lines(result, rerun)  # the smallest in full, every other one a line
     lines.append(f"seed: {seed} (re-run with --stella-seed {seed})")
     return for_terminal("\n".join(lines))  # a client's words, in pytest's report
 

@@ -1,0 +1,3 @@
+module example.invalid/stella-conform/adapters/runners/go
+
+go 1.19

@@ -371,6 +371,17 @@ PRODUCTIONS: tuple[Production, ...] = (
         ("reader",),
     ),
 )
+
+
+def _edge_productions() -> tuple[Production, ...]:
+    """The edge cells of ``generators/edges.py``: values and names in the fields of known
+    events (what :func:`~stella_conform.generators.edges.cells_in` finds in a line)."""
+    from stella_conform.generators.edges import CELLS
+
+    return tuple(Production(cell, "edges", what, ("reader",)) for cell, what in CELLS.items())
+
+
+PRODUCTIONS += _edge_productions()
 BY_ID = {p.id: p for p in PRODUCTIONS}
 
 # ------------------------------------------------------------------ the scanner
@@ -553,6 +564,12 @@ def _numbers(found: set[str], skeleton: bytes) -> None:
                 found.add("num.beyond-f64")
 
 
+def _cells_in(value: dict[str, object]) -> frozenset[str]:
+    from stella_conform.generators.edges import cells_in
+
+    return cells_in(value)
+
+
 def _not_json(found: set[str], line: bytes) -> None:
     """What makes a line that does not parse not JSON (for a lenient parser to misread)."""
     try:
@@ -628,6 +645,8 @@ def _lines(found: set[str], data: bytes, form: TextForm) -> None:
         if ok:
             if not isinstance(value, dict):
                 found.add("frame.not-object")
+            elif form is STREAM_LINES:
+                found |= _cells_in(value)
             _text(found, content, form)
             if i == last and not terminated[i]:
                 found.add("frame.unterminated-last")

@@ -377,7 +377,7 @@ def big_integers(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
 def _bad_values(types: list[str], value: Any) -> list[Any]:
     if "integer" in types:
         text = str(value) if isinstance(value, int) and not isinstance(value, bool) else "1200"
-        return [text, f"{text}.0", None, -1, 1.5, True, ""]
+        return [text, f"{text}.0", None, -1, 1.5, True, "", "x1200"]
     if "number" in types:
         text = repr(value) if isinstance(value, float) else "0.02"
         return [text, None, True, "", "$0.02"]
@@ -434,7 +434,7 @@ def bad_read_values(reads: Sequence[str] = DASHBOARD_READS) -> Apply:
             else:
                 line = None
                 event = dict(draw(strategies_for(vocab).for_type(tag)))
-            options = [v for v in _bad_values(types, event.get(name)) if not _fits_type(v, types)]
+            options = bad_options(vocab, event, name, types)
             if not options:
                 continue
             event[name] = draw(st.sampled_from(options))
@@ -450,6 +450,21 @@ def bad_read_values(reads: Sequence[str] = DASHBOARD_READS) -> Apply:
         raise AssertionError(f"{mark}: no read field of {vocab.ident} could be broken")
 
     return apply
+
+
+def bad_options(vocab: Vocabulary, event: Event, name: str, types: list[str]) -> list[Any]:
+    """The values of :func:`_bad_values` that break the event's body in field ``name``:
+    a value of another JSON type, or of its type but out of the schema's bounds (``-1``
+    where the integer is unsigned)."""
+    out = []
+    for value in _bad_values(types, event.get(name)):
+        if not _fits_type(value, types):
+            out.append(value)
+            continue
+        broken = {**event, name: value}
+        if vocab.misfit(broken["type"], vocab.normalize(broken["type"], broken)) is not None:
+            out.append(value)
+    return out
 
 
 def _fits_type(value: Any, types: list[str]) -> bool:

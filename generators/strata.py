@@ -39,6 +39,7 @@ from hypothesis import strategies as st
 from stella_conform.generators.cases import Case, cases
 from stella_conform.generators.engine.draw import Drawn, drawn, drawn_in, simplest
 from stella_conform.generators.engine.picks import forcing
+from stella_conform.generators.edges import EDGE_STRATA
 from stella_conform.generators.hazards import UNICODE_EDGE_KINDS
 from stella_conform.generators.mutations import (
     CORRUPT_FAMILIES,
@@ -88,6 +89,8 @@ STRATA: Mapping[str, tuple[Mapping[str, int], ...]] = {
         {"number-spelling": 2},
         {"number-spelling": 3},
     ),
+    # every edge cell of generators/edges.py, and every group of host-language names
+    **EDGE_STRATA,
 }  # fmt: skip
 
 #: Per envelope variant, the strata besides its simplest document.

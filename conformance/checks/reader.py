@@ -96,6 +96,7 @@ READER: tuple[Check, ...] = (
             "ts-extreme",
             "ts-null",
         ),
+        strata=("edge-values",),
         valid_runs=True,
         why="Whitespace, key order, blank lines, CRLF and any ts are not reasons to fail; nor "
         "are astral characters, escaped surrogate pairs, \\u0000, a character split across "
@@ -169,6 +170,7 @@ READER: tuple[Check, ...] = (
             "number-beyond-f64",
             "deep-nesting",
         ),
+        strata=("host-type-names",),
         why="An event type you do not recognize is normal. Skip it and keep going.",
     ),
     Check(
@@ -240,6 +242,7 @@ READER: tuple[Check, ...] = (
             "ts-out-of-range",
             "negative-zero",
         ),
+        strata=("bad-edge-values",),
         why="A type you do recognize, carrying a body that does not fit, is a real error. "
         "Fail loudly.",
     ),
@@ -288,6 +291,7 @@ READER: tuple[Check, ...] = (
             "extra-key-beside-arm",
             "case-variant-keys",
         ),
+        strata=("host-field-names",),
         why="Ignores unknown fields on events it does recognize.",
     ),
     Check(

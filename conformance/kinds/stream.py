@@ -156,7 +156,7 @@ class StreamKind(InputKind):
     def stratum_list(self, check: Check, vocab: Vocabulary) -> Iterator[Stratum]:
         from stella_conform.generators import strata
 
-        return strata.stream_stratum_list(vocab, check.mutations)
+        return strata.stream_stratum_list(vocab, (*check.mutations, *check.strata))
 
     def owns_generated(self, case: Any) -> bool:
         from stella_conform.generators.cases import Case

@@ -101,7 +101,7 @@ def applicable(mutation_id: str, vocab: Vocabulary) -> bool:
         return breakable(vocab, lambda types: True)
     if mutation_id == "bad-body-wrong-type":
         return breakable(vocab, lambda types: bool(types))
-    if mutation_id == "bad-body-null":
+    if mutation_id in ("bad-body-null", "bad-edge-values"):
         return breakable(vocab, lambda types: "null" not in (types or ["null"]))
     if mutation_id == "bad-body-wrong-nesting":
         return breakable(vocab, lambda types: types == ["object"])
@@ -116,10 +116,11 @@ def _with_hazards() -> dict[str, Mutation]:
     The hazards' modules build on this package's model, so they are imported here, once the
     package's modules are loaded, rather than at the top.
     """
+    from stella_conform.generators.edges import EDGES
     from stella_conform.generators.hazards import HAZARDS
     from stella_conform.generators.text import TEXT
 
-    every = [*_registry().values(), *HAZARDS, *TEXT]
+    every = [*_registry().values(), *HAZARDS, *TEXT, *EDGES]
     # object-level first (structure, then content), byte-level last, each in registry order
     ordered = [m for m in every if not m.byte_level] + [m for m in every if m.byte_level]
     return {m.id: m for m in ordered}
@@ -129,10 +130,11 @@ MUTATIONS: Mapping[str, Mutation] = _with_hazards()
 
 
 def _rejecting() -> frozenset[str]:
+    from stella_conform.generators.edges import EDGES_REJECTING
     from stella_conform.generators.hazards import HAZARDS_REJECTING
     from stella_conform.generators.text import TEXT_REJECTING
 
-    return HAZARDS_REJECTING | TEXT_REJECTING
+    return HAZARDS_REJECTING | TEXT_REJECTING | EDGES_REJECTING
 
 
 #: Mutations after which a correct client must reject the stream.

@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
+from test_edges import EDGE_INTENTS
 from test_hazards import HAZARD_INTENTS
 from test_text import TEXT_INTENTS
 
@@ -282,6 +283,7 @@ def _two_readings(case: Case, base: dict[str, Any], got: dict[str, Any]) -> None
 
 INTENT.update(HAZARD_INTENTS)  # the content hazards' intents live beside their own tests
 INTENT.update(TEXT_INTENTS)  # and the JSON-text and framing mutations', beside theirs
+INTENT.update(EDGE_INTENTS)  # and the edge values' and host-language names'
 
 
 def test_every_mutation_has_a_stated_intent() -> None:

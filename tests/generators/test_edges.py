@@ -1,0 +1,182 @@
+"""Edge values and host-language names (generators/edges.py): what each cell writes is what
+the reference decoder says it is (valid cells accepted, bad ones rejected at their line,
+under every reading), and every cell is drawn by every default run (seeds 0-19), as a
+stratum of the checks that grade it, in the reach audit's terms (grammar.scan)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from stella_conform.conformance.checks import BY_ID
+from stella_conform.conformance.reach import _drawn, drawn_cases
+from stella_conform.conformance.suite import check_strata
+from stella_conform.generators import Case
+from stella_conform.generators.edges import (
+    BAD_CELLS,
+    CELLS,
+    HOST_NAMES,
+    VALID_CELLS,
+    cells_in,
+    fields_of,
+)
+from stella_conform.generators.grammar import BY_ID as PRODUCTIONS
+from stella_conform.generators.hazards import bad_options
+from stella_conform.oracle.decoder import Kind, decode
+from stella_conform.oracle.readings import read_stream
+from stella_conform.schemas.vocabulary import Vocabulary
+
+#: The checks whose strata hold the cells: every cell is one of their strata.
+EDGE_CHECKS = (
+    "R1.valid-runs-accepted",
+    "R4.bad-body-rejected",
+    "R3.unknown-type-inert",
+    "R5.unknown-fields-ignored",
+)
+USAGE = {
+    "type": "step_usage", "step": 0, "model": "m", "input_tokens": 0, "output_tokens": 0,
+    "cached_input_tokens": 0, "cost_usd": 0.0, "duration_ms": 0, "retries": 0, "tool_calls": 0,
+}  # fmt: skip
+
+
+def _strata(check_id: str) -> list[Any]:
+    return check_strata(BY_ID[check_id], Vocabulary.default())
+
+
+def _edge_strata() -> list[tuple[str, Case]]:
+    mine = {"edge-values", "bad-edge-values", "host-type-names", "host-field-names"}
+    return [
+        (check_id, case)
+        for check_id in EDGE_CHECKS
+        for case in _strata(check_id)
+        if set(case.mutations) & mine
+    ]
+
+
+def test_every_cell_is_a_production_of_the_reach_audit() -> None:
+    for cell in CELLS:
+        assert cell in PRODUCTIONS
+        assert PRODUCTIONS[cell].profiles == ("reader",)
+
+
+def test_the_schema_s_fields_are_classed() -> None:
+    fields = {f.name: f for f in fields_of(Vocabulary.default())}
+    assert fields["step_usage.input_tokens"].u64
+    assert fields["step_usage.retries"].u32 and not fields["step_usage.retries"].u64
+    assert fields["text.text"].string and fields["step_usage.cost_usd"].number
+    assert fields["error.retryable"].boolean and fields["step_usage.output_text"].nullable
+    assert fields["tool_start.call.input"].anything
+    assert fields["tool_result.output.ok.content"].string
+    assert not fields["stage.scope"].string  # an enum: a name, not text
+    assert not fields["tool_result.speculated"].required
+
+
+def test_the_bad_read_values_offer_minus_one_and_a_non_numeric_string() -> None:
+    """-1 is an integer, so a filter on JSON types alone dropped it; it is out of the
+    unsigned field's bounds, so it breaks the body.  And "x1200", which int() refuses."""
+    options = bad_options(Vocabulary.default(), dict(USAGE), "input_tokens", ["integer"])
+    assert -1 in options
+    assert "x1200" in options
+    assert 0 not in options
+
+
+def test_cells_are_found_where_they_are_and_only_there() -> None:
+    assert cells_in({"type": "text", "text": ""}) == {"edge.string-empty"}
+    assert cells_in({"type": "text", "text": "a"}) == frozenset()
+    assert "bad-value.negative-unsigned" in cells_in({**USAGE, "input_tokens": -1})
+    assert "bad-value.non-numeric-string" in cells_in({**USAGE, "retries": "x1200"})
+    assert "edge.u64-max" in cells_in({**USAGE, "tool_calls": 2**64 - 1})
+    assert "edge.u64-max" not in cells_in({**USAGE, "tool_calls": 2**64})  # bad, not an edge
+    assert cells_in({"type": "constructor"}) == {"names.type.js-object-prototype"}
+    assert cells_in({"type": "text", "text": "a", "__class__": 1}) == {"names.field.python-special"}
+
+
+@pytest.mark.parametrize("check_id", EDGE_CHECKS)
+def test_every_cell_is_a_stratum_of_its_check(check_id: str) -> None:
+    """Strata are the same for every seed: a cell a stratum holds is in every default run."""
+    check = BY_ID[check_id]
+    found: set[str] = set()
+    for case in _strata(check_id):
+        found |= _drawn(check, case).productions
+    wanted = {
+        "R1.valid-runs-accepted": {c.id for c in VALID_CELLS},
+        "R4.bad-body-rejected": {c.id for c in BAD_CELLS},
+        "R3.unknown-type-inert": {f"names.type.{g}" for g in HOST_NAMES},
+        "R5.unknown-fields-ignored": {f"names.field.{g}" for g in HOST_NAMES},
+    }[check_id]
+    assert not wanted - found, sorted(wanted - found)
+
+
+@pytest.mark.slow
+def test_every_cell_is_drawn_by_the_default_runs_of_seeds_0_to_19() -> None:
+    """What ``run`` grades per check (its strata, then 25 random examples), seed by seed:
+    only the four checks whose strata hold the cells are drawn (about a second a seed)."""
+    missed: dict[int, list[str]] = {}
+    for seed in range(20):
+        found: set[str] = set()
+        for check_id in EDGE_CHECKS:
+            for drawn in drawn_cases(BY_ID[check_id], seed, 25):
+                found |= drawn.productions
+        if set(CELLS) - found:
+            missed[seed] = sorted(set(CELLS) - found)
+    assert not missed, missed
+
+
+def test_valid_cells_are_accepted_and_bad_ones_rejected_under_every_reading() -> None:
+    for check_id, case in _edge_strata():
+        readings = read_stream(case.stream)
+        assert not readings.touched, (check_id, case.stream)  # no registered point
+        (mutation,) = case.mutations
+        if mutation == "bad-edge-values":
+            (line,) = case.marks[mutation]
+            assert case.expected.verdict == "reject", case.stream
+            assert case.expected.rejected_line == line
+        else:
+            assert case.expected.verdict == "accept", case.stream
+            if mutation == "host-type-names":
+                assert case.expected.unrecognized_events == len(case.marks[mutation])
+
+
+def test_a_valid_cell_goes_in_every_field_of_its_class() -> None:
+    """2^64 - 1 in every u64 field of every known type (ts too): one case holds them all."""
+    (case,) = [c for _, c in _edge_strata() if b"18446744073709551615" in c.stream and c.mutations][
+        :1
+    ]
+    u64 = {f.name for f in fields_of(Vocabulary.default()) if f.u64}
+    seen: set[str] = set()
+    for outcome in decode(case.stream):
+        if outcome.kind is Kind.KNOWN and isinstance(outcome.raw, dict):
+            for f in fields_of(Vocabulary.default()):
+                holder: Any = outcome.raw
+                for key in f.path[:-1]:
+                    holder = holder.get(key, {}) if isinstance(holder, dict) else {}
+                if f.name in u64 and holder.get(f.path[-1]) == 2**64 - 1:
+                    seen.add(f.name)
+    assert seen == u64
+
+
+def _edge_values(case: Case, base: dict[str, Any], got: dict[str, Any]) -> None:
+    assert got["verdict"] == "accept"
+
+
+def _host_types(case: Case, base: dict[str, Any], got: dict[str, Any]) -> None:
+    (mid,) = case.mutations
+    names = len(case.marks[mid])
+    assert got["verdict"] == "accept"
+    assert got["unrecognized_events"] == base["unrecognized_events"] + names
+
+
+def _host_fields(case: Case, base: dict[str, Any], got: dict[str, Any]) -> None:
+    assert got["verdict"] == "accept"
+    assert {k: v for k, v in got.items() if k != "lines"} == {
+        k: v for k, v in base.items() if k != "lines"
+    }
+
+
+EDGE_INTENTS: dict[str, Callable[[Case, dict[str, Any], dict[str, Any]], None]] = {
+    "edge-values": _edge_values,
+    "host-type-names": _host_types,
+    "host-field-names": _host_fields,
+}

@@ -100,7 +100,8 @@ def one_run(client: str, targets: list[str], seed: int) -> dict[str, Any]:
         if not report.exists():
             return {"seed": seed, "caught": False, "generated": False, "error": "no report"}
         doc = json.loads(report.read_text())
-    failed = [c for c in doc["checks"] if c["id"] in targets and c["outcome"] in ("fail", "warn")]
+    caught = ("fail", "warn", "crash")
+    failed = [c for c in doc["checks"] if c["id"] in targets and c["outcome"] in caught]
     generated = any(f.get("source") == "generated" for c in failed for f in c["failures"])
     return {"seed": seed, "caught": bool(failed), "generated": generated, "error": None}
 
@@ -187,9 +188,10 @@ def in_process(client: str, targets: list[str], seed: int) -> dict[str, Any]:
         )
     except Exception as exc:  # an infrastructure failure is reported, not counted as a miss
         return {"seed": seed, "caught": False, "generated": False, "error": repr(exc)}
-    failed = [r for r in results if r.outcome in ("fail", "warn")]
+    # a crash is the client's own failure of the check (a run exits 1 on it), as a fail is
+    failed = [r for r in results if r.outcome in ("fail", "warn", "crash")]
     generated = any(f.source == "generated" for r in failed for f in r.failures)
-    errors = [r.message for r in results if r.outcome in ("error", "crash")]
+    errors = [r.message for r in results if r.outcome == "error"]
     return {
         "seed": seed,
         "caught": bool(failed),

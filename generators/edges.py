@@ -292,9 +292,9 @@ BAD_CELLS: tuple[Cell, ...] = (
     ),
     Cell(
         "bad-value.beyond-u64",
-        "2^64, one past u64, where a u64 is due",
+        "2^65, beyond u64, where a u64 is due (2^64 is 2^64 - 1 to a double)",
         lambda f: f.u64 and f.maximum is not None and f.plain,
-        _U64 + 1,
+        2**65,
     ),
     Cell("bad-value.beyond-u32", "2^32 where a u32 is due", lambda f: f.u32 and f.plain, _U32 + 1),
     Cell(

@@ -37,9 +37,9 @@ from typing import Any, TypeVar
 from hypothesis import strategies as st
 
 from stella_conform.generators.cases import Case, cases
+from stella_conform.generators.edges import EDGE_STRATA
 from stella_conform.generators.engine.draw import Drawn, drawn, drawn_in, simplest
 from stella_conform.generators.engine.picks import forcing
-from stella_conform.generators.edges import EDGE_STRATA
 from stella_conform.generators.hazards import UNICODE_EDGE_KINDS
 from stella_conform.generators.mutations import (
     CORRUPT_FAMILIES,

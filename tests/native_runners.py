@@ -44,7 +44,7 @@ def copy_runner(language: str, into: Path) -> Path:
     shutil.copytree(
         RUNNERS / language,
         target,
-        ignore=shutil.ignore_patterns("node_modules", "target", ".stella-conform"),
+        ignore=shutil.ignore_patterns("node_modules", "target", "Cargo.lock", ".stella-conform"),
     )
     return target / "example"
 

@@ -1,0 +1,1 @@
+//! A client crate would be here; `tests/conformance.rs` grades its command.

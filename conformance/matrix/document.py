@@ -10,6 +10,7 @@ from typing import Any
 from stella_conform._version import __version__
 from stella_conform.conformance.checks import Check
 from stella_conform.conformance.matrix.config import MatrixConfig
+from stella_conform.conformance.matrix.counts import CellCounts
 from stella_conform.conformance.report.compare import check_shape
 from stella_conform.conformance.report.compare import merge as merge_reports
 from stella_conform.conformance.report.json_report import report_document
@@ -70,13 +71,18 @@ def matrix_document(
             stopped=stopped,
             error=(not_graded or {}).get(index),
         )
-        out_cells.append(
-            {"client": client.name, "vocabulary": vocab.name, "report": report_document(report)}
-        )
+        out_cells.append(_cell(client.name, vocab.name, report_document(report)))
     doc = _document(config, out_cells, date, shard_label, idents)
     if incomplete:
         doc["incomplete"] = incomplete
     return doc
+
+
+def _cell(client: str, vocabulary: str, report: dict[str, Any]) -> dict[str, Any]:
+    """One cell: its report, and the checks it graded, failed and skipped (``counts``,
+    what every rendering of the cell shows)."""
+    counts = CellCounts.of_report(report).to_json()
+    return {"client": client, "vocabulary": vocabulary, "counts": counts, "report": report}
 
 
 def _document(
@@ -99,15 +105,7 @@ def _document(
             else {}
         ),
         "clients": [c.to_json() for c in config.clients],
-        "vocabularies": [
-            {
-                "name": v.name,
-                "ident": idents[v.name],
-                "wire_schema": str(v.wire_schema) if v.wire_schema else None,
-                "bundled": v.bundled,
-            }
-            for v in config.vocabularies
-        ],
+        "vocabularies": [v.to_json(idents[v.name]) for v in config.vocabularies],
         "cells": cells,
     }
     if shard:
@@ -153,7 +151,7 @@ def merge_matrices(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
         parts = [d["cells"][index]["report"] for d in docs]
         merged = merge_reports(parts)
         merged["date"] = first["date"]
-        cells.append({"client": cell["client"], "vocabulary": cell["vocabulary"], "report": merged})
+        cells.append(_cell(cell["client"], cell["vocabulary"], merged))
     out = {k: v for k, v in first.items() if k not in ("cells", "shard", "exit_code")}
     out["cells"] = cells
     out["merged_from"] = [d.get("shard", "?") for d in docs]

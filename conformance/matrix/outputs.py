@@ -9,14 +9,18 @@ the config and paths from the command line: every line printed goes through
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stella_conform.conformance.matrix.renderers import cell_text, to_html, to_markdown
+from stella_conform.conformance.matrix.counts import CellCounts, cell_status
+from stella_conform.conformance.matrix.renderers import ICONS, cell_text, to_html, to_markdown
 from stella_conform.conformance.report.events import (
+    CaseGraded,
     CheckFinished,
+    CheckStarted,
     Echo,
     Event,
     Handler,
@@ -56,25 +60,86 @@ def matrix_files(
 
 
 @dataclass(frozen=True)
+class CellPlan:
+    """What the progress of one cell needs: how many of its tasks this run grades, and
+    the checks its client's known-failures file lists."""
+
+    tasks: int
+    known: frozenset[str] = frozenset()
+
+
+@dataclass
 class MatrixProgress:
-    """A line per graded (cell, check) task: rewritten in place on a terminal, one each
-    in a log with ``--verbose``, none otherwise."""
+    """The matrix's progress on stderr, so a long matrix is never silent.
+
+    Each cell, once its last task is graded, gets a line with its numbers
+    (:class:`~.counts.CellCounts`); in a CI log, ``--verbose`` adds a line per task, and
+    a long task is named with its cases so far at most every ``every`` seconds when no
+    other line came.  On a terminal one line is rewritten in place: the task last
+    finished, or the one last started with its cases so far.
+    """
 
     echo: Echo
     tty: bool
     verbose: bool
+    #: By cell label (``client × vocabulary``); a cell not named is never said finished.
+    cells: Mapping[str, CellPlan] = field(default_factory=dict)
+    #: Seconds between a log's lines on a task still running.
+    every: float = 30.0
+    #: Seconds between two rewrites of a terminal's line.
+    redraw: float = 0.1
+    clock: Callable[[], float] = time.monotonic
+    done: int = field(default=0, init=False)
+    total: int = field(default=0, init=False)
+    shown: float = field(default=float("-inf"), init=False)
+    outcomes: dict[str, list[tuple[str, bool]]] = field(default_factory=dict, init=False)
 
     def handle(self, event: Event) -> None:
         if isinstance(event, RunStarted):
             self.echo(for_terminal(event.headline), err=True)
+            self.shown = self.clock()
         elif isinstance(event, CheckFinished):
-            done, total = event.done, event.total
-            said = f"{terminal_safe(str(event.cell))}: {event.result.id}: {event.result.outcome}"
-            line = for_terminal(f"[{done}/{total}] {said}")
+            self._finished(event)
+        elif isinstance(event, CheckStarted):
+            self.total = event.total
             if self.tty:
-                self.echo(f"{REWRITE}{line}", err=True, nl=done == total)
-            elif self.verbose:
-                self.echo(line, err=True)
+                self._working(event.cell, event.check_id, "")
+        elif isinstance(event, CaseGraded):
+            wait = self.redraw if self.tty else self.every
+            if self.clock() - self.shown >= wait:
+                self._working(event.cell, event.check_id, f", {event.number:,} case(s)")
+
+    def _line(self, text: str, *, keep: bool) -> None:
+        """``text`` on stderr: on a terminal over the line in place (and kept, ``keep``)."""
+        self.shown = self.clock()
+        line = for_terminal(text)
+        if self.tty:
+            self.echo(f"{REWRITE}{line}", err=True, nl=keep)
+        else:
+            self.echo(line, err=True)
+
+    def _finished(self, event: CheckFinished) -> None:
+        self.done, self.total = event.done, event.total
+        cell = str(event.cell)
+        result = event.result
+        plan = self.cells.get(cell)
+        listed = plan is not None and result.id in plan.known
+        self.outcomes.setdefault(cell, []).append((result.outcome, listed))
+        said = f"[{self.done}/{self.total}] {terminal_safe(cell)}: {result.id}: {result.outcome}"
+        if self.tty or self.verbose:
+            self._line(said, keep=False)
+        if plan is not None and len(self.outcomes[cell]) == plan.tasks:
+            counts = CellCounts.of_outcomes(self.outcomes[cell])
+            mark = ICONS[cell_status(self.outcomes[cell])]
+            where = f"[{self.done}/{self.total}] {terminal_safe(cell)}"
+            self._line(f"{where} done: {mark} {counts.text()}", keep=True)
+        elif self.tty and self.done == self.total:
+            self.echo("", err=True)
+
+    def _working(self, cell: str | None, check_id: str, cases: str) -> None:
+        """The task being graded (the last started) and its cases so far."""
+        where = f"{terminal_safe(str(cell))}: " if cell else ""
+        self._line(f"[{self.done}/{self.total}] {where}{check_id}{cases} …", keep=not self.tty)
 
 
 @dataclass(frozen=True)

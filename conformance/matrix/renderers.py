@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from stella_conform.conformance.matrix.counts import CellCounts, cell_status
 from stella_conform.conformance.report.failures import alike
 from stella_conform.conformance.report.markdown import OUTCOME_ICONS
 from stella_conform.conformance.report.model import FAILING, OUTCOMES
@@ -29,26 +30,16 @@ def _cells(doc: dict[str, Any]) -> Cells:
 
 
 def cell_text(report: dict[str, Any], *, icons: bool = True) -> str:
-    """``✅ 24/24 pass`` or ``❌ 2 fail, 22 pass``: one cell of the overview.
+    """``✅ 28 graded · 0 failed · 1 skipped``: one cell of the overview, the same three
+    numbers in every cell (:class:`~.counts.CellCounts`), so that cells compare.
 
     The HTML page leaves the icons out (its cells are coloured, and a machine without an
     emoji font would show empty boxes).
     """
     if isinstance(report.get("error"), str):
         return f"{ICONS['error']} not graded" if icons else "not graded"
-    s = {o: report["summary"].get(o, 0) for o in OUTCOMES}  # a report before crash had none
-    graded = s["pass"] + s["fail"] + s["crash"] + s["warn"] + s["error"]
-    if report["exit_code"] == 0:
-        known = sum(1 for c in report["checks"] if c.get("known_failure"))
-        suffix = f" ({known} known)" if known else ""
-        text = f"{s['pass']}/{graded} pass{suffix}"
-        return f"{ICONS['pass']} {text}" if icons else text
-    text = ", ".join(f"{s[o]} {o}" for o in ("fail", "crash", "error", "warn", "pass") if s[o])
-    if s["fail"]:
-        mark = ICONS["fail"]
-    else:
-        mark = ICONS["crash"] if s["crash"] else ICONS["error"] if s["error"] else ICONS["fail"]
-    return f"{mark} {text}" if icons else text
+    text = CellCounts.of_report(report).text()
+    return f"{ICONS[_overview_status(report)]} {text}" if icons else text
 
 
 def _header(doc: dict[str, Any]) -> str:
@@ -91,10 +82,8 @@ def _overview_status(report: dict[str, Any]) -> str:
     fails but something could not be graded."""
     if report["exit_code"] == 0:
         return "pass"
-    blocking = [_outcome(c) for c in report["checks"] if not c.get("known_failure")]
-    if "fail" in blocking:
-        return "fail"
-    return "crash" if "crash" in blocking else "error"
+    status = cell_status((_outcome(c), bool(c.get("known_failure"))) for c in report["checks"])
+    return "error" if status == "pass" else status  # stopped, or not graded
 
 
 #: What each outcome means, for the legends of both renderings.
@@ -109,6 +98,32 @@ LEGEND = (
     ("warn", "the client breaks a SHOULD rule"),
     ("skip", "not graded in this client's mode or profiles"),
 )  # fmt: skip
+
+
+#: What a cell's three numbers count, under the overview of both renderings.
+COUNTS_LEGEND = (
+    "Each cell counts the checks of the client's profiles: graded (judged), failed (of "
+    "those, failed, crashed or not judged; known failures included, and said), skipped "
+    "(not graded in the client's mode or claims). Cells compare when they graded alike."
+)
+
+
+def column_source(vocab: dict[str, Any]) -> str:
+    """Where a column comes from, in words: ``wire schema agentevent.schema.json``,
+    ``bundled stella-older, 2 recording(s) from recordings/stella-0.9``."""
+    schema, bundled = vocab.get("wire_schema"), vocab.get("bundled")
+    named = vocab.get("seed_corpus")
+    if isinstance(schema, str):
+        said = [f"wire schema {schema.replace(chr(92), '/').rsplit('/', 1)[-1]}"]
+    elif isinstance(bundled, str):
+        said = [f"bundled {bundled}"]
+    else:
+        said = ["the kit's vocabulary"]
+    if isinstance(named, list) and named:
+        read = vocab.get("recordings")
+        count = f"{read} recording(s)" if isinstance(read, int) else "recordings"
+        said.append(f"{count} from {', '.join(str(p) for p in named)}")
+    return ", ".join(said)
 
 
 def _failures(doc: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
@@ -158,7 +173,8 @@ def to_markdown(doc: dict[str, Any]) -> str:
         row = [cell_text(cells[(client["name"], v)]["report"]) for v in vocabs]
         name, mode = markdown_name(client["name"]), markdown_code(client["mode"])
         out.append(f"| {name} | {mode} | " + " | ".join(row) + " |")
-    out += ["", " · ".join(f"{ICONS[o]} {o}: {meaning}" for o, meaning in LEGEND)]
+    out += ["", COUNTS_LEGEND, ""]
+    out += [" · ".join(f"{ICONS[o]} {o}: {meaning}" for o, meaning in LEGEND)]
     out.append("(known): listed in the client's known-failures file; it does not fail the matrix.")
     claimed = [
         (cell["client"], cell["vocabulary"], line)
@@ -172,7 +188,10 @@ def to_markdown(doc: dict[str, Any]) -> str:
             for c, v, line in claimed
         ]
     for vocab in doc["vocabularies"]:
-        title = f"{markdown_name(vocab['name'])} ({markdown_code(vocab['ident'])})"
+        title = (
+            f"{markdown_name(vocab['name'])} ({markdown_code(vocab['ident'])}; "
+            f"{markdown_code(column_source(vocab), 2000)})"
+        )
         out += ["", f"### checks, vocabulary {title}", ""]
         out.append("| check | " + " | ".join(markdown_name(c) for c in clients) + " |")
         out.append("| --- | " + " | ".join("---" for _ in clients) + " |")
@@ -280,9 +299,15 @@ def to_html(doc: dict[str, Any]) -> str:
         for vocab in vocabs:
             report = cells[(client["name"], vocab)]["report"]
             status = _overview_status(report)
-            parts.append(f'<td class="{esc(status)}">{esc(cell_text(report, icons=False))}</td>')
+            n = CellCounts.of_report(report)
+            numbers = (
+                f'data-graded="{n.graded}" data-failed="{n.failed}" data-skipped="{n.skipped}"'
+            )
+            text = esc(cell_text(report, icons=False))
+            parts.append(f'<td class="{esc(status)}" {numbers}>{text}</td>')
         parts.append("</tr>")
     parts.append("</tbody></table>")
+    parts.append(f'<p id="cell-counts">{esc(COUNTS_LEGEND)}</p>')
     parts.append('<ul id="legend">')
     for outcome, meaning in LEGEND:
         parts.append(f'<li><span class="swatch {outcome}">{outcome}</span>{esc(meaning)}</li>')
@@ -291,7 +316,8 @@ def to_html(doc: dict[str, Any]) -> str:
         "it does not fail the matrix</li></ul>"
     )
     for vocab in doc["vocabularies"]:
-        parts.append(f"<h2>checks, vocabulary {esc(vocab['name'])} ({esc(vocab['ident'])})</h2>")
+        source = f"{esc(vocab['ident'])}; {esc(column_source(vocab))}"
+        parts.append(f"<h2>checks, vocabulary {esc(vocab['name'])} ({source})</h2>")
         parts.append(f'<table class="checks" data-vocabulary="{esc(vocab["name"])}"><thead><tr>')
         parts.append("<th>check</th>" + "".join(f"<th>{esc(c)}</th>" for c in clients))
         parts.append("</tr></thead><tbody>")

@@ -274,7 +274,7 @@ def test_errors_look_different_from_failures_in_html_and_markdown(graded: Path) 
     page = to_html(doc)
     assert '<td class="error"><span class="outcome">error</span>' in page
     assert "KeyError: &#x27;type&#x27;</pre>" in page  # the stderr tail, escaped
-    assert '<td class="error">' in page.split('id="matrix"')[1].split("</table>")[0]
+    assert '<td class="error" data-graded=' in page.split('id="matrix"')[1].split("</table>")[0]
     assert ".error {" in page and ".fail {" in page
     text = to_markdown(doc)
     assert "⚙️ error" in text and "### failures, crashes and errors" in text

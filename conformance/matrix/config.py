@@ -27,10 +27,14 @@ from stella_conform.conformance.clients.runner import (
     resolve_client,
 )
 from stella_conform.conformance.report.model import load_known_failures
+from stella_conform.conformance.store.recordings import SeedCorpus
+from stella_conform.conformance.store.recordings import load as load_recordings
 from stella_conform.errors import SetupError, read_toml_file
+from stella_conform.generators.runs import Run
 from stella_conform.options.kinds import Problem, from_toml
 from stella_conform.options.kinds import Seconds as SecondsKind
 from stella_conform.options.model import BY_NAME, InMatrix
+from stella_conform.safe_files import named_path_problem
 from stella_conform.schemas.vocabulary import (
     BUNDLED,
     BUNDLED_ALIASES,
@@ -94,17 +98,41 @@ class ClientSpec:
 
 @dataclass(frozen=True)
 class VocabularySpec:
+    """A column: the vocabulary its cells are graded against (the kit's own, a bundled
+    one, or a stella release's wire schema), and the recordings of a stella its generated
+    stream cases may start from (``run --seed-corpus``)."""
+
     name: str
     wire_schema: Path | None = None
     #: A bundled vocabulary's name (``vocabulary = "stella-older"``), instead of a file.
     bundled: str | None = None
+    #: The folders or files of recorded streams named (``seed_corpus``), as given.
+    seed_corpus: tuple[str, ...] = ()
+    #: The recordings read from them, under this column's vocabulary.
+    corpus: SeedCorpus | None = field(default=None, compare=False, hash=False)
 
     @property
     def source(self) -> str | None:
         return str(self.wire_schema) if self.wire_schema else self.bundled
 
+    @property
+    def recordings(self) -> tuple[Run, ...]:
+        return tuple(self.corpus.recordings) if self.corpus is not None else ()
+
     def load(self) -> Vocabulary:
         return Vocabulary.load(self.source)  # loaded once per file text (vocabulary.py)
+
+    def to_json(self, ident: str) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "ident": ident,
+            "wire_schema": str(self.wire_schema) if self.wire_schema else None,
+            "bundled": self.bundled,
+        }
+        if self.seed_corpus:
+            out["seed_corpus"] = list(self.seed_corpus)
+            out["recordings"] = len(self.recordings)
+        return out
 
 
 @dataclass
@@ -340,6 +368,42 @@ def _seconds(entry: dict[str, Any], key: str, name: str, path: Path) -> float:
 
 
 def _vocabulary(entry: dict[str, Any], base: Path, path: Path) -> VocabularySpec:
+    spec = _vocabulary_source(entry, base, path)
+    if "seed_corpus" not in entry:
+        return spec
+    return _with_recordings(spec, entry["seed_corpus"], base, path)
+
+
+def _with_recordings(spec: VocabularySpec, value: Any, base: Path, path: Path) -> VocabularySpec:
+    """The column with the recordings ``seed_corpus`` names (a path or a list of them,
+    relative to the config), read as ``run --seed-corpus`` reads them.
+
+    A path that is missing, or neither a folder nor a regular file, is refused as the
+    command line refuses it; so is a column none of whose files is a recording: it would
+    grade exactly what the column of its vocabulary alone grades, under another name.
+    """
+    where = f"{path}: vocabulary {spec.name!r}: seed_corpus"
+    try:
+        named: tuple[str, ...] = from_toml(BY_NAME["seed_corpus"].kind, value)
+    except Problem as problem:
+        raise SetupError(f"{where}: {problem}") from None
+    if not named:
+        raise SetupError(f"{where}: name a folder or file of recorded streams")
+    paths = [base / p for p in named]
+    for given, full in zip(named, paths, strict=True):
+        wrong = named_path_problem(full, "folder or file")
+        if wrong is None and not full.exists():
+            wrong = "no such file or folder"
+        if wrong is not None:
+            raise SetupError(f"{where}: {given}: {wrong}")
+    corpus = load_recordings(paths, spec.load())
+    if not corpus.recordings:
+        skipped = "; ".join(str(s) for s in corpus.skipped[:3]) or "no .jsonl or .json file"
+        raise SetupError(f"{where}: no recorded stream read ({skipped})")
+    return replace(spec, seed_corpus=named, corpus=corpus)
+
+
+def _vocabulary_source(entry: dict[str, Any], base: Path, path: Path) -> VocabularySpec:
     name = _name(entry, "vocabulary", path)
     schema = entry.get("wire_schema")
     bundled = entry.get("vocabulary")

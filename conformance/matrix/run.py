@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from stella_conform import stopping
@@ -16,6 +17,8 @@ from stella_conform.conformance.matrix.config import (
     VocabularySpec,
 )
 from stella_conform.conformance.matrix.document import matrix_document
+from stella_conform.conformance.matrix.outputs import CellPlan
+from stella_conform.conformance.report.model import load_known_failures
 from stella_conform.conformance.suite import Grading, SuiteConfig, Task, Tell, preflight
 from stella_conform.options.suite import suite_config
 from stella_conform.safe_files import inside
@@ -42,7 +45,38 @@ def cell_suite_config(
         ),
         database_dir=None,  # a matrix is reproducible from its seed alone
         wire_schema=vocab.source,
+        recordings=vocab.recordings,  # as run --seed-corpus: generated cases may start there
     )
+
+
+def cell_label(client: ClientSpec, vocab: VocabularySpec) -> str:
+    """How a cell is named in its events and progress lines: ``client × vocabulary``."""
+    return f"{client.name} × {vocab.name}"
+
+
+def shard_tasks(config: MatrixConfig, shard: tuple[int, int] | None) -> list[tuple[int, Check]]:
+    """The (cell index, check) tasks a run grades: all of them, or every N-th from the I-th."""
+    tasks = config.tasks()
+    if shard is None:
+        return tasks
+    index, count = shard
+    return tasks[index - 1 :: count]
+
+
+def cell_plans(config: MatrixConfig, shard: tuple[int, int] | None) -> dict[str, CellPlan]:
+    """Each cell's tasks in this run and its known failures, by label: what the progress
+    lines need to say a cell is graded, with its numbers."""
+    cells = config.cells()
+    counts = Counter(cell for cell, _check in shard_tasks(config, shard))
+    known = {
+        c.name: frozenset(load_known_failures(c.known_failures) if c.known_failures else ())
+        for c in config.clients
+    }
+    return {
+        cell_label(client, vocab): CellPlan(counts[index], known[client.name])
+        for index, (client, vocab) in enumerate(cells)
+        if counts[index]
+    }
 
 
 def run_matrix(
@@ -54,12 +88,9 @@ def run_matrix(
     """Grade every cell (or one shard of the tasks) and return the matrix document; each
     step is told to ``tell``, tagged with its cell."""
     cells = config.cells()
-    tasks = config.tasks()
-    if shard is not None:
-        index, count = shard
-        tasks = tasks[index - 1 :: count]
+    tasks = shard_tasks(config, shard)
     suites = [cell_suite_config(config, c, v) for c, v in cells]
-    labels = [f"{client.name} × {vocab.name}" for client, vocab in cells]
+    labels = [cell_label(client, vocab) for client, vocab in cells]
     not_graded: dict[int, str] = {}
     graded: list[tuple[int, Check]] = []
     grading = Grading([], tell)

@@ -92,6 +92,7 @@ def test_each_matrix_key_of_the_model_is_read_by_load_config(tmp_path: Path) -> 
         "computes": client.claims.get("computes") == ["input_tokens"],
         "summary_only": client.claims.get("summary_only") is False,
         "wire_schema": True,  # [[vocabulary]]: tests/conformance/matrix/test_matrix.py
+        "seed_corpus": True,  # [[vocabulary]]: tests/conformance/matrix/test_version_columns.py
     }
     for option in OPTIONS:
         if isinstance(option.matrix, InMatrix):

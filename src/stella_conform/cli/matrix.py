@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -51,6 +52,7 @@ def matrix(
         MatrixSummary,
         matrix_files,
     )
+    from stella_conform.conformance.matrix.run import cell_plans
     from stella_conform.conformance.report.events import (
         MatrixFinished,
         MatrixStopped,
@@ -62,6 +64,7 @@ def matrix(
 
     pin_dir(out_dir)  # before any client runs (load_config reads hellos): no link followed
     config = load_config(config_path)
+    _say_recordings(config)
     if jobs is not None:
         config.jobs = jobs
     config.jobs = cap_jobs(config.jobs, "-j" if jobs is not None else "[matrix] jobs =")
@@ -81,7 +84,7 @@ def matrix(
     check_writable(paths)
     session = Session(
         (
-            MatrixProgress(click.echo, sys.stderr.isatty(), verbose),
+            MatrixProgress(click.echo, sys.stderr.isatty(), verbose, cell_plans(config, parsed)),
             *matrix_files(*paths),
             MatrixSummary(click.echo, paths),
         )
@@ -104,3 +107,22 @@ def matrix(
         stopping.leave_after(stop, partial["incomplete"] if isinstance(partial, dict) else stop.why)
     session.emit(MatrixFinished(doc))
     sys.exit(doc["exit_code"])
+
+
+def _say_recordings(config: Any) -> None:
+    """Each column's recordings, as ``run --seed-corpus`` says them: the files skipped
+    (each a warning), then how many were read."""
+    from stella_conform.cli.databases import SKIPPED_SHOWN
+    from stella_conform.safe_text import for_terminal
+
+    for vocab in config.vocabularies:
+        corpus = vocab.corpus
+        if corpus is None:
+            continue
+        column = f"vocabulary {vocab.name!r}"
+        for skipped in corpus.skipped[:SKIPPED_SHOWN]:
+            click.echo(for_terminal(f"warning: {column}: seed corpus: skipped {skipped}"), err=True)
+        if len(corpus.skipped) > SKIPPED_SHOWN:
+            more = len(corpus.skipped) - SKIPPED_SHOWN
+            click.echo(for_terminal(f"warning: {column}: skipped {more} more file(s)"), err=True)
+        click.echo(for_terminal(f"{column}: {corpus.summary()}"), err=True)

@@ -441,7 +441,7 @@ OPTIONS: tuple[Option, ...] = (
         "stream cases may start from their runs (repeatable).",
         _cli("--seed-corpus"),
         Unset("the plugin's cases are drawn as Hypothesis's database and profile say"),
-        Unset("a matrix is reproducible from its config and seed alone"),
+        InMatrix("vocabulary", "seed_corpus"),
         "seed-corpus",
     ),
     Option(

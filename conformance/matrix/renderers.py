@@ -292,7 +292,9 @@ def to_html(doc: dict[str, Any]) -> str:
         f'<p id="provenance">{esc(_header(doc))}</p>',
         '<table id="matrix"><thead><tr><th>client</th><th>mode</th>',
     ]
-    parts += [f"<th>{esc(v)}</th>" for v in vocabs]
+    parts += [
+        f'<th title="{esc(column_source(v))}">{esc(v["name"])}</th>' for v in doc["vocabularies"]
+    ]
     parts.append("</tr></thead><tbody>")
     for client in doc["clients"]:
         parts.append(f"<tr><th>{esc(client['name'])}</th><td>{esc(client['mode'])}</td>")

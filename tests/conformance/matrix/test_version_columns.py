@@ -230,6 +230,10 @@ def test_a_browser_reads_back_comparable_cells(graded: tuple) -> None:
     header, *rows = dom.rows
     vocabs = [v["name"] for v in doc["vocabularies"]]
     assert [text for text, _ in header] == ["client", "mode", *vocabs]
+    # each column's heading says where it comes from, on hover
+    assert header[3][1]["title"] == "wire schema agentevent.schema.json"
+    pinned = "bundled stella-older, 2 recording(s) from recordings/stella-0.9"
+    assert header[4][1]["title"] == pinned
     by = _by(doc)
     for row in rows:
         client = row[0][0]
@@ -249,6 +253,8 @@ def test_a_browser_reads_back_comparable_cells(graded: tuple) -> None:
         ("[]", "seed_corpus: name a folder or file of recorded streams"),
         ('"empty"', "seed_corpus: no recorded stream read (no .jsonl or .json file)"),
         ('"bad"', "seed_corpus: no recorded stream read (" + "{bad}"),
+        # never opened: a FIFO nobody writes would hold the matrix before it starts
+        ('["empty", "fifo"]', "seed_corpus: fifo: is a FIFO, neither"),
     ],
 )
 def test_a_recordings_column_that_reads_nothing_is_refused(
@@ -257,6 +263,7 @@ def test_a_recordings_column_that_reads_nothing_is_refused(
     (tmp_path / "empty").mkdir()
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "torn.jsonl").write_text('{"type":"text","text":"x"}\n{"type"')
+    os.mkfifo(tmp_path / "fifo")
     config = tmp_path / "m.toml"
     config.write_text(
         f'[[client]]\nname = "c"\ncommand = ["true"]\nmode = "exit"\n\n'

@@ -16,7 +16,8 @@ An HTML comment on the line before the fence adjusts a block:
 ``<!-- console: setup=COMMAND -->`` runs a hidden command first, from the top of the
 scratch folder (``;`` separates settings); ``<!-- console: needs=go,cargo -->`` names the
 toolchains it needs (a program on PATH, or ``typescript``: the compiler ``.ci/run`` puts in
-``.ci/.toolchains/ts``; ``serde``: Debian's Rust crates), and a block whose toolchains are
+``.ci/.toolchains/ts``; ``vitest``: the one it puts in ``.ci/.toolchains/vitest``;
+``serde``: Debian's Rust crates), and a block whose toolchains are
 missing is skipped (failed under ``.ci/run``); ``<!-- console: not run: REASON -->`` exempts
 it, and the reason is shown where the block is.  A block of commands without output
 shows nothing to check.
@@ -157,6 +158,9 @@ TOOLCHAINS = {
         REPO / ".ci" / ".toolchains" / "ts" / "node_modules" / "typescript"
     ).is_dir(),
     "serde": lambda: any(Path("/usr/share/cargo/registry").glob("serde_json-*")),
+    "vitest": lambda: (
+        REPO / ".ci" / ".toolchains" / "vitest" / "node_modules" / "vitest"
+    ).is_dir(),
 }
 
 

@@ -15,6 +15,8 @@ of CPU here, a rebuild of a project on top of them a second or two).
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -30,6 +32,10 @@ from builds import go_build as _go_build
 
 #: Where .ci/run puts what it installs outside the system (git-ignored).
 TOOLCHAINS = REPO / ".ci" / ".toolchains"
+
+
+#: Where .ci/run installs TypeScript and the Node.js types (a folder holding node_modules).
+TS_TOOLCHAIN = Path(os.environ.get("STELLA_CONFORM_TS_TOOLCHAIN", TOOLCHAINS / "ts"))
 
 
 def missing(reason: str) -> None:
@@ -59,10 +65,33 @@ def go_build(folder: Path, output: str) -> None:
         missing(str(exc))
 
 
+def build_template(language: str, folder: Path) -> None:
+    """Build a template ``stella-conform init`` wrote into ``folder`` the way its ``next:``
+    steps say, with the local toolchain (Python: nothing; TypeScript: tsc and @types/node
+    from :data:`TS_TOOLCHAIN`, linked in where ``npm install`` would put them; Go: go build;
+    Rust: cargo with Debian's serde crates, offline)."""
+    if language == "go":
+        go_build(folder, "stella-adapter")
+    elif language == "rust":
+        cargo_build(folder, "stella-adapter")
+    elif language == "typescript":
+        modules = TS_TOOLCHAIN / "node_modules"
+        if shutil.which("node") is None or not (modules / "typescript").is_dir():
+            missing(f"no node or no TypeScript toolchain at {TS_TOOLCHAIN}")
+        (folder / "node_modules").symlink_to(modules)  # what `npm install` would bring
+        tsc = [shutil.which("node") or "node", str(modules / "typescript" / "bin" / "tsc")]
+        done = subprocess.run(
+            [*tsc, "-p", "."], cwd=folder, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
 __all__ = [
     "CARGO_TARGET",
     "DEBIAN_REGISTRY",
     "TOOLCHAINS",
+    "TS_TOOLCHAIN",
+    "build_template",
     "cargo_build",
     "debian_crates",
     "go_build",

@@ -1,19 +1,28 @@
-// A stella-conform adapter (report mode) around a trivial stella reader.
+// A stella-conform adapter (report and persistent modes) around a trivial stella reader.
 //
 // Written by `stella-conform init go`.  Build and grade it as it is, then make it yours:
 //
 //	go build -o stella-adapter .
 //	stella-conform smoke --mode report -- ./stella-adapter
-//	stella-conform run --mode report -- ./stella-adapter
+//	stella-conform run -- ./stella-adapter
 //
-// The lines marked `EDIT` are the ones to change: call your own parser where the trivial
-// reader is called, and report what it did.  Everything else speaks the adapter protocol
-// (docs/adapter-protocol.md) and can stay as it is.  Go 1.19 or newer, standard library only.
+// The lines marked `EDIT` are the ones to change.  readStream is handed the raw bytes of one
+// stella stream as an io.Reader: call your own parser on it there, as your program calls it
+// on os.Stdin or on the pipe from stella, so that your parser's own line splitting (a
+// bufio.Scanner and its line limit, say), decoding and buffering are what the kit grades;
+// then tell report what it made of each line and return what it read.  Everything else
+// speaks the adapter protocol (docs/adapter-protocol.md) and can stay as it is.  Go 1.19 or
+// newer, standard library only.
+//
+// An adapter grades your parser as it reads the bytes it is handed here.  Grade the program
+// your users run as well, unmodified, by its exit status:
+// `stella-conform run --mode exit -- your-cli ARGS` (the stream on its stdin).
 package main
 
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -28,31 +37,95 @@ var client = map[string]string{"name": "my-stella-client", "version": "0.1", "la
 
 type message = map[string]interface{}
 
+// readStream reads one stella stream: stream holds its raw bytes (os.Stdin itself in report
+// mode, a case's bytes in persistent mode).  For each physical line, call
+// report.line(number, outcome, type, reason) as soon as your parser has read it (or
+// report.pending(number) for a line that does not parse, until the next line tells whether
+// it was the torn last one); return the summary (docs/adapter-protocol.md: the summary, field
+// by field), whose "verdict" is "accept" or "reject".  In report mode the kit writes line
+// k+1 only after the answer for line k, so answer each line as it arrives, never after
+// reading ahead.
+func readStream(stream io.Reader, report *reporter) message {
+	return newTrivialReader(report).read(stream) // EDIT: your parser, reading stream itself
+}
+
 func main() {
 	// "knows": the types your parser recognizes (today's stella's, or an older one's too), so
 	// the kit grades it on streams of any stella by what it knows, not by what that stella wrote
 	emit(message{"kind": "hello", "protocol": 1, "client": client, "profiles": []string{"reader"},
-		"modes": []string{"report"}, "knows": knownTypes()})
-	reader := newTrivialReader() // EDIT: your parser, fed one physical line at a time
-	in := bufio.NewReader(os.Stdin)
-	for number := 1; ; number++ {
-		raw, err := in.ReadBytes('\n') // one line as soon as it arrives
-		if len(raw) > 0 {
-			for _, o := range reader.push(number, raw) { // EDIT: hand the line to your parser
-				emit(o)
-			}
-		}
-		if err != nil || reader.rejected != nil {
-			break
-		}
+		"modes": []string{"report", "persistent"}, "knows": knownTypes()}) // EDIT: the types yours knows
+	if os.Getenv("STELLA_CONFORM_MODE") == "persistent" {
+		os.Exit(serveCases(os.Stdin))
 	}
-	for _, o := range reader.finish() { // EDIT: tell your parser the stream ended
-		emit(o)
-	}
-	emit(reader.summary()) // EDIT: what your parser read (verdict, counts, final text)
-	if reader.rejected != nil {
+	summary := readStream(os.Stdin, &reporter{}) // report mode: the stream is stdin
+	summary["kind"] = "summary"
+	emit(summary)
+	if summary["verdict"] == "reject" {
 		os.Exit(1)
 	}
+}
+
+// serveCases is persistent mode: one case per stdin line,
+// {"kind":"case","id":..,"stream":<base64>}, each answered with observations and a summary
+// that carry its id.
+func serveCases(stdin io.Reader) int {
+	in := bufio.NewReader(stdin)
+	for {
+		raw, err := in.ReadBytes('\n')
+		var m struct {
+			Kind   string          `json:"kind"`
+			ID     json.RawMessage `json:"id"`
+			Stream *string         `json:"stream"`
+		}
+		if json.Unmarshal(raw, &m) == nil {
+			if m.Kind == "shutdown" {
+				return 0
+			}
+			if m.Kind == "case" {
+				stream, bad := []byte(nil), m.Stream == nil
+				if !bad {
+					stream, err = base64.StdEncoding.DecodeString(*m.Stream)
+					bad = err != nil
+				}
+				if bad {
+					fmt.Fprintln(os.Stderr, "stella-adapter: a case without a base64 stream")
+					return 2
+				}
+				report := &reporter{id: m.ID}
+				summary := readStream(bytes.NewReader(stream), report)
+				summary["kind"] = "summary"
+				report.emit(summary)
+				continue
+			}
+		}
+		if err != nil {
+			return 0 // the end of stdin
+		}
+	}
+}
+
+// reporter writes what the parser made of each line to the kit at once (with the case's id
+// in persistent mode).
+type reporter struct{ id json.RawMessage }
+
+func (r *reporter) line(n int, outcome string, typ interface{}, reason string) {
+	m := line(n, outcome)
+	if outcome == "known" || outcome == "unknown" {
+		m["type"] = typ // a string, or nil when the line had no string type
+	}
+	if reason != "" {
+		m["reason"] = reason
+	}
+	r.emit(m)
+}
+
+func (r *reporter) pending(n int) { r.emit(message{"kind": "pending", "line": n}) }
+
+func (r *reporter) emit(m message) {
+	if r.id != nil {
+		m["id"] = r.id
+	}
+	emit(m)
 }
 
 func emit(m message) {
@@ -150,6 +223,7 @@ type problem struct {
 }
 
 type trivialReader struct {
+	report            *reporter
 	pending, rejected *problem // pending: corrupt; the torn last line if nothing follows
 	known, unknown    int
 	unknownTypes      map[string]bool
@@ -159,8 +233,26 @@ type trivialReader struct {
 	completed         bool
 }
 
-func newTrivialReader() *trivialReader {
-	return &trivialReader{unknownTypes: map[string]bool{}}
+func newTrivialReader(report *reporter) *trivialReader {
+	return &trivialReader{report: report, unknownTypes: map[string]bool{}}
+}
+
+// read reads the whole stream, one physical line at a time as soon as it has arrived (split
+// at LF only, on bytes, however long the line: a CR or U+2028 inside a line is no line end),
+// and returns what it read.
+func (r *trivialReader) read(stream io.Reader) message {
+	in := bufio.NewReader(stream)
+	for number := 1; ; number++ {
+		raw, err := in.ReadBytes('\n')
+		if len(raw) > 0 {
+			r.push(number, raw)
+		}
+		if err != nil || r.rejected != nil {
+			break // the end of the stream, or the first error, which ends it
+		}
+	}
+	r.finish()
+	return r.summary()
 }
 
 func parseLine(content []byte) (interface{}, error) {
@@ -183,22 +275,26 @@ func line(n int, outcome string) message {
 	return message{"kind": "line", "line": n, "outcome": outcome}
 }
 
-func (r *trivialReader) push(n int, raw []byte) []message {
+func (r *trivialReader) push(n int, raw []byte) {
 	content := bytes.TrimSuffix(raw, []byte("\n"))
 	if len(bytes.Trim(content, " \t\r\n")) == 0 {
-		return []message{line(n, "blank")}
+		r.report.line(n, "blank", nil, "")
+		return
 	}
 	if r.pending != nil { // rule 6: a corrupt line with more after it is an error
-		return r.reject(r.pending.line, "corrupt line: "+r.pending.reason)
+		r.reject(r.pending.line, "corrupt line: "+r.pending.reason)
+		return
 	}
 	value, err := parseLine(content) // rule 1: each line is one JSON document
 	if err != nil {
 		r.pending = &problem{n, err.Error()}
-		return []message{{"kind": "pending", "line": n}}
+		r.report.pending(n)
+		return
 	}
 	event, ok := object(value)
 	if !ok {
-		return r.reject(n, "line is JSON but not an object")
+		r.reject(n, "line is JSON but not an object")
+		return
 	}
 	tag, isTag := event["type"].(string) // rule 2: the type string alone decides
 	shape, isKnown := known[tag]
@@ -207,14 +303,14 @@ func (r *trivialReader) push(n int, raw []byte) []message {
 		isKnown = present
 	}
 	if !isTag || !isKnown {
-		r.unknown++ // rule 3: unrecognized events are counted, nothing more
-		o := line(n, "unknown")
-		o["type"] = nil
+		r.unknown++         // rule 3: unrecognized events are counted, nothing more
+		var typ interface{} // no string type: null
 		if isTag {
 			r.unknownTypes[tag] = true
-			o["type"] = tag
+			typ = tag
 		}
-		return []message{o}
+		r.report.line(n, "unknown", typ, "")
+		return
 	}
 	if alias, ok := aliases[tag]; ok {
 		_, hasName := event[alias[0]]
@@ -224,7 +320,8 @@ func (r *trivialReader) push(n int, raw []byte) []message {
 		}
 	}
 	if why := misfit(tag, shape, event); why != "" { // rule 4: must fit; rule 5: extras ignored
-		return r.reject(n, why)
+		r.reject(n, why)
+		return
 	}
 	r.known++
 	r.lastKnown = tag
@@ -235,9 +332,7 @@ func (r *trivialReader) push(n int, raw []byte) []message {
 	if tag == "turn_complete" {
 		r.turns++
 	}
-	o := line(n, "known")
-	o["type"] = tag
-	return []message{o}
+	r.report.line(n, "known", tag, "")
 }
 
 func misfit(tag string, s shape, event map[string]interface{}) string {
@@ -261,20 +356,15 @@ func misfit(tag string, s shape, event map[string]interface{}) string {
 	return ""
 }
 
-func (r *trivialReader) finish() []message {
-	if r.pending == nil || r.rejected != nil {
-		return nil
+func (r *trivialReader) finish() {
+	if r.pending != nil && r.rejected == nil { // rule 6: the cut-off final line is dropped
+		r.report.line(r.pending.line, "torn", nil, r.pending.reason)
 	}
-	o := line(r.pending.line, "torn") // rule 6: the cut-off final line is dropped
-	o["reason"] = r.pending.reason
-	return []message{o}
 }
 
-func (r *trivialReader) reject(n int, reason string) []message {
+func (r *trivialReader) reject(n int, reason string) {
 	r.rejected = &problem{n, reason}
-	o := line(n, "reject")
-	o["reason"] = reason
-	return []message{o}
+	r.report.line(n, "reject", nil, reason)
 }
 
 func (r *trivialReader) summary() message {
@@ -284,7 +374,7 @@ func (r *trivialReader) summary() message {
 	}
 	sort.Strings(types)
 	texts := append([]string{}, r.texts...) // [] rather than null when there are none
-	s := message{"kind": "summary", "verdict": "accept", "rejected_line": nil,
+	s := message{"verdict": "accept", "rejected_line": nil,
 		"known_events": r.known, "unrecognized_events": r.unknown, "unrecognized_types": types,
 		"final_text": nil, "texts": texts, "turns_completed": r.turns, "terminator": nil}
 	if r.rejected != nil {

@@ -1,21 +1,43 @@
 #!/usr/bin/env python3
-"""A stella-conform adapter (report mode) around a trivial stella reader.
+"""A stella-conform adapter (report and persistent modes) around a trivial stella reader.
 
 Written by `stella-conform init python`.  Grade it as it is, then make it yours:
 
     stella-conform smoke --mode report -- python3 stella_adapter.py
-    stella-conform run --mode report -- python3 stella_adapter.py
+    stella-conform run -- python3 stella_adapter.py
 
-The lines marked `EDIT` are the ones to change: call your own parser where the
-trivial reader is called, and report what it did.  Everything else speaks the
-adapter protocol (docs/adapter-protocol.md) and can stay as it is.
-Standard library only, Python 3.9 or newer.
+The lines marked `EDIT` are the ones to change.  `read_stream` is handed the raw bytes of
+one stella stream as a binary file: call your own parser on it there, as your program
+calls it on stdin or on a pipe from stella, so that your parser's own line splitting,
+decoding and buffering are what the kit grades; then tell `report` what it made of each
+line and return what it read.  Everything else speaks the adapter protocol
+(docs/adapter-protocol.md) and can stay as it is.  Standard library only, Python 3.9 or
+newer.
+
+An adapter grades your parser as it reads the bytes it is handed here.  Grade the program
+your users run as well, unmodified, by its exit status:
+`stella-conform run --mode exit -- your-cli ARGS` (the stream on its stdin).
 """
 
+import base64
+import binascii
+import io
 import json
+import os
 import sys
 
 CLIENT = {"name": "my-stella-client", "version": "0.1", "language": "python"}  # EDIT: yours
+
+
+def read_stream(stream, report):
+    """Read one stella stream: `stream` is a binary file holding its raw bytes (stdin itself
+    in report mode, a case's bytes in persistent mode).  For each physical line, call
+    `report.line(number, outcome, type=..., reason=...)` as soon as your parser has read it
+    (or `report.pending(number)` for a line that does not parse, until the next line tells
+    whether it was the torn last one); return the summary (docs/adapter-protocol.md: the
+    summary, field by field).  In report mode the kit writes line k+1 only after the answer
+    for line k, so read one line at a time, never ahead."""
+    return TrivialReader(report).read(stream)  # EDIT: your parser, reading `stream` itself
 
 
 def main():
@@ -25,23 +47,63 @@ def main():
             "protocol": 1,
             "client": CLIENT,
             "profiles": ["reader"],
-            "modes": ["report"],
+            "modes": ["report", "persistent"],
             # the types your parser recognizes (today's stella's, or an older one's too): the
             # kit grades it on streams of any stella by what it knows, not by what that wrote
-            "knows": sorted(KNOWN),
+            "knows": sorted(KNOWN),  # EDIT: the types yours knows
         }
     )
-    reader = TrivialReader()  # EDIT: your parser, fed one physical line at a time
-    lines = iter(sys.stdin.buffer.readline, b"")  # each line as soon as it arrives
-    for number, raw in enumerate(lines, 1):
-        for observation in reader.push(number, raw):  # EDIT: hand the line to your parser
-            emit(observation)
-        if reader.rejected:
+    if os.environ.get("STELLA_CONFORM_MODE") == "persistent":
+        return serve_cases(sys.stdin.buffer)
+    summary = read_stream(sys.stdin.buffer, Report())  # report mode: the stream is stdin
+    emit({**summary, "kind": "summary"})
+    return 1 if summary["verdict"] == "reject" else 0
+
+
+def serve_cases(stdin):
+    """Persistent mode: one case per stdin line, `{"kind":"case","id":..,"stream":<base64>}`,
+    each answered with observations and a summary that carry its id."""
+    for raw in iter(stdin.readline, b""):
+        try:
+            message = json.loads(raw)
+            kind = message.get("kind")
+        except (ValueError, AttributeError):
+            continue  # not a message of this protocol: ignored
+        if kind == "shutdown":
             break
-    for observation in reader.finish():  # EDIT: tell your parser the stream ended
-        emit(observation)
-    emit(reader.summary())  # EDIT: what your parser read (verdict, counts, final text)
-    return 1 if reader.rejected else 0
+        if kind != "case":
+            continue
+        try:
+            stream = base64.b64decode(message["stream"], validate=True)
+        except (KeyError, TypeError, binascii.Error):
+            print("stella-adapter: a case without a base64 stream", file=sys.stderr)
+            return 2
+        report = Report(message.get("id"))
+        summary = read_stream(io.BytesIO(stream), report)
+        report.emit({**summary, "kind": "summary"})
+    return 0
+
+
+class Report:
+    """What the parser made of each line, written to the kit at once (with the case's id in
+    persistent mode)."""
+
+    def __init__(self, case_id=None):
+        self.case_id = case_id
+
+    def line(self, number, outcome, type=None, reason=None):
+        message = {"kind": "line", "line": number, "outcome": outcome}
+        if outcome in ("known", "unknown"):
+            message["type"] = type
+        if reason is not None:
+            message["reason"] = reason
+        self.emit(message)
+
+    def pending(self, number):
+        self.emit({"kind": "pending", "line": number})
+
+    def emit(self, message):
+        emit(message if self.case_id is None else {**message, "id": self.case_id})
 
 
 def emit(message):
@@ -152,7 +214,8 @@ def no_constants(name):
 
 
 class TrivialReader:
-    def __init__(self):
+    def __init__(self, report):
+        self.report = report
         self.pending = None  # (line, reason): a corrupt line, the torn last one if nothing follows
         self.rejected = None  # (line, reason)
         self.known = self.unknown = 0
@@ -162,18 +225,28 @@ class TrivialReader:
         self.last_known = None
         self.completed = False
 
+    def read(self, stream):
+        """The whole stream, one physical line at a time as soon as it has arrived (split at
+        LF only, on bytes: a CR or U+2028 inside a line is no line end); what it read."""
+        for number, raw in enumerate(iter(stream.readline, b""), 1):
+            self.push(number, raw)
+            if self.rejected:
+                break  # the first error ends the stream
+        self.finish()
+        return self.summary()
+
     def push(self, line, raw):
-        """Observations for one physical line (bytes, with its newline if it had one)."""
+        """Read one physical line (bytes, with its newline if it had one)."""
         content = raw[:-1] if raw.endswith(b"\n") else raw
         if not content.strip(b" \t\r\n"):
-            return [{"kind": "line", "line": line, "outcome": "blank"}]
+            return self.report.line(line, "blank")
         if self.pending:  # rule 6: a corrupt line with more after it is an error
             return self.reject(self.pending[0], "corrupt line: " + self.pending[1])
         try:  # rule 1: each line is one JSON document
             event = json.loads(content.decode("utf-8"), parse_constant=no_constants)
         except (ValueError, RecursionError) as exc:
             self.pending = (line, str(exc))
-            return [{"kind": "pending", "line": line}]
+            return self.report.pending(line)
         if not isinstance(event, dict):
             return self.reject(line, "line is JSON but not an object")
         tag = event.get("type")  # rule 2: the type string alone decides
@@ -182,14 +255,7 @@ class TrivialReader:
             self.unknown += 1  # rule 3: unrecognized events are counted, nothing more
             if isinstance(tag, str):
                 self.unknown_types.add(tag)
-            return [
-                {
-                    "kind": "line",
-                    "line": line,
-                    "outcome": "unknown",
-                    "type": tag if isinstance(tag, str) else None,
-                }
-            ]
+            return self.report.line(line, "unknown", type=tag if isinstance(tag, str) else None)
         name, legacy = ALIASES.get(tag, (None, None))
         if name and name not in event and legacy in event:
             event = {**event, name: event[legacy]}
@@ -203,21 +269,19 @@ class TrivialReader:
         if tag == "turn_complete":
             self.turns += 1
         self.completed = self.completed or tag == "run_complete"
-        return [{"kind": "line", "line": line, "outcome": "known", "type": tag}]
+        return self.report.line(line, "known", type=tag)
 
     def finish(self):
-        if not self.pending or self.rejected:
-            return []
-        line, reason = self.pending  # rule 6: the cut-off final line is dropped
-        return [{"kind": "line", "line": line, "outcome": "torn", "reason": reason}]
+        if self.pending and not self.rejected:
+            line, reason = self.pending  # rule 6: the cut-off final line is dropped
+            self.report.line(line, "torn", reason=reason)
 
     def reject(self, line, reason):
         self.rejected = (line, reason)
-        return [{"kind": "line", "line": line, "outcome": "reject", "reason": reason}]
+        self.report.line(line, "reject", reason=reason)
 
     def summary(self):
         return {
-            "kind": "summary",
             "verdict": "reject" if self.rejected else "accept",
             "rejected_line": self.rejected[0] if self.rejected else None,
             "known_events": self.known,

@@ -4,15 +4,22 @@
 //!
 //!     cargo build --release
 //!     stella-conform smoke --mode report -- ./target/release/stella-adapter
-//!     stella-conform run --mode persistent -- ./target/release/stella-adapter
+//!     stella-conform run -- ./target/release/stella-adapter
 //!
-//! The lines marked `EDIT` are the ones to change: call your own parser where the serde
-//! reader is called, and report what it did.  Everything else speaks the adapter protocol
+//! The lines marked `EDIT` are the ones to change.  `read_stream` is handed the raw bytes of
+//! one stella stream as a `BufRead`: call your own parser on it there, as your program calls
+//! it on stdin or on the pipe from stella, so that your parser's own line splitting, decoding
+//! and buffering are what the kit grades; then tell `report` what it made of each line and
+//! return what it read.  Everything else speaks the adapter protocol
 //! (docs/adapter-protocol.md) and can stay as it is.  Rust 1.63 or newer; serde and
 //! serde_json are the only dependencies.
 //!
+//! An adapter grades your parser as it reads the bytes it is handed here.  Grade the program
+//! your users run as well, unmodified, by its exit status:
+//! `stella-conform run --mode exit -- your-cli ARGS` (the stream on its stdin).
+//!
 //! Three things a natural Rust reader gets wrong, done right here:
-//! - stdin is read with `read_until(b'\n')`, one line as soon as it has arrived.  Never
+//! - the stream is read with `read_until(b'\n')`, one line as soon as it has arrived.  Never
 //!   `lines()`, which ends the whole stream at the first line that is not UTF-8, and never
 //!   a peek at the next line (`lines().peekable()`): in report mode the kit writes line
 //!   k+1 only after the answer for line k, so a reader that waits for it deadlocks.
@@ -31,6 +38,17 @@ use std::io::{self, BufRead, Write};
 const CLIENT_NAME: &str = "my-stella-client"; // EDIT: yours
 const CLIENT_VERSION: &str = "0.1"; // EDIT: yours
 
+/// Read one stella stream: `stream` holds its raw bytes (stdin itself in report mode, a
+/// case's bytes in persistent mode).  For each physical line, call `report.line(..)` as soon
+/// as your parser has read it (or `report.pending(number)` for a line that does not parse,
+/// until the next line tells whether it was the torn last one); return the summary
+/// (docs/adapter-protocol.md: the summary, field by field), whose `verdict` is `"accept"` or
+/// `"reject"`.  In report mode the kit writes line k+1 only after the answer for line k, so
+/// answer each line as it arrives, never after reading ahead.
+fn read_stream(stream: &mut dyn BufRead, report: &Report) -> Value {
+    Reader::default().read(stream, report) // EDIT: your parser, reading `stream` itself
+}
+
 fn main() {
     let persistent = matches!(std::env::var("STELLA_CONFORM_MODE").as_deref(), Ok("persistent"));
     emit(
@@ -38,42 +56,22 @@ fn main() {
         // so the kit grades it on streams of any stella by what it knows, not by what it wrote
         json!({"kind": "hello", "protocol": 1, "profiles": ["reader"],
                "client": {"name": CLIENT_NAME, "version": CLIENT_VERSION, "language": "rust"},
-               "modes": ["report", "persistent"], "knows": KNOWN}),
+               "modes": ["report", "persistent"], "knows": KNOWN}), // EDIT: what yours knows
         None,
     );
     let stdin = io::stdin();
     let mut input = stdin.lock();
-    let status = if persistent { serve_cases(&mut input) } else { report(&mut input) };
-    std::process::exit(status);
-}
-
-/// Report mode: the stream on stdin, an answer for each line before the next one arrives.
-fn report(input: &mut impl BufRead) -> i32 {
-    let mut reader = Reader::default(); // EDIT: your parser, fed one physical line at a time
-    let mut raw = Vec::new();
-    let mut number = 0;
-    loop {
-        raw.clear();
-        match input.read_until(b'\n', &mut raw) {
-            Ok(0) | Err(_) => break, // the end of the stream
-            Ok(_) => number += 1,
-        }
-        for observation in reader.push(number, &raw) {
-            emit(observation, None); // EDIT: hand the line to your parser
-        }
-        if reader.rejected.is_some() {
-            break;
-        }
-    }
-    for observation in reader.finish() {
-        emit(observation, None); // EDIT: tell your parser the stream ended
-    }
-    emit(reader.summary(), None); // EDIT: what your parser read (verdict, counts, final text)
-    if reader.rejected.is_some() {
-        1
+    let status = if persistent {
+        serve_cases(&mut input)
     } else {
-        0
-    }
+        let report = Report { id: None };
+        let mut summary = read_stream(&mut input, &report); // report mode: the stream is stdin
+        let rejected = summary["verdict"] == "reject";
+        summary["kind"] = json!("summary");
+        emit(summary, None);
+        i32::from(rejected)
+    };
+    std::process::exit(status);
 }
 
 /// Persistent mode: one case per stdin line, `{"kind":"case","id":..,"stream":<base64>}`,
@@ -88,14 +86,13 @@ fn serve_cases(input: &mut impl BufRead) -> i32 {
         }
         let message: Value = match serde_json::from_slice(&raw) {
             Ok(message) => message,
-            Err(_) => continue,
+            Err(_) => continue, // not a message of this protocol: ignored
         };
         match message["kind"].as_str() {
             Some("case") => {}
             Some("shutdown") => return 0,
             _ => continue,
         }
-        let id = Some(&message["id"]);
         let stream = match message["stream"].as_str().and_then(base64_decode) {
             Some(stream) => stream,
             None => {
@@ -103,19 +100,41 @@ fn serve_cases(input: &mut impl BufRead) -> i32 {
                 return 2;
             }
         };
-        let mut reader = Reader::default(); // EDIT: your parser, one per case
-        for (index, line) in stream.split_inclusive(|&b| b == b'\n').enumerate() {
-            for observation in reader.push(index + 1, line) {
-                emit(observation, id); // EDIT: hand the line to your parser
-            }
-            if reader.rejected.is_some() {
-                break;
-            }
+        let report = Report { id: Some(message["id"].clone()) };
+        let mut summary = read_stream(&mut stream.as_slice(), &report);
+        summary["kind"] = json!("summary");
+        report.emit(summary);
+    }
+}
+
+/// What the parser made of each line, written to the kit at once (with the case's id in
+/// persistent mode).
+struct Report {
+    id: Option<Value>,
+}
+
+// `line` and `pending` are for your parser: the serde reader hands over whole observations
+#[allow(dead_code)]
+impl Report {
+    /// A line's `outcome` (`known`, `unknown`, `blank`, `torn` or `reject`), with its `type`
+    /// (known and unknown lines: a string, or null when the line had none) and a `reason`.
+    fn line(&self, number: usize, outcome: &str, tag: Option<&str>, reason: Option<&str>) {
+        let mut message = line(number, outcome);
+        if outcome == "known" || outcome == "unknown" {
+            message["type"] = json!(tag);
         }
-        for observation in reader.finish() {
-            emit(observation, id); // EDIT: tell your parser the stream ended
+        if let Some(reason) = reason {
+            message["reason"] = json!(reason);
         }
-        emit(reader.summary(), id); // EDIT: what your parser read
+        self.emit(message);
+    }
+
+    fn pending(&self, number: usize) {
+        self.emit(json!({"kind": "pending", "line": number}));
+    }
+
+    fn emit(&self, message: Value) {
+        emit(message, self.id.as_ref());
     }
 }
 
@@ -312,6 +331,31 @@ fn line(number: usize, outcome: &str) -> Value {
 }
 
 impl Reader {
+    /// The whole stream, one physical line at a time as soon as it has arrived (split at LF
+    /// only, on bytes: a CR or U+2028 inside a line is no line end), each line's observations
+    /// told to `report` at once; what it read.
+    fn read(mut self, stream: &mut dyn BufRead, report: &Report) -> Value {
+        let mut raw = Vec::new();
+        let mut number = 0;
+        loop {
+            raw.clear();
+            match stream.read_until(b'\n', &mut raw) {
+                Ok(0) | Err(_) => break, // the end of the stream
+                Ok(_) => number += 1,
+            }
+            for observation in self.push(number, &raw) {
+                report.emit(observation);
+            }
+            if self.rejected.is_some() {
+                break; // the first error ends the stream
+            }
+        }
+        for observation in self.finish() {
+            report.emit(observation);
+        }
+        self.summary()
+    }
+
     /// Observations for one physical line (bytes, with its newline if it had one).
     fn push(&mut self, number: usize, raw: &[u8]) -> Vec<Value> {
         let content = raw.strip_suffix(b"\n").unwrap_or(raw);

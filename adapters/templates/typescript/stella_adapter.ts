@@ -1,74 +1,124 @@
-// A stella-conform adapter (report mode) around a trivial stella reader.
+// A stella-conform adapter (report and persistent modes) around a trivial stella reader.
 //
 // Written by `stella-conform init typescript`.  Build and grade it as it is, then make it
 // yours:
 //
 //     npm install && npx tsc
 //     stella-conform smoke --mode report -- node dist/stella_adapter.js
-//     stella-conform run --mode report -- node dist/stella_adapter.js
+//     stella-conform run -- node dist/stella_adapter.js
 //
-// The lines marked `EDIT` are the ones to change: call your own parser where the trivial
-// reader is called, and report what it did.  Everything else speaks the adapter protocol
+// The lines marked `EDIT` are the ones to change.  `readStream` is handed the raw bytes of
+// one stella stream as a Node.js `Readable`: call your own parser on it there, as your
+// program calls it on `process.stdin` or on the pipe from stella, so that your parser's own
+// line splitting, decoding and buffering are what the kit grades; then tell `report` what it
+// made of each line and return what it read.  Everything else speaks the adapter protocol
 // (docs/adapter-protocol.md) and can stay as it is.  Node.js 18 or newer, no dependencies.
+//
+// An adapter grades your parser as it reads the bytes it is handed here.  Grade the program
+// your users run as well, unmodified, by its exit status:
+// `stella-conform run --mode exit -- your-cli ARGS` (the stream on its stdin).
+
+import { Readable } from "node:stream";
 
 const CLIENT = { name: "my-stella-client", version: "0.1", language: "typescript" }; // EDIT: yours
 
-type Observation = { kind: "line" | "pending"; line: number; outcome?: string; type?: string | null; reason?: string };
+type Summary = { verdict: "accept" | "reject"; [field: string]: unknown };
 
-function main(): void {
+/**
+ * Read one stella stream: `stream` holds its raw bytes (`process.stdin` itself in report
+ * mode, a case's bytes in persistent mode).  For each physical line, call
+ * `report.line(number, outcome, type, reason)` as soon as your parser has read it (or
+ * `report.pending(number)` for a line that does not parse, until the next line tells whether
+ * it was the torn last one); resolve to the summary (docs/adapter-protocol.md: the summary,
+ * field by field).  In report mode the kit writes line k+1 only after the answer for line k,
+ * so answer each line as it arrives, never after reading ahead.
+ */
+async function readStream(stream: Readable, report: Report): Promise<Summary> {
+  return new TrivialReader(report).read(stream); // EDIT: your parser, reading `stream` itself
+}
+
+async function main(): Promise<void> {
   // `knows`: the types your parser recognizes (today's stella's, or an older one's too), so
   // the kit grades it on streams of any stella by what it knows, not by what that stella wrote
-  emit({ kind: "hello", protocol: 1, client: CLIENT, profiles: ["reader"], modes: ["report"], knows: Object.keys(KNOWN) });
-  const reader = new TrivialReader(); // EDIT: your parser, fed one physical line at a time
-  const lines = new LineSplitter();
-  let done = false;
-  const finish = (): void => {
-    if (done) return;
-    done = true;
-    for (const o of reader.finish()) emit(o); // EDIT: tell your parser the stream ended
-    emit(reader.summary()); // EDIT: what your parser read (verdict, counts, final text)
-    process.exitCode = reader.rejected ? 1 : 0;
-    process.stdin.destroy();
-  };
-  const take = (line: number, raw: Buffer): boolean => {
-    for (const o of reader.push(line, raw)) emit(o); // EDIT: hand the line to your parser
-    return reader.rejected === null;
-  };
-  process.stdin.on("data", (chunk: Buffer) => {
-    if (!done && !lines.feed(chunk, take)) finish();
+  emit({
+    kind: "hello", protocol: 1, client: CLIENT, profiles: ["reader"],
+    modes: ["report", "persistent"], knows: Object.keys(KNOWN), // EDIT: the types yours knows
   });
-  process.stdin.on("end", () => {
-    if (!done) lines.end(take); // a last line without a newline
-    finish();
-  });
+  if (process.env.STELLA_CONFORM_MODE === "persistent") {
+    process.exitCode = await serveCases(process.stdin);
+    return;
+  }
+  const summary = await readStream(process.stdin, new Report()); // report mode: stdin
+  emit({ ...summary, kind: "summary" });
+  process.exitCode = summary.verdict === "reject" ? 1 : 0;
+  process.stdin.destroy(); // read no more after a rejection
+}
+
+/**
+ * Persistent mode: one case per stdin line, `{"kind":"case","id":..,"stream":<base64>}`,
+ * each answered with observations and a summary that carry its id.
+ */
+async function serveCases(stdin: Readable): Promise<number> {
+  for await (const raw of splitLines(stdin)) {
+    let message: { kind?: unknown; id?: unknown; stream?: unknown };
+    try {
+      message = JSON.parse(raw.toString("utf-8"));
+    } catch {
+      continue; // not a message of this protocol: ignored
+    }
+    if (message === null || typeof message !== "object") continue;
+    if (message.kind === "shutdown") break;
+    if (message.kind !== "case") continue;
+    if (typeof message.stream !== "string") {
+      process.stderr.write("stella-adapter: a case without a base64 stream\n");
+      return 2;
+    }
+    const stream = Readable.from([Buffer.from(message.stream, "base64")], { objectMode: false });
+    const report = new Report(message.id);
+    const summary = await readStream(stream, report);
+    report.emit({ ...summary, kind: "summary" });
+  }
+  return 0;
+}
+
+/** What the parser made of each line, written to the kit at once (with the case's id in
+ * persistent mode). */
+class Report {
+  constructor(private readonly caseId?: unknown) {}
+
+  line(line: number, outcome: string, type?: string | null, reason?: string): void {
+    const message: Record<string, unknown> = { kind: "line", line, outcome };
+    if (outcome === "known" || outcome === "unknown") message.type = type ?? null;
+    if (reason !== undefined) message.reason = reason;
+    this.emit(message);
+  }
+
+  pending(line: number): void {
+    this.emit({ kind: "pending", line });
+  }
+
+  emit(message: object): void {
+    emit(this.caseId === undefined ? message : { ...message, id: this.caseId });
+  }
 }
 
 function emit(message: object): void {
   process.stdout.write(JSON.stringify(message) + "\n"); // lockstep: one answer per line
 }
 
-/** Physical lines (split at LF only), each handed over as soon as it is complete. */
-class LineSplitter {
-  private buf: Buffer = Buffer.alloc(0);
-  private n = 0;
-
-  feed(chunk: Buffer, take: (line: number, raw: Buffer) => boolean): boolean {
-    this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
+/** Physical lines of a byte stream (split at LF only, each with its LF; the last one without,
+ * if the stream does not end in one), each handed over as soon as it is complete. */
+async function* splitLines(stream: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  let buf: Buffer = Buffer.alloc(0);
+  for await (const chunk of stream) {
+    buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
     let nl: number;
-    while ((nl = this.buf.indexOf(0x0a)) >= 0) {
-      const raw = this.buf.subarray(0, nl + 1);
-      this.buf = this.buf.subarray(nl + 1);
-      this.n += 1;
-      if (!take(this.n, raw)) return false;
+    while ((nl = buf.indexOf(0x0a)) >= 0) {
+      yield buf.subarray(0, nl + 1);
+      buf = buf.subarray(nl + 1);
     }
-    return true;
   }
-
-  end(take: (line: number, raw: Buffer) => boolean): boolean {
-    if (!this.buf.length) return true;
-    this.n += 1;
-    return take(this.n, this.buf);
-  }
+  if (buf.length) yield buf;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -138,10 +188,24 @@ class TrivialReader {
   private lastKnown: string | null = null;
   private completed = false;
 
-  push(line: number, raw: Buffer): Observation[] {
+  constructor(private readonly report: Report) {}
+
+  /** The whole stream, one physical line at a time as soon as it has arrived (split at LF
+   * only, on bytes: a CR or U+2028 inside a line is no line end); what it read. */
+  async read(stream: Readable): Promise<Summary> {
+    let n = 0;
+    for await (const raw of splitLines(stream)) {
+      this.push(++n, raw);
+      if (this.rejected) break; // the first error ends the stream
+    }
+    this.finish();
+    return this.summary();
+  }
+
+  push(line: number, raw: Buffer): void {
     const content = raw.length && raw[raw.length - 1] === 0x0a ? raw.subarray(0, raw.length - 1) : raw;
     if (content.every((b) => b === 0x20 || b === 0x09 || b === 0x0d || b === 0x0a)) {
-      return [{ kind: "line", line, outcome: "blank" }];
+      return this.report.line(line, "blank");
     }
     if (this.pending) return this.reject(this.pending[0], `corrupt line: ${this.pending[1]}`); // rule 6
     let event: unknown;
@@ -149,7 +213,7 @@ class TrivialReader {
       event = JSON.parse(utf8.decode(content)); // rule 1: each line is one JSON document
     } catch (e) {
       this.pending = [line, String((e as Error).message)];
-      return [{ kind: "pending", line }];
+      return this.report.pending(line);
     }
     if (!isObject(event)) return this.reject(line, "line is JSON but not an object");
     const tag = event.type; // rule 2: the type string alone decides
@@ -157,7 +221,7 @@ class TrivialReader {
     if (!known || (tag in ARCHIVED && !(ARCHIVED[tag] in event))) {
       this.unknown += 1; // rule 3: unrecognized events are counted, nothing more
       if (typeof tag === "string") this.unknownTypes.add(tag);
-      return [{ kind: "line", line, outcome: "unknown", type: typeof tag === "string" ? tag : null }];
+      return this.report.line(line, "unknown", typeof tag === "string" ? tag : null);
     }
     const alias = ALIASES[tag];
     if (alias && !(alias[0] in event) && alias[1] in event) event = { ...event, [alias[0]]: event[alias[1]] };
@@ -168,23 +232,22 @@ class TrivialReader {
     if (tag === "text") this.texts.push((event as JsonObject).text as string);
     if (tag === "run_complete") this.completed = true;
     if (tag === "turn_complete") this.turns += 1;
-    return [{ kind: "line", line, outcome: "known", type: tag }];
+    this.report.line(line, "known", tag);
   }
 
-  finish(): Observation[] {
-    if (!this.pending || this.rejected) return [];
+  finish(): void {
+    if (!this.pending || this.rejected) return;
     const [line, reason] = this.pending; // rule 6: the cut-off final line is dropped
-    return [{ kind: "line", line, outcome: "torn", reason }];
+    this.report.line(line, "torn", undefined, reason);
   }
 
-  reject(line: number, reason: string): Observation[] {
+  reject(line: number, reason: string): void {
     this.rejected = [line, reason];
-    return [{ kind: "line", line, outcome: "reject", reason }];
+    this.report.line(line, "reject", undefined, reason);
   }
 
-  summary(): object {
+  summary(): Summary {
     return {
-      kind: "summary",
       verdict: this.rejected ? "reject" : "accept",
       rejected_line: this.rejected ? this.rejected[0] : null,
       known_events: this.known,
@@ -211,4 +274,4 @@ function misfit(tag: string, event: JsonObject): string | null {
   return null;
 }
 
-main();
+void main(); // an exception your parser lets escape is a crash, which the kit grades as one

@@ -1,8 +1,11 @@
 """First contact: ``init LANG`` writes an adapter skeleton to start from.
 
-Each template is a complete adapter around a trivial reader that passes ``smoke`` and
-the reader profile as written (``tests/cli/test_init.py`` grades every one), so a client
-author starts from green and changes only the lines marked ``EDIT``.  The templates
+Each template is a complete adapter, in report and persistent mode, around a trivial reader
+that passes ``smoke`` and the reader profile as written (``tests/cli/test_init.py`` grades
+every one in both modes), so a client author starts from green and changes only the lines
+marked ``EDIT``.  The one the parser goes in is handed the raw bytes of a stream (a reader
+over them), never lines the template split: the author's own line splitting, decoding and
+buffering are what is graded.  The templates
 are plain files under ``adapters/templates/LANG/``, shipped in the wheel.  The folder's
 name is the user's disk's: it is printed escaped, as any outside text is.
 """
@@ -109,10 +112,11 @@ def shell_word(text: str) -> str:
 )  # fmt: skip
 @click.option("--force", is_flag=True, help="Overwrite files that already exist.")
 def init(language: str, directory: Path, force: bool) -> None:
-    """Write a report-mode adapter skeleton: stella-conform init LANG [DIRECTORY]
+    """Write an adapter skeleton: stella-conform init LANG [DIRECTORY]
 
-    The adapter wraps a trivial reader that passes `smoke` and the reader profile as
-    written; replace the reader with your parser at the lines marked EDIT.
+    The adapter (report and persistent mode) wraps a trivial reader that passes `smoke`
+    and the reader profile as written; replace the reader with your parser at the lines
+    marked EDIT, where it is handed the raw bytes of each stream.
     """
     template = TEMPLATES[language]
     written = write_template(language, directory, force=force)
@@ -123,5 +127,6 @@ def init(language: str, directory: Path, force: bool) -> None:
     for step in [*where, *template.build]:
         click.echo(f"  {step}")
     click.echo(f"  stella-conform smoke --mode report -- {command}")
-    click.echo(f"  stella-conform run --mode report -- {command}")
-    click.echo("then replace the trivial reader with your parser at the lines marked EDIT")
+    click.echo(f"  stella-conform run -- {command}")
+    click.echo("then replace the trivial reader with your parser at the lines marked EDIT,")
+    click.echo("and grade your program itself too: stella-conform run --mode exit -- YOUR-CLI")

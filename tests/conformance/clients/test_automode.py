@@ -16,7 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import ADAPTERS, PY_REFERENCE, REPO, kit
+from conftest import PY_REFERENCE, REPO, kit
 from toolchains import missing
 
 from stella_conform.conformance.clients import automode
@@ -25,7 +25,6 @@ from stella_conform.conformance.clients.runner import Client
 
 PY = sys.executable
 NAIVE = (PY, str(REPO / "tests" / "crashing" / "naive_reader.py"))
-TEMPLATE = (PY, str(ADAPTERS / "templates" / "python" / "stella_adapter.py"))
 
 
 def _script(tmp_path: Path, name: str, body: str) -> tuple[str, ...]:
@@ -41,8 +40,17 @@ def test_a_hello_listing_persistent_is_graded_in_persistent_mode() -> None:
     assert choice.hello is not None and choice.hello["client"]["name"] == "stella-reader-python"
 
 
-def test_a_hello_listing_report_only_is_graded_in_report_mode() -> None:
-    choice = choose_mode(Client(TEMPLATE))
+def test_a_hello_listing_report_only_is_graded_in_report_mode(tmp_path: Path) -> None:
+    argv = _script(
+        tmp_path,
+        "report_only.py",
+        "import sys\n"
+        'hello = \'{"kind":"hello","protocol":1,"client":{"name":"x"},"profiles":["reader"],\'\n'
+        'hello += \'"modes":["report"]}\'\n'
+        "print(hello, flush=True)\n"
+        "sys.stdin.read()\n",
+    )
+    choice = choose_mode(Client(argv))
     assert (choice.mode, choice.reason) == ("report", "its hello lists the modes report")
 
 

@@ -109,3 +109,21 @@ def test_the_plugin_and_the_matrix_refuse_an_unsupported_mode_up_front(tmp_path:
     matrix = kit("matrix", str(config), "--out", str(tmp_path / "out"))
     assert matrix.returncode == 2, matrix.stdout + matrix.stderr
     assert "client 'ro': stella-reader-python does not support --mode persistent" in matrix.stderr
+
+
+@pytest.mark.parametrize("mode", ["report", "persistent"])
+def test_an_adapter_is_said_to_grade_the_parser_and_the_exit_mode_line_shown(mode: str) -> None:
+    """Through an adapter the kit grades the parser on the bytes the adapter hands it, not
+    the program users run: smoke says so and gives the line that grades that program."""
+    out = kit("smoke", "--mode", mode, "--", *PY_REFERENCE)
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = out.stdout.splitlines()
+    assert "graded through an adapter" in out.stdout
+    assert "  stella-conform run --mode exit -- YOUR-CLI [ARGS]" in lines
+    assert lines[-1] == "the adapter speaks the protocol, and the client reads both streams right"
+
+
+def test_a_program_graded_by_its_exit_status_is_not_told_to_grade_it_again() -> None:
+    out = kit("smoke", "--mode", "exit", "--", *PY_REFERENCE)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "graded through an adapter" not in out.stdout and "--mode exit" not in out.stdout

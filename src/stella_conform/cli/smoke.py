@@ -8,6 +8,10 @@ is about the harness, and only it makes ``smoke`` exit 1: nothing can be graded
 through a broken harness.  *The client reads both streams right* is about the
 client's parser: a wrong answer there is shown, with what a correct client
 does, and left for ``stella-conform run`` to explain rule by rule.
+
+A command that speaks the protocol is graded through what it reports: an adapter grades
+the parser as it reads the bytes the adapter hands it, not how the program users run
+reads its stdin.  So smoke says so, with the one line that grades that program too.
 """
 
 from __future__ import annotations
@@ -25,6 +29,13 @@ from stella_conform.errors import FAILED
 if TYPE_CHECKING:
     from stella_conform.conformance.checks import GradedCase
     from stella_conform.conformance.clients.runner import Client, Observation
+
+#: What an adapter grades, and the line that grades the real program by its exit status.
+THROUGH_AN_ADAPTER = (
+    "graded through an adapter: its parser, on the bytes the adapter hands it. Grade the\n"
+    "program your users run as well, unmodified, by its exit status (its own reading of stdin):"
+)
+EXIT_MODE_LINE = "stella-conform run --mode exit -- YOUR-CLI [ARGS]"
 
 #: (bundled fixture, what it is) for the two streams smoke sends.
 VALID = ("minimal_run", "a trivially valid run")
@@ -187,6 +198,9 @@ def smoke(command: tuple[str, ...], mode: str, timeout: float, line_timeout: flo
         )
         say(f"{side}: fix it before grading the client", err=True)
         sys.exit(FAILED)
+    if not exit_mode:
+        say(THROUGH_AN_ADAPTER)
+        say(f"  {EXIT_MODE_LINE}")
     if wrong:
         for case, _ in wrong:
             say(f"\n{case.name}:")

@@ -3,8 +3,9 @@
 // `PARSERS[type]` and "known" when the lookup is truthy. A plain object inherits
 // Object.prototype: PARSERS["constructor"], PARSERS["toString"] and
 // PARSERS["__proto__"] are found for every table, so an unrecognized event of that type
-// is parsed as a known one and the parser throws ("... is not iterable", "is not a
-// function"). Otherwise the conforming Node.js reference reader.
+// is parsed as a known one and the parser throws ("parse is not a function",
+// "Cannot convert undefined or null to object"), which this reader reports as the line's
+// failure: a valid stream rejected. Otherwise the conforming Node.js reference reader.
 "use strict";
 
 const path = require("path");
@@ -32,7 +33,13 @@ class PlainObjectDispatch extends Reader {
     }
     if (ev !== null && typeof ev === "object" && typeof ev.type === "string") {
       const parse = PARSERS[ev.type];
-      if (parse) parse(ev); // a known type: its parser reads the event first
+      if (parse) {
+        try {
+          parse(ev); // a known type: its parser reads the event first
+        } catch (e) {
+          return this.reject(line, `${ev.type}: ${e.message}`);
+        }
+      }
     }
     return super.push(line, buf);
   }

@@ -3,8 +3,9 @@
 // field of an event checked with `if (key in VALIDATORS[type]) ok = VALIDATORS[type][key](value)`,
 // unknown keys skipped. `in` sees inherited members too: a field named "constructor",
 // "hasOwnProperty" or "__proto__" is "known", and its "validator" is Object.prototype's
-// member: hasOwnProperty("x") is false (the line is rejected), __proto__ is no function
-// (TypeError). Otherwise the conforming Node.js reference reader.
+// member: hasOwnProperty("x") and isPrototypeOf("x") are false, __proto__ is no
+// function (a TypeError, reported as the line's failure): the line is rejected.
+// Otherwise the conforming Node.js reference reader.
 "use strict";
 
 const path = require("path");
@@ -26,8 +27,12 @@ class InheritedValidators extends Reader {
     const problem = super.misfit(type, ev);
     if (problem) return problem;
     const fields = VALIDATORS[type] || {};
-    for (const [key, value] of Object.entries(ev)) {
-      if (key in fields && !fields[key](value)) return `${type}: field '${key}' is invalid`;
+    try {
+      for (const [key, value] of Object.entries(ev)) {
+        if (key in fields && !fields[key](value)) return `${type}: field '${key}' is invalid`;
+      }
+    } catch (e) {
+      return `${type}: ${e.message}`;
     }
     return null;
   }

@@ -3,8 +3,9 @@
 method per known type and ``None`` for the rest.  ``getattr`` finds more than the
 methods written: every object has ``__class__``, ``__init__``, ``__dict__``,
 ``__module__`` ..., so an unrecognized type with such a name is "known" to this reader,
-and calling what it found raises (``'mappingproxy' object is not callable``) or reads
-the event as nothing.  Otherwise the conforming Python reader."""
+and calling what it found raises (``'mappingproxy' object is not callable``), which this
+reader reports as the line's failure: a valid stream rejected.  Otherwise the conforming
+Python reader."""
 
 import os
 import sys
@@ -33,10 +34,18 @@ class BrokenReader(Reader):
         handler = getattr(HANDLERS, tag, None) if isinstance(tag, str) else None
         if handler is None:
             return None
-        handler(event)  # the handler sees the event first
+        try:
+            handler(event)  # the handler sees the event first
+        except TypeError as exc:
+            self.handler_failed = f"{tag}: {exc}"
         return super().type_of(event) or tag
 
+    handler_failed = None
+
     def misfit(self, tag, event):
+        failed, self.handler_failed = self.handler_failed, None
+        if failed is not None:
+            return failed
         if tag not in self.required:
             return None  # a handler ran, so the type is known and its body taken as it is
         return super().misfit(tag, event)

@@ -3,8 +3,9 @@
 hasattr(Event, k)})``, the filter meant to drop unknown fields before a dataclass (or a
 model class) takes the rest as keyword arguments.  ``hasattr`` is true of every name
 the class has, not only its fields: ``__class__``, ``__init__``, ``__dict__``,
-``__module__`` pass the filter, and the constructor raises ``TypeError`` on them: an
-unknown field crashes the reader.  Otherwise the conforming Python reader."""
+``__module__`` pass the filter, and the constructor raises ``TypeError`` on them, which
+this reader reports as a body that does not fit: an unknown field fails the stream.
+Otherwise the conforming Python reader."""
 
 import dataclasses
 import os
@@ -23,7 +24,10 @@ class Event:
 
 class BrokenReader(Reader):
     def misfit(self, tag, event):
-        Event(**{k: v for k, v in event.items() if hasattr(Event, k)})
+        try:
+            Event(**{k: v for k, v in event.items() if hasattr(Event, k)})
+        except TypeError as exc:
+            return f"{tag}: {exc}"
         return super().misfit(tag, event)
 
 

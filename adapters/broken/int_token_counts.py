@@ -2,10 +2,11 @@
 """Python pitfall: token counts read with ``int(event["input_tokens"])``, the way a
 usage tracker turns "whatever the JSON held" into a number.  ``int()`` takes the string
 ``"1200"``, ``True`` and ``-1`` (the count is never checked against the field's type or
-sign), so a bad body is accepted; and it raises on ``"x1200"`` or ``""``: an uncaught
-ValueError, the crash three real consumers show.  Otherwise the conforming Python
-reader."""
+sign), so a bad body is accepted.  It raises on ``"x1200"`` or ``""`` (the crash three
+real consumers show uncaught); this one leaves such a value as it came, so the body
+check refuses it.  Otherwise the conforming Python reader."""
 
+import contextlib
 import os
 import sys
 
@@ -27,12 +28,15 @@ class BrokenReader(Reader):
         event = dict(super().normalize(tag, event))
         for name in COUNTS.get(tag, ()):
             if name in event:
-                event[name] = int(event[name])  # "x1200": ValueError, uncaught
+                # "x1200", None: left as it came, the body check refuses it
+                with contextlib.suppress(TypeError, ValueError):
+                    event[name] = int(event[name])
         return event
 
     def misfit(self, tag, event):
-        counts = COUNTS.get(tag, ())  # a count is an int now: its sign is never looked at
-        return super().misfit(tag, {k: abs(v) if k in counts else v for k, v in event.items()})
+        counts = COUNTS.get(tag, ())  # a count int() took: its sign is never looked at
+        read = {k: abs(v) if k in counts and type(v) is int else v for k, v in event.items()}
+        return super().misfit(tag, read)
 
 
 class Broken(Adapter):

@@ -52,7 +52,25 @@ MAX_SHRINKS = 0
 #: Broken clients whose flaw only one option of a mutation shows (a NUL or U+001F in a
 #: corrupt line): a run of the default size grades it in its strata every time
 #: (stella_conform.generators.strata), one random example seldom does.
-FOUND_BY_STRATA = frozenset({"shell/jq_read_loop.sh"})
+FOUND_BY_STRATA = frozenset(
+    {
+        "shell/jq_read_loop.sh",
+        # the edge values and host-language names are in every run's strata only
+        # (generators/edges.py), not among a check's random examples
+        "text_or_delta_falsy.js",
+        "empty_text_is_missing.py",
+        "number_coerces_values.js",
+        "int_token_counts.py",
+        "dispatch_table_plain_object.js",
+        "getattr_dispatch.py",
+        "field_validators_in_plain_object.js",
+        "hasattr_field_filter.py",
+        "go/zero_value_text",
+        "go/int64_counters",
+        "rust/i64_counters",
+        "sqlite_usage_store.py",
+    }
+)
 PY = sys.executable
 RECORDER = (PY, str(ADAPTERS / "python" / "recorder.py"))
 DASHBOARD = (PY, str(ADAPTERS / "python" / "dashboard.py"))

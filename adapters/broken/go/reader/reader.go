@@ -35,6 +35,9 @@ type Reader struct {
 	TextOf func(raw []byte, tag string, event map[string]interface{}) string
 	// OnEvent sees every real event, known (tag) or not (""), with its line's bytes.
 	OnEvent func(n int, raw []byte, tag string)
+	// Fit decides whether a known event's body fits, given the template's answer (why:
+	// "" when it fits); a client may decode the line's bytes its own way.
+	Fit func(tag string, raw []byte, event map[string]interface{}, why string) string
 
 	pending, rejected *problem
 	known, unknown    int
@@ -58,6 +61,11 @@ func New() *Reader {
 			}
 			return event["delta"].(string)
 		}}
+}
+
+// Misfit is the template's answer for a known type's body ("" when it fits).
+func Misfit(tag string, event map[string]interface{}) string {
+	return misfit(tag, known[tag], event)
 }
 
 // Rejected reports whether the reader stopped on a rejection.
@@ -116,7 +124,11 @@ func (r *Reader) Value(n int, value interface{}, raw []byte) []Message {
 			event[alias[0]] = legacy
 		}
 	}
-	if why := misfit(tag, shape, event); why != "" { // rule 4: must fit; rule 5: extras ignored
+	why := misfit(tag, shape, event) // rule 4: must fit; rule 5: extras ignored
+	if r.Fit != nil {
+		why = r.Fit(tag, raw, event, why)
+	}
+	if why != "" {
 		return r.Reject(n, why)
 	}
 	r.fold(tag, event, raw)

@@ -80,3 +80,11 @@ def test_a_missing_kit_is_one_failing_subtest_that_says_how_to_name_it(example: 
     assert out.returncode != 0, out.stdout
     assert listed(out.stdout) == {"stella-conform": "fail"}
     assert "the kit was not found" in out.stdout and "STELLA_CONFORM_KIT" in out.stdout
+
+
+def test_the_module_s_own_tests_of_every_way_the_kit_ends(example: Path) -> None:
+    """Exit 0 and 1 list the checks (known failures skipped, warnings passing); 2, 3, a
+    stop, a missing or foreign report and a kit outliving its timeout are one failing
+    subtest."""
+    out = run(["go", "test", "./..."], example.parent, go_env())
+    assert out.returncode == 0, out.stdout

@@ -118,3 +118,10 @@ def test_a_missing_kit_is_one_failing_test_that_says_how_to_name_it(example: Pat
     node, _ = listed(out.stdout)
     assert node == {"stella-conform": "fail"}
     assert "the kit was not found" in out.stdout and "STELLA_CONFORM_KIT" in out.stdout
+
+
+def test_the_package_s_own_tests_of_every_way_the_kit_ends(example: Path) -> None:
+    """Exit 0 and 1 list the checks (known failures todo, warnings passing); 2, 3, a stop,
+    a missing or foreign report and a kit outliving its timeout are one failing test."""
+    out = run(["node", "--test", "test/plan.test.js"], example.parent, environment())
+    assert out.returncode == 0, out.stdout

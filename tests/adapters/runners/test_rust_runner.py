@@ -50,9 +50,9 @@ def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if shutil.which("cargo") is None:
         missing("no cargo")
     folder = copy_runner("rust", tmp_path_factory.mktemp("rust"))
-    if debian_crates():
-        (folder / ".cargo").mkdir()
-        (folder / ".cargo" / "config.toml").write_text(OFFLINE_CONFIG)
+    if debian_crates():  # beside the crate, where its example finds it too
+        (folder.parent / ".cargo").mkdir()
+        (folder.parent / ".cargo" / "config.toml").write_text(OFFLINE_CONFIG)
     elif os.environ.get("STELLA_CONFORM_REQUIRE_TOOLCHAINS"):
         missing("no serde crates under /usr/share/cargo/registry")
     built = run(["cargo", "test", "--no-run"], folder, cargo_env())
@@ -115,3 +115,12 @@ def test_a_missing_kit_is_one_failing_test_that_says_how_to_name_it(example: Pat
     assert out.returncode != 0, out.stdout
     assert listed(out.stdout) == {"stella-conform": "fail"}
     assert "the kit was not found" in out.stdout and "STELLA_CONFORM_KIT" in out.stdout
+
+
+def test_the_crate_s_own_tests_of_every_way_the_kit_ends(example: Path) -> None:
+    """Exit 0 and 1 list the checks (known failures ignored, warnings passing); 2, 3, a
+    stop, a missing or foreign report and a kit outliving its timeout are one failing
+    test."""
+    out = run(["cargo", "test", "--test", "plan"], example.parent, cargo_env())
+    assert out.returncode == 0, out.stdout
+    assert "test result: ok. 6 passed" in out.stdout, out.stdout

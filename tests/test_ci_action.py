@@ -7,6 +7,7 @@ output) runs under bash with the environment GitHub would give it.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ADAPTERS, KIT, REPO
+from conftest import ADAPTERS, KIT, REPO, kit
 
 ACTION = yaml.safe_load((REPO / "action" / "action.yml").read_text())
 
@@ -86,3 +87,21 @@ def test_the_grade_step_reports_the_exit_code_and_writes_the_summary(
     assert "D.run-terminator" in summary and "## stella-conform" in summary
     assert (tmp_path / "stella-report.json").is_file()
     assert (tmp_path / "stella-junit.xml").is_file()
+
+
+def test_the_action_s_mode_is_auto_unless_given_as_run_s_is() -> None:
+    mode = ACTION["inputs"]["mode"]
+    assert mode["default"] == "auto"
+    assert all(name in mode["description"] for name in ("auto", "exit", "report", "persistent"))
+
+
+def test_the_grade_step_grades_a_template_in_the_mode_its_hello_lists(tmp_path: Path) -> None:
+    """The action's default, auto, grades a template in persistent mode (one process for
+    every case)."""
+    folder = tmp_path / "adapter"
+    assert kit("init", "python", str(folder)).returncode == 0
+    command = shlex.join([sys.executable, str(folder / "stella_adapter.py")])
+    output, _ = grade_step(tmp_path, command)
+    assert github_outputs(output) == {"exit-code": "0"}
+    report = json.loads((tmp_path / "stella-report.json").read_text())
+    assert report["client"]["mode_chosen"] == "its hello lists the modes report, persistent"

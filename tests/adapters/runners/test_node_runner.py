@@ -33,6 +33,21 @@ from toolchains import missing
 VITEST = Path(
     os.environ.get("STELLA_CONFORM_VITEST_TOOLCHAIN", REPO / ".ci" / ".toolchains" / "vitest")
 )
+#: Where .ci/run installs TypeScript and the Node.js types.
+TS = Path(os.environ.get("STELLA_CONFORM_TS_TOOLCHAIN", REPO / ".ci" / ".toolchains" / "ts"))
+#: A TypeScript user's test files, checked against the package's declarations.
+TYPED = """\
+import { conformance } from 'stella-conform-runner/node-test';
+import { conformance as inVitest, type Options } from 'stella-conform-runner/vitest';
+import { grade, type Graded } from 'stella-conform-runner';
+
+const options: Options = { client: ['node', 'dist/cli.js'], examples: 5, mode: 'persistent' };
+const graded: Graded = await conformance(options);
+const names: string[] = graded.tests.map((t) => `${t.name}: ${t.status}`);
+await inVitest({ client: 'node dist/cli.js', args: ['--profile', 'dashboard'], timeout: 60 });
+void grade;
+void names;
+"""
 #: A top-level node:test test in the spec reporter: mark, name, its time.
 NODE_LINE = re.compile(r"^(✔|✖|﹣) (\S+) \(")
 #: A test in vitest's verbose reporter: mark, file > name.
@@ -125,3 +140,18 @@ def test_the_package_s_own_tests_of_every_way_the_kit_ends(example: Path) -> Non
     a missing or foreign report and a kit outliving its timeout are one failing test."""
     out = run(["node", "--test", "test/plan.test.js"], example.parent, environment())
     assert out.returncode == 0, out.stdout
+
+
+def test_a_typescript_project_type_checks_against_the_package(example: Path) -> None:
+    """The declarations the package ships: its three entry points resolve (the exports
+    map's ``types``), and the options and results are typed."""
+    if not (TS / "node_modules" / "typescript").is_dir():
+        missing(f"no TypeScript toolchain at {TS}")
+    (example / "node_modules" / "@types").symlink_to(TS / "node_modules" / "@types")
+    (example / "typed.mts").write_text(TYPED)
+    tsc = ["node", str(TS / "node_modules" / "typescript" / "bin" / "tsc")]
+    flags = ["--noEmit", "--strict", "--module", "node16", "--target", "es2022"]
+    (example / "wrong.mts").write_text(TYPED.replace("examples: 5", "examples: '5'"))
+    out = run([*tsc, *flags, "--types", "node", "typed.mts", "wrong.mts"], example, environment())
+    errors = [line for line in out.stdout.splitlines() if "error TS" in line]
+    assert len(errors) == 1 and errors[0].startswith("wrong.mts(5,"), out.stdout  # one: '5'

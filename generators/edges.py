@@ -531,12 +531,47 @@ EDGES: tuple[Mutation, ...] = (
 )
 EDGES_REJECTING = frozenset({"bad-edge-values"})
 
+#: The envelope variants that put a cell in a raw success's events, and the mutation each
+#: applies there (``generators/envelopes.py``).
+ENVELOPE_VARIANTS: Mapping[str, str] = {
+    "events-edge-values": "edge-values",
+    "events-bad-edge-values": "bad-edge-values",
+}
+#: The cells an envelope's events are graded on in every run: those of the fields an
+#: envelope reader reads or sums (its strings, counts, booleans and nulls), the others
+#: being the stream's (the events of an envelope follow the stream's rules).
+ENVELOPE_CELLS = (
+    "edge.string-empty",
+    "edge.boolean-false",
+    "edge.null",
+    "edge.u64-max",
+    "edge.u64-above-i64",
+    "edge.u32-max",
+    "bad-value.numeric-string",
+    "bad-value.non-numeric-string",
+    "bad-value.empty-string-number",
+    "bad-value.boolean-number",
+    "bad-value.negative-unsigned",
+    "bad-value.beyond-u64",
+)
+
+
+def _envelope_strata(cells: tuple[Cell, ...]) -> tuple[Mapping[str, int], ...]:
+    """A stratum per cell of :data:`ENVELOPE_CELLS` but the first (the simplest case's)."""
+    return tuple({"edge-cell": k} for k, c in enumerate(cells) if k and c.id in ENVELOPE_CELLS)
+
+
 #: Per mutation, the strata besides its simplest case: one per cell (a name group).
 EDGE_STRATA: Mapping[str, tuple[Mapping[str, int], ...]] = {
     "edge-values": tuple({"edge-cell": k} for k in range(1, len(VALID_CELLS))),
     "bad-edge-values": tuple({"edge-cell": k} for k in range(1, len(BAD_CELLS))),
     "host-type-names": tuple({"host-names": k} for k in range(1, len(NAME_GROUPS))),
     "host-field-names": tuple({"host-names": k} for k in range(1, len(NAME_GROUPS))),
+}
+#: Per envelope variant, the strata besides its simplest document.
+ENVELOPE_EDGE_STRATA: Mapping[str, tuple[Mapping[str, int], ...]] = {
+    "events-edge-values": _envelope_strata(VALID_CELLS),
+    "events-bad-edge-values": _envelope_strata(BAD_CELLS),
 }
 
 
@@ -603,6 +638,9 @@ __all__ = [
     "EDGES",
     "EDGES_REJECTING",
     "EDGE_STRATA",
+    "ENVELOPE_CELLS",
+    "ENVELOPE_EDGE_STRATA",
+    "ENVELOPE_VARIANTS",
     "HOST_NAMES",
     "VALID_CELLS",
     "Cell",

@@ -51,6 +51,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from stella_conform.generators.alphabets import strings
+from stella_conform.generators.edges import ENVELOPE_VARIANTS
 from stella_conform.generators.engine.picks import index_at, option_at, set_at, text_at
 from stella_conform.generators.events import MODELS, prose, strategies_for
 from stella_conform.generators.hazards import (
@@ -80,6 +81,9 @@ VARIANTS = (
     "query",
     "usage-values",
     "events-bad-values",
+    # a cell of generators/edges.py in a raw success's events
+    "events-edge-values",
+    "events-bad-edge-values",
 )
 RUN_COMMAND = "stella run --output-format json"
 PIPELINE_COMMAND = "stella run --output-format json --pipeline my-verifier"
@@ -519,6 +523,9 @@ def envelope_cases(
         return EnvelopeCase(variant, command, data)
     elif variant == "events-bad-values":
         doc = events_bad_values(draw, vocab)
+    elif variant in ENVELOPE_VARIANTS:
+        doc = raw_success(draw, vocab)
+        _events_mutated(draw, vocab, doc, ENVELOPE_VARIANTS[variant])
     else:
         command, doc = query(draw)
     return EnvelopeCase(variant, command, _render(draw, doc, command))

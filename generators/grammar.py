@@ -376,9 +376,14 @@ PRODUCTIONS: tuple[Production, ...] = (
 def _edge_productions() -> tuple[Production, ...]:
     """The edge cells of ``generators/edges.py``: values and names in the fields of known
     events (what :func:`~stella_conform.generators.edges.cells_in` finds in a line)."""
-    from stella_conform.generators.edges import CELLS
+    from stella_conform.generators.edges import CELLS, ENVELOPE_CELLS
 
-    return tuple(Production(cell, "edges", what, ("reader",)) for cell, what in CELLS.items())
+    return tuple(
+        Production(
+            cell, "edges", what, ("reader", "envelope") if cell in ENVELOPE_CELLS else ("reader",)
+        )
+        for cell, what in CELLS.items()
+    )
 
 
 PRODUCTIONS += _edge_productions()
@@ -708,9 +713,13 @@ def scan(
         raise ValueError(f"unknown kind {kind!r} (known: {', '.join(KINDS)})")
     found: set[str] = set()
     if form.document:
-        ok, _ = _parses(data)
+        ok, value = _parses(data)
         if ok:
             _text(found, data, form)
+            events = value.get("events") if isinstance(value, dict) else None
+            for event in events if isinstance(events, list) else ():
+                if isinstance(event, dict):  # a stream's events: their fields' cells
+                    found |= _cells_in(event)
         else:
             _not_json(found, data)
     else:

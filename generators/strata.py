@@ -37,7 +37,7 @@ from typing import Any, TypeVar
 from hypothesis import strategies as st
 
 from stella_conform.generators.cases import Case, cases
-from stella_conform.generators.edges import EDGE_STRATA
+from stella_conform.generators.edges import EDGE_STRATA, ENVELOPE_EDGE_STRATA
 from stella_conform.generators.engine.draw import Drawn, drawn, drawn_in, simplest
 from stella_conform.generators.engine.picks import forcing
 from stella_conform.generators.hazards import UNICODE_EDGE_KINDS
@@ -114,6 +114,8 @@ ENVELOPE_STRATA: Mapping[str, tuple[Mapping[str, int], ...]] = {
         {"envelope-layout": 2, "respell-numbers": 1, "number-spelling": 2},
         {"envelope-layout": 2, "respell-numbers": 1, "number-spelling": 3},
     ),
+    # the envelope's cells of generators/edges.py, in its events
+    **ENVELOPE_EDGE_STRATA,
 }  # fmt: skip
 
 

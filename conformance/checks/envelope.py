@@ -80,6 +80,7 @@ ENVELOPE: tuple[Check, ...] = (
         "envelope",
         fixtures=("events_unknown_types", "events_bad_known_body", "events_token_count_string"),
         mutations=("events-unknown", "events-bad-values", "events-bad-body"),
+        strata=("events-edge-values", "events-bad-edge-values"),
         profile="envelope",
         fields=("unrecognized_events",),
         reads=("events",),

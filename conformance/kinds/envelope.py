@@ -103,7 +103,7 @@ class EnvelopeKind(InputKind):
     def stratum_list(self, check: Check, vocab: Vocabulary) -> Iterator[Stratum]:
         from stella_conform.generators import strata
 
-        return strata.envelope_stratum_list(vocab, check.mutations)
+        return strata.envelope_stratum_list(vocab, (*check.mutations, *check.strata))
 
     def owns_generated(self, case: Any) -> bool:
         from stella_conform.generators.envelopes import EnvelopeCase

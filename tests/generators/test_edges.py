@@ -17,6 +17,7 @@ from stella_conform.generators import Case
 from stella_conform.generators.edges import (
     BAD_CELLS,
     CELLS,
+    ENVELOPE_CELLS,
     HOST_NAMES,
     VALID_CELLS,
     cells_in,
@@ -58,7 +59,8 @@ def _edge_strata() -> list[tuple[str, Case]]:
 def test_every_cell_is_a_production_of_the_reach_audit() -> None:
     for cell in CELLS:
         assert cell in PRODUCTIONS
-        assert PRODUCTIONS[cell].profiles == ("reader",)
+        envelope = ("envelope",) if cell in ENVELOPE_CELLS else ()
+        assert PRODUCTIONS[cell].profiles == ("reader", *envelope)
 
 
 def test_the_schema_s_fields_are_classed() -> None:
@@ -180,3 +182,19 @@ EDGE_INTENTS: dict[str, Callable[[Case, dict[str, Any], dict[str, Any]], None]] 
     "host-type-names": _host_types,
     "host-field-names": _host_fields,
 }
+
+
+def test_an_envelope_s_events_hold_its_cells_in_every_run() -> None:
+    """The envelope cells are strata of E.events-follow-stream-rules: valid ones accepted,
+    bad ones rejected by the reference envelope reader, each found by the reach audit."""
+    from stella_conform.oracle.envelope import read_envelope
+
+    check = BY_ID["E.events-follow-stream-rules"]
+    found: set[str] = set()
+    for case in check_strata(check, Vocabulary.default()):
+        if "edge" not in case.variant:
+            continue
+        verdict = read_envelope(case.data, case.command).verdict
+        assert verdict == ("reject" if "bad" in case.variant else "accept"), case.data
+        found |= _drawn(check, case).productions
+    assert set(ENVELOPE_CELLS) <= found, sorted(set(ENVELOPE_CELLS) - found)

@@ -88,7 +88,12 @@ def test_each_envelope_variant_reads_as_its_name_says(data: st.DataObject) -> No
     variant = data.draw(st.sampled_from(VARIANTS))
     case = data.draw(envelope_cases(variants=(variant,)))
     reading = read_envelope(case.data, case.command)
-    if variant in ("schema-version", "events-bad-body", "events-bad-values"):
+    if variant in (
+        "schema-version",
+        "events-bad-body",
+        "events-bad-values",
+        "events-bad-edge-values",
+    ):
         assert reading.verdict == "reject", (variant, reading.reason)
         return
     assert reading.verdict == "accept", (variant, reading.reason)
@@ -102,6 +107,7 @@ def test_each_envelope_variant_reads_as_its_name_says(data: st.DataObject) -> No
         "query": {"query-rows", "query-object"},
         "extra-keys": {"raw", "query-rows", "query-object"},
         "usage-values": {"raw", "pipeline"},
+        "events-edge-values": {"raw"},
     }
     assert reading.shape in shapes[variant]
     if variant == "failure":

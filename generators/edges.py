@@ -42,7 +42,7 @@ parsed line, for the reach audit (:mod:`stella_conform.generators.grammar`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -132,10 +132,10 @@ class Field:
         return not self.types
 
 
-def _resolve(vocab: Vocabulary, schema: Any) -> Any:
+def _resolve(root: Mapping[str, Any], schema: Any) -> Any:
     seen = 0
     while isinstance(schema, Mapping) and "$ref" in schema and seen < 8:
-        target: Any = vocab.root
+        target: Any = root
         for part in str(schema["$ref"])[2:].split("/"):
             target = target.get(part, {}) if isinstance(target, Mapping) else {}
         schema = target
@@ -143,8 +143,12 @@ def _resolve(vocab: Vocabulary, schema: Any) -> Any:
     return schema
 
 
-def _walk(vocab: Vocabulary, tag: str, schema: Any, path: Path, required: bool) -> Iterator[Field]:
-    schema = _resolve(vocab, schema)
+def walk(
+    root: Mapping[str, Any], tag: str, schema: Any, path: Path = (), required: bool = True
+) -> Iterator[Field]:
+    """The fields of ``schema`` (a type's body), resolving references in ``root``; the key
+    ``type`` (an event's tag) is not a field."""
+    schema = _resolve(root, schema)
     if not isinstance(schema, Mapping):
         return
     props = schema.get("properties")
@@ -153,9 +157,9 @@ def _walk(vocab: Vocabulary, tag: str, schema: Any, path: Path, required: bool) 
         needed = set(schema.get("required", ()))
         for key, sub in (props or {}).items():
             if path or key != "type":
-                yield from _walk(vocab, tag, sub, (*path, key), required and key in needed)
+                yield from walk(root, tag, sub, (*path, key), required and key in needed)
         for arm in arms if isinstance(arms, list) else ():
-            yield from _walk(vocab, tag, arm, path, required)
+            yield from walk(root, tag, arm, path, required)
         return
     if not path:
         return
@@ -184,7 +188,7 @@ def fields_of(vocab: Vocabulary) -> tuple[Field, ...]:
     """Every field of every known type, from the vocabulary's wire schema (each once)."""
     out: dict[tuple[str, Path], Field] = {}
     for tag in sorted(vocab.known):
-        for f in _walk(vocab, tag, vocab.members[tag], (), True):
+        for f in walk(vocab.root, tag, vocab.members[tag]):
             out.setdefault((f.tag, f.path), f)
     return tuple(out.values())
 
@@ -370,7 +374,7 @@ def _fits(vocab: Vocabulary, event: Event) -> bool:
     )
 
 
-def _write(event: Event, f: Field, value: Any) -> bool:
+def write(event: Event, f: Field, value: Any) -> bool:
     """Set (or remove) the field; False when the event has no place for it."""
     holder = _container(event, f.path)
     if holder is None:
@@ -429,7 +433,7 @@ def edge_values(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
         changed = False
         for f in own:
             before = json_copy(event)
-            if _write(event, f, cell.value) and _fits(vocab, event):
+            if write(event, f, cell.value) and _fits(vocab, event):
                 changed = True
             else:
                 event = before
@@ -459,7 +463,7 @@ def bad_edge_values(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
         line = stream.lines[existing[between(draw, 0, len(existing) - 1)]] if existing else None
         event = json_copy(line.obj) if line is not None else _event_of(draw, vocab, f.tag)
         _with_optionals(event, vocab, [f])
-        if not _write(event, f, value) or _fits(vocab, event):
+        if not write(event, f, value) or _fits(vocab, event):
             continue
         if line is None:
             at = max(0, len(stream.lines) - 1)
@@ -605,10 +609,15 @@ def cells_in(obj: Mapping[str, Any], vocab: Vocabulary | None = None) -> frozens
         group = _HOST.get(tag)
         return frozenset({f"names.type.{group}"} if group else ())
     found = {f"names.field.{_HOST[k]}" for k in obj if k in _HOST}
-    fits = _fits(vocab, dict(obj))
     own = [f for f in fields_of(vocab) if f.tag == tag]
+    return frozenset(found | held_cells(obj, own, _fits(vocab, dict(obj))))
+
+
+def held_cells(obj: Mapping[str, Any], fields: Iterable[Field], fits: bool) -> set[str]:
+    """The cells an object's ``fields`` hold: valid ones when its body ``fits``, else bad."""
+    found: set[str] = set()
     for cell in VALID_CELLS if fits else BAD_CELLS:
-        for f in own:
+        for f in fields:
             if not cell.holds(f):
                 continue
             value = _value_at(obj, f.path)
@@ -617,7 +626,7 @@ def cells_in(obj: Mapping[str, Any], vocab: Vocabulary | None = None) -> frozens
                     found.add(cell.id)
             elif value is not ABSENT and _same(value, cell.value):
                 found.add(cell.id)
-    return frozenset(found)
+    return found
 
 
 #: The cells :func:`cells_in` finds, with what each is.
@@ -647,4 +656,7 @@ __all__ = [
     "Field",
     "cells_in",
     "fields_of",
+    "held_cells",
+    "walk",
+    "write",
 ]

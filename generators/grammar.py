@@ -375,15 +375,16 @@ PRODUCTIONS: tuple[Production, ...] = (
 
 def _edge_productions() -> tuple[Production, ...]:
     """The edge cells of ``generators/edges.py``: values and names in the fields of known
-    events (what :func:`~stella_conform.generators.edges.cells_in` finds in a line)."""
+    events and journal lines (what ``edges.cells_in`` and ``journal_edges.journal_cells_in``
+    find in a line), bold where a profile's strata hold them."""
     from stella_conform.generators.edges import CELLS, ENVELOPE_CELLS
+    from stella_conform.generators.journal_edges import JOURNAL_CELLS
 
-    return tuple(
-        Production(
-            cell, "edges", what, ("reader", "envelope") if cell in ENVELOPE_CELLS else ("reader",)
-        )
-        for cell, what in CELLS.items()
-    )
+    def profiles(cell: str) -> tuple[str, ...]:
+        envelope = ("envelope",) if cell in ENVELOPE_CELLS else ()
+        return ("reader", *envelope, *(("trace",) if cell in JOURNAL_CELLS else ()))
+
+    return tuple(Production(cell, "edges", what, profiles(cell)) for cell, what in CELLS.items())
 
 
 PRODUCTIONS += _edge_productions()
@@ -575,6 +576,12 @@ def _cells_in(value: dict[str, object]) -> frozenset[str]:
     return cells_in(value)
 
 
+def _journal_cells_in(value: dict[str, object]) -> frozenset[str]:
+    from stella_conform.generators.journal_edges import journal_cells_in
+
+    return journal_cells_in(value)
+
+
 def _not_json(found: set[str], line: bytes) -> None:
     """What makes a line that does not parse not JSON (for a lenient parser to misread)."""
     try:
@@ -652,6 +659,8 @@ def _lines(found: set[str], data: bytes, form: TextForm) -> None:
                 found.add("frame.not-object")
             elif form is STREAM_LINES:
                 found |= _cells_in(value)
+            elif form is JOURNAL_LINES:
+                found |= _journal_cells_in(value)
             _text(found, content, form)
             if i == last and not terminated[i]:
                 found.add("frame.unterminated-last")

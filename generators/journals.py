@@ -428,7 +428,9 @@ def _dumps(entry: Entry) -> bytes:
 @st.composite
 def journal_cases(draw: st.DrawFn, variants: tuple[str, ...] = READER_VARIANTS) -> JournalCase:
     """Journals that exercise a reader's forward-compatibility rules (public strategy)."""
-    unknown = [v for v in variants if v not in READER_VARIANTS]
+    from stella_conform.generators.journal_edges import JOURNAL_VARIANTS, edge_entries
+
+    unknown = [v for v in variants if v not in READER_VARIANTS and v not in JOURNAL_VARIANTS]
     if unknown:
         raise ValueError(f"unknown journal variant {unknown[0]!r}")
     variant = draw(st.sampled_from(variants))
@@ -439,6 +441,8 @@ def journal_cases(draw: st.DrawFn, variants: tuple[str, ...] = READER_VARIANTS) 
             tag = draw(st.sampled_from(UNKNOWN_EVENTS))
             _insert(journal.entries, at, {"event": tag, "detail": {"n": 1}})
     lines = number(journal.entries, journal.session)
+    if variant in JOURNAL_VARIANTS:  # the edge cells of generators/journal_edges.py
+        edge_entries(draw, lines, variant)
     if variant == "extra-fields":
         for entry in draw(st.lists(st.sampled_from(lines), min_size=1, max_size=3)):
             entry["x_vendor"] = draw(st.sampled_from((None, 7, "v", [1], {"deep": True})))

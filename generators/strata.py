@@ -164,11 +164,13 @@ def envelope_stratum_list(vocab: Vocabulary, variants: Sequence[str]) -> Iterato
 
 
 def journal_stratum_list(variants: Sequence[str]) -> Iterator[Stratum]:
-    """The strata of a journal check: each variant's simplest journal."""
+    """The strata of a journal check: each variant's simplest journal, and more."""
+    from stella_conform.generators.journal_edges import JOURNAL_STRATA
     from stella_conform.generators.journals import journal_cases
 
     for variant in variants:
-        yield Stratum(journal_cases(variants=(variant,)), {})
+        for sites in ({}, *JOURNAL_STRATA.get(variant, ())):
+            yield Stratum(journal_cases(variants=(variant,)), sites)
 
 
 def _cases(strata: Iterable[Stratum]) -> list[Any]:

@@ -50,6 +50,7 @@ TRACE: tuple[Check, ...] = (
         "journal",
         fixtures=("reader_bad_body",),
         mutations=("bad-body",),
+        strata=("journal-edge-values", "journal-bad-edge-values"),
         profile="trace",
         why="A recognized event with a body that does not fit is an error.",
     ),

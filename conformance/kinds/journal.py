@@ -83,7 +83,7 @@ class JournalKind(InputKind):
     def stratum_list(self, check: Check, vocab: Vocabulary) -> Iterator[Stratum]:
         from stella_conform.generators import strata
 
-        return strata.journal_stratum_list(check.mutations)
+        return strata.journal_stratum_list((*check.mutations, *check.strata))
 
     def owns_generated(self, case: Any) -> bool:
         from stella_conform.generators.journals import JournalCase

@@ -25,6 +25,7 @@ from stella_conform.generators.edges import (
 )
 from stella_conform.generators.grammar import BY_ID as PRODUCTIONS
 from stella_conform.generators.hazards import bad_options
+from stella_conform.generators.journal_edges import JOURNAL_CELLS
 from stella_conform.oracle.decoder import Kind, decode
 from stella_conform.oracle.readings import read_stream
 from stella_conform.schemas.vocabulary import Vocabulary
@@ -60,7 +61,8 @@ def test_every_cell_is_a_production_of_the_reach_audit() -> None:
     for cell in CELLS:
         assert cell in PRODUCTIONS
         envelope = ("envelope",) if cell in ENVELOPE_CELLS else ()
-        assert PRODUCTIONS[cell].profiles == ("reader", *envelope)
+        trace = ("trace",) if cell in JOURNAL_CELLS else ()
+        assert PRODUCTIONS[cell].profiles == ("reader", *envelope, *trace)
 
 
 def test_the_schema_s_fields_are_classed() -> None:
@@ -198,3 +200,19 @@ def test_an_envelope_s_events_hold_its_cells_in_every_run() -> None:
         assert verdict == ("reject" if "bad" in case.variant else "accept"), case.data
         found |= _drawn(check, case).productions
     assert set(ENVELOPE_CELLS) <= found, sorted(set(ENVELOPE_CELLS) - found)
+
+
+def test_a_journal_s_lines_hold_its_cells_in_every_run() -> None:
+    """The journal cells are strata of J.bad-body-rejected: valid ones accepted, bad ones
+    rejected by the reference journal reader, each found by the reach audit."""
+    from stella_conform.oracle.journal import read_journal
+
+    check = BY_ID["J.bad-body-rejected"]
+    found: set[str] = set()
+    for case in check_strata(check, Vocabulary.default()):
+        if "edge" not in case.variant:
+            continue
+        verdict = read_journal(case.data).verdict
+        assert verdict == ("reject" if "bad" in case.variant else "accept"), case.data
+        found |= _drawn(check, case).productions
+    assert set(JOURNAL_CELLS) <= found, sorted(set(JOURNAL_CELLS) - found)

@@ -116,15 +116,24 @@ def test_every_cell_is_a_stratum_of_its_check(check_id: str) -> None:
 @pytest.mark.slow
 def test_every_cell_is_drawn_by_the_default_runs_of_seeds_0_to_19() -> None:
     """What ``run`` grades per check (its strata, then 25 random examples), seed by seed:
-    only the four checks whose strata hold the cells are drawn (about a second a seed)."""
-    missed: dict[int, list[str]] = {}
+    only the checks whose strata hold the cells are drawn (about a second a seed), and
+    each profile's bold cells are looked for in its own checks' cases."""
+    wanted = {
+        check_id: {c for c in CELLS if BY_ID[check_id].profile in PRODUCTIONS[c].profiles}
+        for check_id in (*EDGE_CHECKS, "E.events-follow-stream-rules", "J.bad-body-rejected")
+    }
+    by_profile: dict[str, set[str]] = {}
+    for check_id, cells in wanted.items():
+        by_profile.setdefault(BY_ID[check_id].profile, set()).update(cells)
+    missed: dict[tuple[int, str], list[str]] = {}
     for seed in range(20):
-        found: set[str] = set()
-        for check_id in EDGE_CHECKS:
+        found: dict[str, set[str]] = {profile: set() for profile in by_profile}
+        for check_id in wanted:
             for drawn in drawn_cases(BY_ID[check_id], seed, 25):
-                found |= drawn.productions
-        if set(CELLS) - found:
-            missed[seed] = sorted(set(CELLS) - found)
+                found[BY_ID[check_id].profile] |= drawn.productions
+        for profile, cells in by_profile.items():
+            if cells - found[profile]:
+                missed[(seed, profile)] = sorted(cells - found[profile])
     assert not missed, missed
 
 

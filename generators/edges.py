@@ -411,19 +411,32 @@ def _with_optionals(event: Event, vocab: Vocabulary, fields: list[Field]) -> Non
             del holder[f.path[-1]]
 
 
+#: A valid cell's new events come in two parts, one a case (the site ``edge-part``): the
+#: first six types, then the rest, so a stratum stays a short stream (eight lines with
+#: the simplest run's two terminators), and the strata hold both parts.
+PARTS = 2
+PART_SIZE = 6
+
+
+def missing_tags(cell: Cell, vocab: Vocabulary, present: frozenset[str], part: int) -> list[str]:
+    """The known types with a field of the cell's class that the run lacks, in ``part``."""
+    tags = sorted({f.tag for f in fields_of(vocab) if cell.holds(f)} - present & set(vocab.written))
+    return tags[:PART_SIZE] if part == 0 else tags[PART_SIZE:]
+
+
 def edge_values(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     """One valid cell in every field of its class: each known event of the run that has
-    such a field, and one new event of each known type that has one but is not in it."""
+    such a field, and one new event of each known type that has one but is not in it (of
+    the part of those types the site ``edge-part`` picks)."""
     mark = "edge-values"
     cell = choose_at(draw, "edge-cell", VALID_CELLS)
+    part = choose_at(draw, "edge-part", range(PARTS))
     fields = [f for f in fields_of(vocab) if cell.holds(f)]
-    tags = sorted({f.tag for f in fields})
-    present = {line.obj["type"] for i in stream.event_indexes(vocab) for line in [stream.lines[i]]}
+    present = frozenset(stream.lines[i].obj["type"] for i in stream.event_indexes(vocab))
     at = max(0, len(stream.lines) - 1)  # before the run's last line, its terminator
-    for tag in tags:
-        if tag not in present and tag in vocab.written:
-            stream.lines.insert(at, Line(_event_of(draw, vocab, tag)))
-            at += 1
+    for tag in missing_tags(cell, vocab, present, part):
+        stream.lines.insert(at, Line(_event_of(draw, vocab, tag)))
+        at += 1
     for index in stream.event_indexes(vocab):
         line = stream.lines[index]
         event = json_copy(line.obj)
@@ -565,9 +578,22 @@ def _envelope_strata(cells: tuple[Cell, ...]) -> tuple[Mapping[str, int], ...]:
     return tuple({"edge-cell": k} for k, c in enumerate(cells) if k and c.id in ENVELOPE_CELLS)
 
 
-#: Per mutation, the strata besides its simplest case: one per cell (a name group).
+def _second_part(cell: Cell) -> bool:
+    """Whether a stratum of the cell's second part adds types (the simplest run holds the
+    terminators only) under the default vocabulary."""
+    simplest = frozenset({"turn_complete", "run_complete"})
+    return bool(missing_tags(cell, Vocabulary.default(), simplest, 1))
+
+
+#: Per mutation, the strata besides its simplest case: one per cell (a name group), and
+#: for a valid cell one per part of the types it adds.
 EDGE_STRATA: Mapping[str, tuple[Mapping[str, int], ...]] = {
-    "edge-values": tuple({"edge-cell": k} for k in range(1, len(VALID_CELLS))),
+    "edge-values": tuple(
+        {"edge-cell": k, "edge-part": part}
+        for k, cell in enumerate(VALID_CELLS)
+        for part in range(PARTS)
+        if (k or part) and (part == 0 or _second_part(cell))
+    ),
     "bad-edge-values": tuple({"edge-cell": k} for k in range(1, len(BAD_CELLS))),
     "host-type-names": tuple({"host-names": k} for k in range(1, len(NAME_GROUPS))),
     "host-field-names": tuple({"host-names": k} for k in range(1, len(NAME_GROUPS))),

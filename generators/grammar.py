@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from stella_conform.generators.seam_grammar import SEAM_ROWS, seams_in
 from stella_conform.oracle.decoder import UNICODE_WS, beyond_f64, parse_line
 
 
@@ -356,7 +357,7 @@ PRODUCTIONS: tuple[Production, ...] = (
         "frame.char-across-4k",
         "framing",
         "a multi-byte character across a 4 KiB boundary of its line or the stream",
-        ("reader",),
+        ("reader", "dashboard"),
     ),
     Production(
         "frame.bom",
@@ -370,6 +371,8 @@ PRODUCTIONS: tuple[Production, ...] = (
         "Unicode whitespace beyond JSON's four around or as a line (a registered reading)",
         ("reader",),
     ),
+    # the seams: a line's edges, a read buffer's, the stream's end, a run's steps
+    *(Production(*row) for row in SEAM_ROWS),
 )
 
 
@@ -735,6 +738,7 @@ def scan(
         _lines(found, data, form)
     if "duplicate-keys" in touched:
         found.add("obj.duplicate-key")
+    found |= seams_in(data, form.name)
     return frozenset(found)
 
 

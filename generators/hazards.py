@@ -213,13 +213,16 @@ def line_separators(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
 
 
 UNICODE_EDGE_KINDS = ("astral", "chunk-edge", "surrogate-escapes", "nul")
+#: The read-buffer sizes a character is split across: 4, 8 and 16 KiB (the buffers of
+#: C's stdio, Go's bufio and Rust's BufReader, Python's io), 64 KiB (a pipe's, Node.js's).
+CHUNK_BOUNDARIES = (4096, 8192, 16384, 65536)
 
 
 def unicode_edges(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     mark = "unicode-edges"
     kind = choose_at(draw, "unicode-edges", UNICODE_EDGE_KINDS)
     if kind == "chunk-edge":
-        boundary = draw(st.sampled_from((4096, 8192, 16384, 65536)))
+        boundary = choose_at(draw, "chunk-boundary", CHUNK_BOUNDARIES)
         back = draw(st.integers(1, 3))
         line = Line({"type": "text", "text": ""}, marks={mark})
         head = encode({"type": "text", "text": ""})[:-2]  # up to the opening quote

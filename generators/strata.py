@@ -40,7 +40,7 @@ from stella_conform.generators.cases import Case, cases
 from stella_conform.generators.edges import EDGE_STRATA, ENVELOPE_EDGE_STRATA
 from stella_conform.generators.engine.draw import Drawn, drawn, drawn_in, simplest
 from stella_conform.generators.engine.picks import forcing
-from stella_conform.generators.hazards import UNICODE_EDGE_KINDS
+from stella_conform.generators.hazards import CHUNK_BOUNDARIES, UNICODE_EDGE_KINDS
 from stella_conform.generators.mutations import (
     CORRUPT_FAMILIES,
     TORN_KINDS,
@@ -48,11 +48,13 @@ from stella_conform.generators.mutations import (
     TS_OUT_OF_RANGE,
     applicable,
 )
+from stella_conform.generators.seams import SEAM_STRATA
 from stella_conform.generators.text import BIG_NUMBERS
 from stella_conform.schemas.vocabulary import Vocabulary
 
 T = TypeVar("T")
 
+_CHUNK_EDGE = UNICODE_EDGE_KINDS.index("chunk-edge")
 _RAW_CONTROL = next(i for i, f in enumerate(CORRUPT_FAMILIES) if b'"a\tb"' in f[0])
 
 #: Per mutation, the strata besides its simplest case: each sets choice sites to options.
@@ -70,7 +72,14 @@ STRATA: Mapping[str, tuple[Mapping[str, int], ...]] = {
     "ts-out-of-range": tuple({"ts-out-of-range": k} for k in range(1, len(TS_OUT_OF_RANGE))),
     "ts-extreme": tuple({"ts-edge": k} for k in range(1, len(TS_EDGES))),
     "unknown-big-numbers": tuple({"big-number": k} for k in range(1, len(BIG_NUMBERS))),
-    "unicode-edges": tuple({"unicode-edges": k} for k in range(1, len(UNICODE_EDGE_KINDS))),
+    # each kind, and a character across each read-buffer size, not only the first (4 KiB)
+    "unicode-edges": (
+        *({"unicode-edges": k} for k in range(1, len(UNICODE_EDGE_KINDS))),
+        *(
+            {"unicode-edges": _CHUNK_EDGE, "chunk-boundary": k}
+            for k in range(1, len(CHUNK_BOUNDARIES))
+        ),
+    ),
     "crlf": ({"crlf-lines": 2},),  # CRLF on some lines of an LF stream
     "blank-lines": ({"blank-around": 1},),  # before the first line and after the last
     "torn-tail": tuple({"torn-kind": k} for k in range(1, len(TORN_KINDS))),
@@ -91,6 +100,9 @@ STRATA: Mapping[str, tuple[Mapping[str, int], ...]] = {
     ),
     # every edge cell of generators/edges.py, and every group of host-language names
     **EDGE_STRATA,
+    # every seam of generators/seams.py: each trimmed-away character, each content a
+    # cut-off run ends on, previews replaced or left
+    **SEAM_STRATA,
 }  # fmt: skip
 
 #: Per envelope variant, the strata besides its simplest document.

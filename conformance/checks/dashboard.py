@@ -73,6 +73,7 @@ DASHBOARD: tuple[Check, ...] = (
             "case-variant-keys",
             "json-spellings",
         ),
+        strata=("unterminated-content-last", "preview-across-tool", "text-after-streamed-step"),
         valid_runs=True,
         profile="dashboard",
         modes=REPORTING,

@@ -114,6 +114,7 @@ ENVELOPE: tuple[Check, ...] = (
             "preflight_no_api_key",
         ),
         mutations=("usage-values", "raw", "pipeline"),
+        strata=("preflight",),  # no cost_usd, no events: each field where it has none
         profile="envelope",
         modes=REPORTING,
         fields=("cost_usd", "input_tokens", "output_tokens"),

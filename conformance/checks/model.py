@@ -110,9 +110,10 @@ class Check:
     #: descriptions (``schemas/learnt.py``): under the kit's own vocabulary their types
     #: are unrecognized and they would grade another rule.
     wire_fixtures: tuple[str, ...] = ()
-    #: Mutations graded in the check's strata only (each option a stratum, in every run of
-    #: the default size), never drawn among its random examples: the edge cells of
-    #: ``generators/edges.py``, which the random pool would draw on some seeds only.
+    #: Mutations (an envelope check: variants) graded in the check's strata only (each
+    #: option a stratum, in every run of the default size), never drawn among its random
+    #: examples: the edge cells of ``generators/edges.py`` and the seams of
+    #: ``generators/seams.py``, which the random pool would draw on some seeds only.
     strata: tuple[str, ...] = ()
 
     def fixtures_for(self, learnt: bool) -> tuple[str, ...]:

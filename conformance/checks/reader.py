@@ -242,7 +242,7 @@ READER: tuple[Check, ...] = (
             "ts-out-of-range",
             "negative-zero",
         ),
-        strata=("bad-edge-values",),
+        strata=("bad-edge-values", "bad-body-unterminated-last"),
         why="A type you do recognize, carrying a body that does not fit, is a real error. "
         "Fail loudly.",
     ),
@@ -333,6 +333,7 @@ READER: tuple[Check, ...] = (
         "last-line-kept",
         fixtures=("no_trailing_newline",),
         mutations=("no-trailing-newline",),
+        strata=("unterminated-content-last",),
         modes=REPORTING,
         why="A complete last line without \\n is a real event and must not be dropped.",
     ),
@@ -343,6 +344,7 @@ READER: tuple[Check, ...] = (
         "last-line-content",
         fixtures=("no_trailing_newline",),
         mutations=("no-trailing-newline",),
+        strata=("unterminated-content-last",),
         modes=REPORTING,
         fields=("final_text", "terminator", "turns_completed"),
         why="A complete last line without \\n is a real event: the client must read it as it "
@@ -371,6 +373,7 @@ READER: tuple[Check, ...] = (
             "utf8-bom",
             "lone-surrogate",
         ),
+        strata=("strip-chars-edge",),
         why="Not JSON is only forgivable as the final line of a killed run; a line holding two "
         "values, or one value of several lines, is not one JSON object.",
     ),

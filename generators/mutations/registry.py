@@ -118,9 +118,10 @@ def _with_hazards() -> dict[str, Mutation]:
     """
     from stella_conform.generators.edges import EDGES
     from stella_conform.generators.hazards import HAZARDS
+    from stella_conform.generators.seams import SEAMS
     from stella_conform.generators.text import TEXT
 
-    every = [*_registry().values(), *HAZARDS, *TEXT, *EDGES]
+    every = [*_registry().values(), *HAZARDS, *TEXT, *EDGES, *SEAMS]
     # object-level first (structure, then content), byte-level last, each in registry order
     ordered = [m for m in every if not m.byte_level] + [m for m in every if m.byte_level]
     return {m.id: m for m in ordered}
@@ -132,9 +133,10 @@ MUTATIONS: Mapping[str, Mutation] = _with_hazards()
 def _rejecting() -> frozenset[str]:
     from stella_conform.generators.edges import EDGES_REJECTING
     from stella_conform.generators.hazards import HAZARDS_REJECTING
+    from stella_conform.generators.seams import SEAMS_REJECTING
     from stella_conform.generators.text import TEXT_REJECTING
 
-    return HAZARDS_REJECTING | TEXT_REJECTING | EDGES_REJECTING
+    return HAZARDS_REJECTING | TEXT_REJECTING | EDGES_REJECTING | SEAMS_REJECTING
 
 
 #: Mutations after which a correct client must reject the stream.

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 from test_edges import EDGE_INTENTS
 from test_hazards import HAZARD_INTENTS
+from test_seams import SEAM_INTENTS
 from test_text import TEXT_INTENTS
 
 from stella_conform.generators import (
@@ -106,7 +107,8 @@ def test_fit_compiler_agrees_with_jsonschema_on_valid_events(event: dict[str, An
 
 
 @pytest.mark.parametrize(
-    "mutation_id", sorted(REJECTING - {"non-json-line", "not-object-line"} - TEXT_REJECTING)
+    "mutation_id",
+    sorted(REJECTING - {"non-json-line", "not-object-line", "strip-chars-edge"} - TEXT_REJECTING),
 )
 def test_fit_compiler_agrees_with_jsonschema_on_broken_events(mutation_id: str) -> None:
     """Where a mutation breaks a body, strict JSON Schema validation also fails it."""
@@ -284,6 +286,7 @@ def _two_readings(case: Case, base: dict[str, Any], got: dict[str, Any]) -> None
 INTENT.update(HAZARD_INTENTS)  # the content hazards' intents live beside their own tests
 INTENT.update(TEXT_INTENTS)  # and the JSON-text and framing mutations', beside theirs
 INTENT.update(EDGE_INTENTS)  # and the edge values' and host-language names'
+INTENT.update(SEAM_INTENTS)  # and the seams'
 
 
 def test_every_mutation_has_a_stated_intent() -> None:

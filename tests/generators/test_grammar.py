@@ -10,6 +10,7 @@ import sys
 
 import pytest
 from conftest import REPO
+from test_seams import SEAM_EXAMPLES
 
 from stella_conform.conformance.reach import measure
 from stella_conform.generators.edges import CELLS
@@ -92,6 +93,7 @@ EXAMPLES: dict[str, tuple[bytes, str]] = {
     "frame.bom": (b"\xef\xbb\xbf" + RC, "stream"),
     "frame.unicode-whitespace": ("\u00a0".encode() + RC + RC, "stream"),
 }
+EXAMPLES.update(SEAM_EXAMPLES)  # the seams' rows (test_seams.py)
 
 
 def test_every_production_has_an_example() -> None:

@@ -64,6 +64,9 @@ const ALIASES = { text: ["text", "delta"], text_delta: ["delta", "text"] };
 const ARCHIVED_MISSING = { stage: "scope" }; // a stage recorded before scope existed
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
+// TextDecoder drops a leading U+FEFF unless told not to: on the first line that is the
+// stream's BOM (reading B of utf8-bom), on any other a character JSON does not take.
+const utf8KeepingBOM = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const isBlank = (buf) => buf.every((b) => b === 0x20 || b === 0x09 || b === 0x0d || b === 0x0a);
 
 class Reader {
@@ -117,7 +120,7 @@ class Reader {
     }
     let ev;
     try {
-      ev = JSON.parse(utf8.decode(buf));
+      ev = JSON.parse((line === 1 ? utf8 : utf8KeepingBOM).decode(buf));
     } catch (e) {
       this.pending = [line, String(e.message || e)];
       return [{ kind: "pending", line }];

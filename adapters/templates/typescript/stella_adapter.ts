@@ -176,6 +176,9 @@ const KNOWN: Record<string, [Record<string, Fits>, Record<string, Fits>]> = {
 const ALIASES: Record<string, [string, string]> = { text: ["text", "delta"], text_delta: ["delta", "text"] };
 const ARCHIVED: Record<string, string> = { stage: "scope" }; // a stage from before `scope` existed
 const utf8 = new TextDecoder("utf-8", { fatal: true });
+// TextDecoder drops a leading U+FEFF unless told not to: on the first line that is the
+// stream's BOM, on any other a character JSON does not take (the line is corrupt).
+const utf8KeepingBOM = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 class TrivialReader {
   rejected: [number, string] | null = null;
@@ -210,7 +213,8 @@ class TrivialReader {
     if (this.pending) return this.reject(this.pending[0], `corrupt line: ${this.pending[1]}`); // rule 6
     let event: unknown;
     try {
-      event = JSON.parse(utf8.decode(content)); // rule 1: each line is one JSON document
+      // rule 1: each line is one JSON document
+      event = JSON.parse((line === 1 ? utf8 : utf8KeepingBOM).decode(content));
     } catch (e) {
       this.pending = [line, String((e as Error).message)];
       return this.report.pending(line);

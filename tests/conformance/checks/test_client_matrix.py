@@ -69,6 +69,23 @@ FOUND_BY_STRATA = frozenset(
         "go/int64_counters",
         "rust/i64_counters",
         "sqlite_usage_store.py",
+        # the seams (generators/seams.py): strata of the checks they concern
+        "strips_lines_with_str_strip.py",
+        "trims_lines_with_string_trim.js",
+        "go/bom_trimmed_per_line",
+        "shell/sed_strips_bom.sh",
+        "dashboard_decodes_each_read.py",
+        "dashboard_decodes_each_chunk.js",
+        "go/dashboard_runes_per_read",
+        "go/readstring_drops_last_line",
+        "shell/read_loop_drops_last_line.sh",
+        "dashboard_splitter_drops_tail.js",
+        "dashboard_clears_preview_at_tool_call.py",
+        "dashboard_commits_preview_at_tool_call.js",
+        "go/dashboard_preview_per_step",
+        "dashboard_overwrites_streamed_message.py",
+        "dashboard_streamed_message_pointer.js",
+        "go/dashboard_message_pointer",
     }
 )
 PY = sys.executable

@@ -38,6 +38,9 @@ type Reader struct {
 	// Fit decides whether a known event's body fits, given the template's answer (why:
 	// "" when it fits); a client may decode the line's bytes its own way.
 	Fit func(tag string, raw []byte, event map[string]interface{}, why string) string
+	// Shown sees each known event that fits once the reader has folded it in, with the
+	// texts and the preview it shows: a client may show them its own way.
+	Shown func(tag string, texts, preview *[]string)
 
 	pending, rejected *problem
 	known, unknown    int
@@ -132,6 +135,9 @@ func (r *Reader) Value(n int, value interface{}, raw []byte) []Message {
 		return r.Reject(n, why)
 	}
 	r.fold(tag, event, raw)
+	if r.Shown != nil {
+		r.Shown(tag, &r.texts, &r.preview)
+	}
 	if r.OnEvent != nil {
 		r.OnEvent(n, raw, tag)
 	}

@@ -28,6 +28,7 @@ from stella_conform.conformance.checks.model import (
     Context,
     Judgment,
 )
+from stella_conform.conformance.checks.split_lines import lost_at_separators
 from stella_conform.conformance.clients.runner import Observation
 from stella_conform.conformance.kinds.case import GradedCase, expected_verdict_text
 from stella_conform.oracle.client_points import AFTER_TERMINATOR
@@ -607,7 +608,9 @@ def _folded(value: Any) -> Any:
 def _separator_content(case: GradedCase, obs: Observation, ctx: Context) -> Judgment:
     """The verdict, then the texts the client computes, judged for their line separators
     only: a text that differs from the stream's in nothing but its separators (U+2028 shown
-    as ``\\n``) fails; one that differs otherwise is another check's finding (n/a)."""
+    as ``\\n``) fails, and so do texts that lack exactly those of the lines
+    ``str.splitlines()`` cuts (:mod:`.split_lines`); one that differs otherwise is another
+    check's finding (n/a)."""
     if not verdict_ok(case, obs):
         return wrong_verdict(f"expected {expected_verdict_text(case)}", obs)
     if case.expected.verdict != "accept" or obs.summary is None:
@@ -620,7 +623,13 @@ def _separator_content(case: GradedCase, obs: Observation, ctx: Context) -> Judg
             problems.append(f"the summary has no {key!r}")
         elif got[key] != want.get(key):
             if _folded(got[key]) != _folded(want.get(key)):
-                unrelated = True  # wrong for another reason: another check's finding
+                # a text lost where str.splitlines() cuts its line is this rule's; a text
+                # wrong for another reason is another check's finding
+                lost = lost_at_separators(case.outcomes, case.stream, got, ctx.fields)
+                if lost is None:
+                    unrelated = True
+                elif lost not in problems:
+                    problems.append(lost)
                 continue
             problems.append(
                 f"{key}: expected {json.dumps(want.get(key))}, client {json.dumps(got[key])} "

@@ -233,6 +233,7 @@ READER: tuple[Check, ...] = (
             "bad_body_after_run_complete",
             "bad_body_numeric_string",
             "integral_float_count",
+            "serde_forms",
         ),
         mutations=(
             "bad-read-values",
@@ -242,6 +243,7 @@ READER: tuple[Check, ...] = (
             "bad-body-wrong-nesting",
             "ts-out-of-range",
             "negative-zero",
+            "serde-forms",
         ),
         strata=("bad-edge-values", "bad-body-unterminated-last"),
         why="A type you do recognize, carrying a body that does not fit, is a real error. "

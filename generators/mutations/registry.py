@@ -15,6 +15,7 @@ from stella_conform.generators.mutations.bodies import BODY_MUTATIONS, breakable
 from stella_conform.generators.mutations.fields import FIELD_MUTATIONS
 from stella_conform.generators.mutations.framing import FRAMING_MUTATIONS
 from stella_conform.generators.mutations.json_text import JSON_TEXT_MUTATIONS
+from stella_conform.generators.mutations.serde_forms import SERDE_MUTATIONS
 from stella_conform.generators.mutations.stamps import STAMP_MUTATIONS
 from stella_conform.generators.mutations.stream import Mutation, Stream
 from stella_conform.generators.mutations.unknown_types import TYPE_MUTATIONS, near_misses
@@ -58,6 +59,7 @@ ORDER: tuple[str, ...] = (
     "deep-nesting",
     "duplicate-keys",
     "extra-key-beside-arm",
+    "serde-forms",
     "utf8-bom",
     # byte-level
     "blank-lines",
@@ -74,6 +76,7 @@ FAMILIES: tuple[tuple[Mutation, ...], ...] = (
     BODY_MUTATIONS,
     JSON_TEXT_MUTATIONS,
     FRAMING_MUTATIONS,
+    SERDE_MUTATIONS,
 )
 
 

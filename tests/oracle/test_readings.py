@@ -72,6 +72,13 @@ POINT_CASES = {
         "accept",
         "reject",
     ),
+    # serde's other forms: a struct as an array, a unit variant as a one-key map
+    "serde-forms": (
+        b'{"type":"tool_start","call":["c","read",{}]}\n'
+        b'{"type":"stage","name":"x","scope":{"run":null}}\n' + RC,
+        "reject",
+        "accept",
+    ),
 }
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from stella_conform.oracle import prefilters
 from stella_conform.oracle.outcomes import NO_CHOICES, Kind, LineOutcome
 from stella_conform.oracle.parsing import integral_floats_as_integers
+from stella_conform.oracle.serde_forms import serde_body
 from stella_conform.schemas.fit import json_type_name
 from stella_conform.schemas.prose import violation
 from stella_conform.schemas.tagged_unions import beside_arm
@@ -132,6 +133,8 @@ def _known_slowly(
                 touched.update(points)
             if misfit is not None and points <= choices:
                 misfit, normalized = None, candidate
+    if misfit is not None:
+        misfit, normalized = _serde_fit(vocab, tag, normalized, misfit, choices, touched)
     if misfit is not None and vocab.learnt:
         misfit, normalized = _learnt_fit(vocab, tag, normalized, stamped, misfit, choices, touched)
     if misfit is not None:
@@ -151,6 +154,28 @@ def _known_slowly(
     ):
         return outcome
     return _known_points(outcome, vocab, choices, touched)
+
+
+def _serde_fit(
+    vocab: Vocabulary,
+    tag: str,
+    normalized: dict[str, Any],
+    misfit: str,
+    choices: frozenset[str],
+    touched: set[str] | None,
+) -> tuple[str | None, dict[str, Any]]:
+    """``(misfit, body)`` for a body that does not fit: it may fit as serde reads it, a
+    struct written as an array or a unit variant as a one-key map (reading B of
+    ``serde-forms``, what stella does; reading A keeps it an error)."""
+    home = vocab.home(tag)
+    read = serde_body(normalized, home.members[tag], home.root)
+    if read is normalized or not vocab.fits(tag, read):
+        return misfit, normalized
+    if touched is not None:
+        touched.add("serde-forms")
+    if "serde-forms" in choices:
+        return None, read
+    return misfit, normalized
 
 
 def _learnt_fit(

@@ -95,6 +95,15 @@ POINTS: tuple[Point, ...] = (
         "B: rejects the line as a duplicate field",
     ),
     Point(
+        "serde-forms",
+        "a struct written as a JSON array, or a unit variant as a one-key map, inside a known "
+        'event: "call":["c1","read",{}], "scope":{"run":null} (the other forms serde reads)',
+        "an error: the wire schema describes an object (a string), and the body does not fit",
+        "accepted: read as serde reads it (a struct's fields in declaration order; the variant "
+        "the one key names)",
+        "B: its serde-derived types read both forms",
+    ),
+    Point(
         "learnt-alias",
         "a line that fits its type only with an alias the wire schema names in its "
         "descriptions (a field, a value or an event type that shipped under an older name)",

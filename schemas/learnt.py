@@ -5,7 +5,9 @@ stella's generated wire schema says where it keeps one, in prose its keywords ca
 carry: a property "shipped as `judge`", an enum value ("this call role shipped as
 `judge`"), an event type ("this event shipped on the wire as `judge_verdict`"), the old
 spellings an enum value replaced ("Both aliases are retained ..."), an enum that "still
-accepts a legacy bool" and the field that bool rode in (`flip_achieved: false`).  A
+accepts a legacy bool" and the field that bool rode in (`flip_achieved: false`), and an
+enum that reads a value it does not list as `other` ("An unrecognized token reads as
+`other`").  A
 client generated from the keywords alone rejects those lines; stella accepts them.
 
 :func:`learn` finds them; :func:`tolerant` writes a copy of the schema whose keywords
@@ -37,6 +39,13 @@ _TYPE = re.compile(r"this event shipped on the wire as `([A-Za-z_][A-Za-z0-9_]*)
 #: "Both aliases are retained" with the retired spellings in backticks (a const branch).
 _RETAINED = re.compile(r"aliases are retained")
 _NAME = re.compile(r"`([a-z][a-z0-9_]*)`")
+#: An enum that reads a value it does not know as its ``other`` variant, as its description
+#: says: "An unrecognized token reads as `other`", "an unknown kind ... deserializes to
+#: [`BlockKind::Other`]", "Forward-compat via [`CacheZone::Other`]".
+_OTHER = re.compile(
+    r"unrecognized token reads as `other`|deserializes to \[`\w+::Other`\]"
+    r"|Forward-compat via \[`\w+::Other`\]"
+)
 #: "A legacy bool is still accepted" (an enum's description), with "`name: false`".
 _BOOL = re.compile(r"legacy bool is still accepted")
 _BOOL_FIELD = re.compile(r"`([a-z][a-z0-9_]*): (?:true|false)`")
@@ -46,7 +55,7 @@ _BOOL_FIELD = re.compile(r"`([a-z][a-z0-9_]*): (?:true|false)`")
 class Learnt:
     """One alias the schema's prose names: where, the new name and the old one."""
 
-    kind: str  # "field", "value", "bool", "type"
+    kind: str  # "field", "value", "bool", "type", "other"
     #: The ``$defs`` entry (or ``oneOf[i]`` member) it belongs to.
     where: str
     name: str
@@ -59,6 +68,8 @@ class Learnt:
             return f"{self.where}: field {self.legacy!r} is the old name of {self.name!r}"
         if self.kind == "bool":
             return f"{self.where}: a boolean is the old spelling of its values"
+        if self.kind == "other":
+            return f"{self.where}: a value it does not list reads as 'other'"
         return f"{self.where}: value {self.legacy!r} is the old spelling of {self.name!r}"
 
 
@@ -128,6 +139,8 @@ def learn(doc: Any) -> tuple[Learnt, ...]:
                     if old not in consts and old != branch["const"]:
                         found.append(Learnt("value", where, branch["const"], old))
         text = _text(schema.get("description"))
+        if "other" in consts and _OTHER.search(text):
+            found.append(Learnt("other", where, "other", "*"))
         if consts and _BOOL.search(text):
             found.append(Learnt("bool", where, consts[0], "bool"))
             for old in dict.fromkeys(_BOOL_FIELD.findall(text)):
@@ -175,6 +188,8 @@ def tolerant(doc: Mapping[str, Any], learnt: tuple[Learnt, ...]) -> dict[str, An
             node["oneOf"].append({"const": alias.legacy, "type": "string"})
         elif alias.kind == "bool":
             node["oneOf"].append({"type": "boolean"})
+        elif alias.kind == "other":  # any string; a listed one matches its own const too
+            node["anyOf"] = [{"oneOf": node.pop("oneOf")}, {"type": "string"}]
         elif alias.kind == "field":
             for obj in _objects(node):
                 assert isinstance(obj, dict)  # a deep copy: every mapping in it is a dict

@@ -23,6 +23,8 @@ passes every check: the proof that the grader honours both readings.
   (integral-float)
 * nothing is read after ``run_complete``: nothing more is coming (after-terminator)
 * the elapsed time is the whole run's, last stamp less first, clamped to 0 (elapsed-clamp)
+* a struct written as an array and a unit variant as a one-key map are read as serde reads
+  them (serde-forms)
 """
 
 from __future__ import annotations
@@ -56,6 +58,37 @@ BOM = b"\xef\xbb\xbf"
 SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_DEPTH = 128
 F64_MAX = 1.7976931348623157e308
+
+
+#: The structs of the kit's default vocabulary, by the field that holds one: their fields
+#: in declaration order (serde reads a struct from an array of them, in that order).
+STRUCTS = {("tool_start", "call"): ("call_id", "name", "input")}
+#: The arms of a tool result's output, each a struct (read from an array as well).
+ARMS = {"ok": ("content",), "error": ("message",)}
+#: The enums of unit variants, by the field that holds one (serde reads {"run": null}).
+UNIT_ENUMS = {("stage", "scope"), ("budget_tick", "mode"), ("file_change", "kind")}
+
+
+def serde_forms(tag: str, event: dict[str, Any]) -> dict[str, Any]:
+    """The event as serde reads it: a struct written as an array is the object of its
+    fields in declaration order, a unit variant written as a one-key map is its name."""
+    out = dict(event)
+    for (owner, name), fields in STRUCTS.items():
+        value = out.get(name)
+        if owner == tag and isinstance(value, list) and len(value) <= len(fields):
+            out[name] = dict(zip(fields, value, strict=False))
+    for owner, name in UNIT_ENUMS:
+        value = out.get(name)
+        if owner == tag and isinstance(value, dict) and len(value) == 1:
+            ((variant, inner),) = value.items()
+            if inner is None:
+                out[name] = variant
+    output = out.get("output")
+    if tag == "tool_result" and isinstance(output, dict) and len(output) == 1:
+        ((arm, inner),) = output.items()
+        if arm in ARMS and isinstance(inner, list) and len(inner) <= len(ARMS[arm]):
+            out["output"] = {arm: dict(zip(ARMS[arm], inner, strict=False))}
+    return out
 
 
 class NonObject(dict):  # type: ignore[type-arg]
@@ -172,7 +205,7 @@ class ReaderB(Reader):
         alias = ALIASES.get(tag)
         if alias and alias[0] in event and alias[1] in event:
             raise Rejected(f"{tag}: both {alias[0]!r} and its alias {alias[1]!r}")
-        return super().normalize(tag, event)
+        return super().normalize(tag, serde_forms(tag, event))
 
     def misfit(self, tag: str, event: dict[str, Any]) -> str | None:
         if self.duplicates:

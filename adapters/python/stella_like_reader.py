@@ -18,6 +18,10 @@ and passes.  Two are bugs against the contract, and the kit fails them:
    type with a bad body — is dropped silently instead of rejected (rule 4 says fail
    loudly).
 
+It models stella over the kit's own vocabulary (the types of ``stella_reader.py``): what
+a wire schema says only in its descriptions (old names, values read as ``other``) is no
+part of it, as that vocabulary names none.
+
 This adapter reads line by line (so it can be graded in lockstep) and gives the
 verdicts reading the whole input first would give: any line that is not UTF-8
 rejects the stream; a line that fails is held until a later non-blank line shows
@@ -68,40 +72,6 @@ class StellaLikeReader(ReaderB):
         if "ts" in event and event["ts"] is None:  # ts is ignored, a null one too
             event = {k: v for k, v in event.items() if k != "ts"}
         return super().misfit(tag, event)
-
-    def normalize(self, tag: str, event: dict[str, Any]) -> dict[str, Any]:
-        return super().normalize(tag, serde_forms(tag, event))
-
-
-#: The structs of the kit's default vocabulary, by the field that holds one: their fields
-#: in declaration order (serde reads a struct from an array of them, in that order).
-STRUCTS = {("tool_start", "call"): ("call_id", "name", "input")}
-#: The arms of a tool result's output, each a struct (read from an array as well).
-ARMS = {"ok": ("content",), "error": ("message",)}
-#: The enums of unit variants, by the field that holds one (serde reads {"run": null}).
-UNIT_ENUMS = {("stage", "scope"), ("budget_tick", "mode"), ("file_change", "kind")}
-
-
-def serde_forms(tag: str, event: dict[str, Any]) -> dict[str, Any]:
-    """The event as serde reads it: a struct written as an array is the object of its
-    fields in declaration order, a unit variant written as a one-key map is its name."""
-    out = dict(event)
-    for (owner, name), fields in STRUCTS.items():
-        value = out.get(name)
-        if owner == tag and isinstance(value, list) and len(value) <= len(fields):
-            out[name] = dict(zip(fields, value, strict=False))
-    for owner, name in UNIT_ENUMS:
-        value = out.get(name)
-        if owner == tag and isinstance(value, dict) and len(value) == 1:
-            ((variant, inner),) = value.items()
-            if inner is None:
-                out[name] = variant
-    output = out.get("output")
-    if tag == "tool_result" and isinstance(output, dict) and len(output) == 1:
-        ((arm, inner),) = output.items()
-        if arm in ARMS and isinstance(inner, list) and len(inner) <= len(ARMS[arm]):
-            out["output"] = {arm: dict(zip(ARMS[arm], inner, strict=False))}
-    return out
 
 
 class StellaLike(Adapter):

@@ -235,6 +235,7 @@ READER: tuple[Check, ...] = (
             "integral_float_count",
             "serde_forms",
         ),
+        wire_fixtures=("learnt_values",),
         mutations=(
             "bad-read-values",
             "bad-body-missing-field",
@@ -244,6 +245,9 @@ READER: tuple[Check, ...] = (
             "ts-out-of-range",
             "negative-zero",
             "serde-forms",
+            "value-read-as-other",
+            "field-beside-learnt-alias",
+            "old-type-name",
         ),
         strata=("bad-edge-values", "bad-body-unterminated-last"),
         why="A type you do recognize, carrying a body that does not fit, is a real error. "

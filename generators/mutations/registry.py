@@ -12,6 +12,10 @@ from collections.abc import Mapping
 from hypothesis import strategies as st
 
 from stella_conform.generators.mutations.bodies import BODY_MUTATIONS, breakable
+from stella_conform.generators.mutations.described import (
+    DESCRIBED_MUTATIONS,
+    described_applicable,
+)
 from stella_conform.generators.mutations.fields import FIELD_MUTATIONS
 from stella_conform.generators.mutations.framing import FRAMING_MUTATIONS
 from stella_conform.generators.mutations.json_text import JSON_TEXT_MUTATIONS
@@ -60,6 +64,9 @@ ORDER: tuple[str, ...] = (
     "duplicate-keys",
     "extra-key-beside-arm",
     "serde-forms",
+    "value-read-as-other",
+    "field-beside-learnt-alias",
+    "old-type-name",
     "utf8-bom",
     # byte-level
     "blank-lines",
@@ -77,6 +84,7 @@ FAMILIES: tuple[tuple[Mutation, ...], ...] = (
     JSON_TEXT_MUTATIONS,
     FRAMING_MUTATIONS,
     SERDE_MUTATIONS,
+    DESCRIBED_MUTATIONS,
 )
 
 
@@ -110,7 +118,7 @@ def applicable(mutation_id: str, vocab: Vocabulary) -> bool:
         return breakable(vocab, lambda types: types == ["object"])
     if mutation_id == "type-near-miss":
         return bool(near_misses(vocab))
-    return True
+    return described_applicable(mutation_id, vocab)
 
 
 def _with_hazards() -> dict[str, Mutation]:

@@ -89,9 +89,16 @@ def serde_forms(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     if "tool_start" not in vocab.known:
         return
     event = dict(draw(tool_start(call_id="call_96")))
-    call = event["call"]
-    event["call"] = [call["call_id"], call["name"], call["input"]]
-    insert_at(draw, stream, Line(event, marks={"serde-forms"}), not_last=True)
+    home = vocab.home("tool_start")
+    arrays = [
+        (holder, key, form)
+        for holder, key, form in respellings(event, home.members["tool_start"], home.root)
+        if key == "call" and isinstance(form, list)
+    ]
+    if arrays:  # the call as an array, its fields in the schema's order
+        holder, key, form = arrays[0]
+        holder[key] = form
+        insert_at(draw, stream, Line(event, marks={"serde-forms"}), not_last=True)
 
 
 #: This family's mutations; when each applies is :data:`.registry.ORDER`'s to say.

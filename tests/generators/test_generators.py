@@ -293,7 +293,12 @@ def test_every_mutation_has_a_stated_intent() -> None:
     assert set(INTENT) == set(MUTATIONS)
 
 
-@pytest.mark.parametrize("mutation_id", sorted(MUTATIONS))
+#: Mutations of what a wire schema says only in its descriptions: the kit's own vocabulary
+#: names nothing they need (tests/schemas/test_learnt_values.py draws them under stella's).
+WIRE_ONLY = frozenset({"value-read-as-other", "field-beside-learnt-alias", "old-type-name"})
+
+
+@pytest.mark.parametrize("mutation_id", sorted(set(MUTATIONS) - WIRE_ONLY))
 def test_mutation_has_its_intended_effect(mutation_id: str) -> None:
     check_intent = INTENT[mutation_id]
     examples = 10 if mutation_id in ("long-line-1m", "megabyte-string") else 40

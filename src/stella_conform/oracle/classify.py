@@ -88,7 +88,7 @@ def classify(
         # the hot path: no legacy spelling, no archived shape, and the body fits
         outcome = LineOutcome(line, Kind.KNOWN, tag, value, value, None, terminated)
         if (touched is None and not choices and tag not in vocab.prose_constrained) or (
-            prefilters.ENABLED and tag in vocab.pointless
+            prefilters.ENABLED and tag in vocab.pointless and not _learnt_pairs(vocab)
         ):
             return outcome
         return _known_points(outcome, vocab, choices, touched)
@@ -150,10 +150,34 @@ def _known_slowly(
         line, Kind.KNOWN, tag=tag, event=normalized, raw=value, terminated=terminated
     )
     if (touched is None and not choices and tag not in vocab.prose_constrained) or (
-        prefilters.ENABLED and tag in vocab.pointless
+        prefilters.ENABLED and tag in vocab.pointless and not _learnt_pairs(vocab)
     ):
         return outcome
     return _known_points(outcome, vocab, choices, touched)
+
+
+def _learnt_pairs(vocab: Vocabulary) -> list[tuple[str, str]]:
+    """The (field, old name) pairs the schema's descriptions name (``learnt-alias``)."""
+    return [(a.name, a.legacy) for a in vocab.learnt if a.kind == "field"]
+
+
+def _field_beside_learnt_alias(vocab: Vocabulary, raw: Any) -> tuple[str, str] | None:
+    """A field and the old name the schema's descriptions give it, both in one object of
+    the event (``"verifier"`` and ``"judge"``): the first such pair, or ``None``."""
+    pairs = _learnt_pairs(vocab)
+    if not pairs:
+        return None
+    stack = [raw]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for name, legacy in pairs:
+                if name in item and legacy in item:
+                    return name, legacy
+            stack.extend(v for v in item.values() if isinstance(v, (dict, list)))
+        elif isinstance(item, list):
+            stack.extend(v for v in item if isinstance(v, (dict, list)))
+    return None
 
 
 def _serde_fit(
@@ -262,6 +286,12 @@ def _known_points(
             touched.add("field-and-alias")
         if "field-and-alias" in choices:
             reason = f"{tag!r} carries both {alias.field!r} and its legacy alias {alias.legacy!r}"
+    learnt = _field_beside_learnt_alias(vocab, raw) if reason is None else None
+    if learnt is not None:  # an alias the schema's descriptions name, as serde reads it too
+        if touched is not None:
+            touched.add("field-and-alias")
+        if "field-and-alias" in choices:
+            reason = f"an object carries both {learnt[0]!r} and its old name {learnt[1]!r}"
     if reason is None and tag in vocab.prose_constrained:
         broken = violation(vocab, tag, raw)
         if broken is not None:

@@ -89,7 +89,8 @@ POINTS: tuple[Point, ...] = (
     ),
     Point(
         "field-and-alias",
-        "a field and its legacy alias on one line (text with text and delta)",
+        "a field and its legacy alias on one line (text with text and delta), or a field and "
+        "the old name the wire schema's descriptions give it in one object (verifier and judge)",
         "accepted: the self-describing name wins",
         "an error: the same field twice",
         "B: rejects the line as a duplicate field",
@@ -105,11 +106,14 @@ POINTS: tuple[Point, ...] = (
     ),
     Point(
         "learnt-alias",
-        "a line that fits its type only with an alias the wire schema names in its "
-        "descriptions (a field, a value or an event type that shipped under an older name)",
-        "decoded: 'if a field is renamed, the old name still works as an alias'",
+        "a line that fits its type only with what the wire schema says in its descriptions: "
+        "an alias (a field, a value or an event type that shipped under an older name), or a "
+        "value an enum does not list, which its description reads as 'other'",
+        "decoded: 'if a field is renamed, the old name still works as an alias'; an "
+        "unrecognized token 'reads as other'",
         "a client that knows only the schema's keywords: an error (an old type name: unrecognized)",
-        "A: it decodes every alias the descriptions name",
+        "A for a field or a value; an old type name is read as today's type (a body that does "
+        "not fit rejects) but, not among its known tags, counted as unrecognized",
     ),
     Point(
         "ts-out-of-range",

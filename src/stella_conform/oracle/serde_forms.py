@@ -11,18 +11,23 @@ accepts them: whether a line that fits only so is an error is a registered point
 (``serde-forms``, docs/contract-readings.md).
 
 :func:`serde_read` rewrites such a value into the form the schema describes, walking the
-schema beside it; the decoder then asks whether the rewritten body fits. A schema's
-declaration order is its ``properties`` order, as schemars writes it.
+schema beside it; the decoder then asks whether the rewritten body fits. A struct's
+declaration order is its schema's ``properties`` order, unless they are sorted by name (as
+schemars writes them without ``preserve_order``): then any order whose types fit is read.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from typing import Any
 
 #: How deep the walk follows a body: no stella body nests deeper where a schema describes
 #: it (an ``input`` is any JSON and is not walked).
 _MAX_DEPTH = 32
+#: The most fields of a struct whose schema lists them sorted by name (so not in their
+#: declaration order) that are tried in every order.
+_MAX_UNORDERED = 5
 
 
 def resolve(schema: Any, root: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -89,7 +94,36 @@ def _from_array(value: list[Any], schema: Mapping[str, Any], root: Mapping[str, 
     names = [str(n) for n in props]
     if len(value) > len(names):
         return value  # serde: "trailing characters" (an invalid length)
+    if names == sorted(names) and 1 < len(names) <= _MAX_UNORDERED:
+        # sorted by name, as schemars writes a struct without preserve_order: the
+        # declaration order is not in the schema, so any order whose types fit is read
+        for order in itertools.permutations(names, len(value)):
+            if all(_type_fits(v, props[n], root) for n, v in zip(order, value, strict=True)):
+                return dict(zip(order, value, strict=True))
+        return value
     return dict(zip(names, value, strict=False))
+
+
+def _type_fits(value: Any, schema: Any, root: Mapping[str, Any]) -> bool:
+    """Whether ``value``'s JSON type is one ``schema`` states (any, where it states none)."""
+    node = resolve(schema, root)
+    kinds = node.get("type")
+    if kinds is None:
+        listed = node.get("enum")
+        if isinstance(listed, list):
+            return value in listed
+        return True
+    names = [kinds] if isinstance(kinds, str) else list(kinds)
+    return any(_is(value, str(k)) for k in names)
+
+
+def _is(value: Any, kind: str) -> bool:
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    python = {"string": str, "boolean": bool, "object": dict, "array": list}.get(kind)
+    return value is None if kind == "null" else python is not None and isinstance(value, python)
 
 
 def serde_read(value: Any, schema: Any, root: Mapping[str, Any], depth: int = 0) -> Any:

@@ -8,7 +8,6 @@ under its old name (``judge_verdict``). Each is read two ways (``learnt-alias``,
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,7 +22,8 @@ from stella_conform.generators.mutations.stream import (
     insert_at,
     json_copy,
 )
-from stella_conform.oracle.serde_forms import branches, resolve
+from stella_conform.generators.schema_driven import SchemaStrategies
+from stella_conform.oracle.serde_forms import branches, reaches, resolve
 from stella_conform.schemas.vocabulary import Vocabulary
 
 #: A token no enum of stella's lists: a kind from a newer stella.
@@ -95,52 +95,63 @@ def value_read_as_other(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> N
             return
 
 
-def _with_field(value: Any, name: str) -> dict[str, Any] | None:
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            if name in item:
-                return item
-            stack.extend(v for v in item.values() if isinstance(v, (dict, list)))
-        elif isinstance(item, list):
-            stack.extend(v for v in item if isinstance(v, (dict, list)))
+def _objects_at(
+    value: Any, schema: Any, root: Mapping[str, Any], target: Mapping[str, Any], depth: int = 0
+) -> list[dict[str, Any]]:
+    """The objects in ``value`` whose schema is ``target`` (a ``$defs`` entry)."""
+    node = resolve(schema, root)
+    found: list[dict[str, Any]] = []
+    if not node or depth > 16:
+        return found
+    if isinstance(value, list) and isinstance(node.get("items"), Mapping):
+        for item in value:
+            found.extend(_objects_at(item, node["items"], root, target, depth + 1))
+        return found
+    if not isinstance(value, dict):
+        return found
+    if node is target:
+        found.append(value)
+    props: dict[str, Any] = dict(node.get("properties") or {})
+    for branch in branches(node, root):
+        for name, sub in (branch.get("properties") or {}).items():
+            props.setdefault(str(name), sub)
+    for name, sub in props.items():
+        if name in value:
+            found.extend(_objects_at(value[name], sub, root, target, depth + 1))
+    return found
+
+
+def _field_schema(node: Mapping[str, Any], root: Mapping[str, Any], name: str) -> Any:
+    for obj in [node, *branches(node, root)]:
+        sub = (obj.get("properties") or {}).get(name)
+        if sub is not None:
+            return sub
     return None
-
-
-def _reaches(vocab: Vocabulary, tag: str, where: str) -> bool:
-    """Whether the schema of ``tag`` refers, through its ``$ref``s, to ``$defs[where]``."""
-    import json
-
-    defs = vocab.root.get("$defs") or {}
-    seen: set[str] = set()
-    todo = [json.dumps(vocab.members[tag])]
-    while todo:
-        text = todo.pop()
-        for ref in re.findall(r'"#/\$defs/([^"]+)"', text):
-            if ref == where:
-                return True
-            if ref not in seen and ref in defs:
-                seen.add(ref)
-                todo.append(json.dumps(defs[ref]))
-    return False
 
 
 def field_beside_learnt_alias(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
     """A field and the old name the schema's descriptions give it, both in one object
     (reading A: the line is read; B, serde's "duplicate field": an error)."""
-    pairs = _field_pairs(vocab)
-    if not pairs:
+    fields = [a for a in vocab.learnt if a.kind == "field" and a.where in vocab.root["$defs"]]
+    if not fields:
         return
-    name, legacy = pairs[choose(draw, list(range(len(pairs))))]
+    alias = fields[choose(draw, list(range(len(fields))))]
+    root = vocab.root
+    target = root["$defs"][alias.where]
     lines = [stream.lines[i] for i in stream.event_indexes(vocab)]
-    where = next(a.where for a in vocab.learnt if a.kind == "field" and a.name == name)
-    holders = sorted(t for t in vocab.known & frozenset(vocab.members) if _reaches(vocab, t, where))
+    known = vocab.known & frozenset(vocab.members)
+    holders = sorted(t for t in known if reaches(vocab.members[t], root, alias.where))
     for event in [line.obj for line in lines] + _drawn(draw, vocab, holders):
-        holder = _with_field(event, name)
-        if holder is None:
+        places = _objects_at(event, vocab.members[event["type"]], root, target)
+        if not places:
             continue
-        holder[legacy] = json_copy(holder[name])
+        holder = places[0]
+        if alias.name not in holder:  # give it the field, drawn from its own schema
+            sub = _field_schema(target, root, alias.name)
+            if sub is None:
+                continue
+            holder[alias.name] = draw(SchemaStrategies(root).build(sub))
+        holder[alias.legacy] = json_copy(holder[alias.name])
         line = next((x for x in lines if x.obj is event), None)
         if line is None:
             line = Line(event)

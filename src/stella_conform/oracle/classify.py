@@ -14,7 +14,7 @@ from typing import Any
 from stella_conform.oracle import prefilters
 from stella_conform.oracle.outcomes import NO_CHOICES, Kind, LineOutcome
 from stella_conform.oracle.parsing import integral_floats_as_integers
-from stella_conform.oracle.serde_forms import serde_body
+from stella_conform.oracle.serde_forms import reaches, serde_body
 from stella_conform.schemas.fit import json_type_name
 from stella_conform.schemas.prose import violation
 from stella_conform.schemas.tagged_unions import beside_arm
@@ -88,7 +88,7 @@ def classify(
         # the hot path: no legacy spelling, no archived shape, and the body fits
         outcome = LineOutcome(line, Kind.KNOWN, tag, value, value, None, terminated)
         if (touched is None and not choices and tag not in vocab.prose_constrained) or (
-            prefilters.ENABLED and tag in vocab.pointless and not _learnt_pairs(vocab)
+            prefilters.ENABLED and tag in vocab.pointless and tag not in _pair_holders(vocab)
         ):
             return outcome
         return _known_points(outcome, vocab, choices, touched)
@@ -150,10 +150,15 @@ def _known_slowly(
         line, Kind.KNOWN, tag=tag, event=normalized, raw=value, terminated=terminated
     )
     if (touched is None and not choices and tag not in vocab.prose_constrained) or (
-        prefilters.ENABLED and tag in vocab.pointless and not _learnt_pairs(vocab)
+        prefilters.ENABLED and tag in vocab.pointless and tag not in _pair_holders(vocab)
     ):
         return outcome
     return _known_points(outcome, vocab, choices, touched)
+
+
+#: Per schema document (by id): the types whose bodies can hold a field an alias the
+#: descriptions name is learnt for (``_pair_holders``).
+_HOLDERS: dict[int, frozenset[str]] = {}
 
 
 def _learnt_pairs(vocab: Vocabulary) -> list[tuple[str, str]]:
@@ -161,11 +166,27 @@ def _learnt_pairs(vocab: Vocabulary) -> list[tuple[str, str]]:
     return [(a.name, a.legacy) for a in vocab.learnt if a.kind == "field"]
 
 
-def _field_beside_learnt_alias(vocab: Vocabulary, raw: Any) -> tuple[str, str] | None:
+def _pair_holders(vocab: Vocabulary) -> frozenset[str]:
+    """The known types whose schema reaches an object that has a field the descriptions
+    name an old name for: only a line of one can hold the field beside its old name."""
+    if not vocab.learnt:
+        return frozenset()
+    key = id(vocab.root)
+    if key not in _HOLDERS:
+        wheres = {a.where for a in vocab.learnt if a.kind == "field"}
+        _HOLDERS[key] = frozenset(
+            tag
+            for tag, member in vocab.members.items()
+            if any(reaches(member, vocab.root, where) for where in wheres)
+        )
+    return _HOLDERS[key]
+
+
+def _field_beside_learnt_alias(vocab: Vocabulary, tag: str, raw: Any) -> tuple[str, str] | None:
     """A field and the old name the schema's descriptions give it, both in one object of
     the event (``"verifier"`` and ``"judge"``): the first such pair, or ``None``."""
     pairs = _learnt_pairs(vocab)
-    if not pairs:
+    if not pairs or tag not in _pair_holders(vocab):
         return None
     stack = [raw]
     while stack:
@@ -286,7 +307,7 @@ def _known_points(
             touched.add("field-and-alias")
         if "field-and-alias" in choices:
             reason = f"{tag!r} carries both {alias.field!r} and its legacy alias {alias.legacy!r}"
-    learnt = _field_beside_learnt_alias(vocab, raw) if reason is None else None
+    learnt = _field_beside_learnt_alias(vocab, tag, raw) if reason is None else None
     if learnt is not None:  # an alias the schema's descriptions name, as serde reads it too
         if touched is not None:
             touched.add("field-and-alias")

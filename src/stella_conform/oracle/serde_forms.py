@@ -172,3 +172,22 @@ def serde_body(body: dict[str, Any], schema: Mapping[str, Any], root: Mapping[st
     """An event's body read as serde reads its fields (the event itself is an object: its
     ``type`` is the tag the line is dispatched on); ``body`` itself when nothing changes."""
     return serde_read(body, schema, root)
+
+
+def reaches(schema: Any, root: Mapping[str, Any], where: str) -> bool:
+    """Whether ``schema`` refers, through its ``$ref``s, to ``$defs[where]``."""
+    import json
+    import re
+
+    defs = root.get("$defs") or {}
+    seen: set[str] = set()
+    todo = [json.dumps(schema)]
+    while todo:
+        text = todo.pop()
+        for ref in re.findall(r'"#/\$defs/([^"]+)"', text):
+            if ref == where:
+                return True
+            if ref not in seen and ref in defs:
+                seen.add(ref)
+                todo.append(json.dumps(defs[ref]))
+    return False

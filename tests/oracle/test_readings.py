@@ -221,7 +221,7 @@ def test_a_read_only_contract_with_checks_breaks_a_prose_constraint(wire_schema:
     task = json.loads(json.dumps(TASK))
     task["tasks"][0]["contract"] = {
         "kind": "read_only",
-        "checks": TASK["tasks"][0]["contract"]["checks"],
+        "checks": task["tasks"][0]["contract"]["checks"],  # the copy's: TASK is shared
     }
     task["tasks"][0]["contract"]["checks"][0]["mechanism"]["name"] = "unit"
     readings = read_stream(json.dumps(task).encode() + b"\n" + RC, vocab)

@@ -26,7 +26,7 @@ from conftest import REPO
 sys.path.insert(0, str(REPO / "adapters" / "broken"))
 # the one Go and Rust build (for Rust: the offline config, the shared target folder and its
 # lock), the broken clients' own
-from builds import CARGO_TARGET, DEBIAN_REGISTRY, Unavailable, debian_crates
+from builds import CARGO_TARGET, DEBIAN_REGISTRY, OFFLINE_CONFIG, Unavailable, debian_crates
 from builds import cargo_build as _cargo_build
 from builds import go_build as _go_build
 
@@ -89,6 +89,7 @@ def build_template(language: str, folder: Path) -> None:
 __all__ = [
     "CARGO_TARGET",
     "DEBIAN_REGISTRY",
+    "OFFLINE_CONFIG",
     "TOOLCHAINS",
     "TS_TOOLCHAIN",
     "build_template",

@@ -26,21 +26,12 @@ from native_runners import (
     run,
     said_in_order,
 )
-from toolchains import CARGO_TARGET, DEBIAN_REGISTRY, debian_crates, missing
+from toolchains import CARGO_TARGET, OFFLINE_CONFIG, debian_crates, missing
 
 #: A test's line in libtest's output: its name and how it ended.
 ENDED = re.compile(r"^test (\S+) \.\.\. (ok|FAILED|ignored)")
 STATUS = {"ok": "pass", "FAILED": "fail", "ignored": "skip"}
 TEST = ["cargo", "test", "--test", "conformance"]
-#: Debian's crates in place of crates.io (docs/native-runners.md shows the same file).
-OFFLINE_CONFIG = f"""\
-[source.crates-io]
-replace-with = "debian"
-[source.debian]
-directory = "{DEBIAN_REGISTRY}"
-[net]
-offline = true
-"""
 
 
 @pytest.fixture(scope="module")

@@ -78,6 +78,28 @@ def _bad_final_record_dropped(stream: bytes, readings: Readings, answer: OracleA
     return False
 
 
+def _old_type_name_counted_unrecognized(
+    stream: bytes, readings: Readings, answer: OracleAnswer
+) -> bool:
+    """An event under an old type name the wire schema keeps as an alias (``judge_verdict``)
+    is read as the type it names today (its body decides, a bad one rejects) and counted as
+    unrecognized as well: serde's variant alias reads it, while the count comes from the
+    list of known tags (``KNOWN_TYPE_TAGS``, which the contract names), which does not hold
+    the alias."""
+    if answer.verdict != "accept" or answer.unrecognized_events is None:
+        return False
+    for reading in readings.all:
+        if reading.summary.verdict != "accept":
+            continue
+        renamed = sum(
+            o.kind is Kind.KNOWN and isinstance(o.raw, dict) and o.raw.get("type") != o.tag
+            for o in reading.outcomes
+        )
+        if renamed and answer.unrecognized_events == reading.summary.unrecognized_events + renamed:
+            return True
+    return False
+
+
 def _last_non_blank(stream: bytes) -> int | None:
     """The number of the stream's last physical line that holds more than JSON whitespace."""
     last = None
@@ -101,6 +123,13 @@ DOCUMENTED_BUGS: tuple[Bug, ...] = (
         "a complete final line that fails (not JSON, not an object, no type, a body that "
         "does not fit) is dropped silently (rule 4 says fail loudly)",
         _bad_final_record_dropped,
+    ),
+    Bug(
+        "old-type-name-counted-unrecognized",
+        "an event under an old type name the wire schema keeps as an alias is read as the "
+        "type it names today and also counted as unrecognized (rule 3 counts the types a "
+        "reader does not recognize; this one it reads)",
+        _old_type_name_counted_unrecognized,
     ),
 )
 BUGS_BY_ID = {b.id: b for b in DOCUMENTED_BUGS}

@@ -14,6 +14,7 @@ from conftest import ADAPTERS, NODE_REFERENCE
 from stella_conform.conformance.differential import OracleAnswer, classify
 from stella_conform.oracle.corpus import bundled_fixtures_dir
 from stella_conform.oracle.readings import read_stream
+from stella_conform.schemas.vocabulary import Vocabulary
 
 _BESIDE = Path(sys.executable).parent / "stella-conform"
 EXE = str(_BESIDE) if _BESIDE.exists() else shutil.which("stella-conform")
@@ -71,6 +72,29 @@ def test_a_documented_bug_of_stella_s_reader_is_its_own_class() -> None:
     # a bad body that is not the last line, dropped, is no documented bug
     middle = (bundled_fixtures_dir() / "bad_body_missing_field.jsonl").read_bytes()
     assert classify(read_stream(middle), OracleAnswer("accept"), middle) == "unexplained"
+
+
+def test_an_old_type_name_read_and_counted_unrecognized_is_a_documented_bug(
+    wire_schema: Path,
+) -> None:
+    """stella reads ``judge_verdict`` as a verdict (a bad body rejects) and counts it among
+    the unrecognized; no one reading gives both, so the count is its own bug."""
+    data = (bundled_fixtures_dir() / "learnt_aliases.jsonl").read_bytes()
+    readings = read_stream(data, Vocabulary.from_wire_schema(wire_schema))
+    (renamed,) = [
+        o
+        for o in readings.default.outcomes
+        if isinstance(o.raw, dict) and o.raw.get("type") == "judge_verdict"
+    ]
+    assert renamed.tag == "verdict"
+    count = readings.default.summary.unrecognized_events
+    stella = OracleAnswer("accept", unrecognized_events=count + 1)
+    assert classify(readings, stella, data) == "bug:old-type-name-counted-unrecognized"
+    # the count one too high without an old name on a line is no documented bug
+    plain = data.replace(b'"judge_verdict"', b'"verdict"')
+    others = read_stream(plain, Vocabulary.from_wire_schema(wire_schema))
+    off = OracleAnswer("accept", unrecognized_events=others.default.summary.unrecognized_events + 1)
+    assert classify(others, off, plain) == "unexplained"
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,10 @@ writes the edge values of each class:
 * ``host-type-names`` (R3): unrecognized events whose types are members of
   ``Object.prototype`` or other languages' special names (:data:`HOST_NAMES`).
 * ``host-field-names`` (R5): the same names as unknown fields of a known event.
+* ``case-folded-twins`` (R5): beside a known field, after it, an unknown field named the
+  same but for case (``Text``, ``INPUT_TOKENS``) holding another value of its class: Go's
+  ``encoding/json`` matches keys to struct fields without regard to case, the last match
+  winning, so a reader decoding into a struct shows the twin; serde does not.
 
 Values the contract lets a client read two ways are left out: ``1.0`` and ``-0`` where
 an integer is due (the registered points ``integral-float`` and ``negative-zero``),
@@ -31,9 +35,10 @@ bytes, as for every case; a change that would not keep the body valid (a valid c
 would leave it valid (a bad cell) is not made.
 
 Each cell is chosen at the choice site ``edge-cell`` (a bad cell's field at
-``edge-field``, a name group at ``host-names``), so :data:`EDGE_STRATA` makes every cell
-a stratum of the checks that grade it (:mod:`stella_conform.generators.strata`): every
-default run draws every cell, whatever its seed.  :func:`cells_in` finds the cells in a
+``edge-field``, a name group at ``host-names``, a twin's spelling at ``twin-case``), so
+:data:`EDGE_STRATA` makes every cell a stratum of the checks that grade it
+(:mod:`stella_conform.generators.strata`): every default run draws every cell, whatever
+its seed.  :func:`cells_in` finds the cells in a
 parsed line, for the reach audit (:mod:`stella_conform.generators.grammar`).
 
     >>> sorted(cells_in({"type": "text", "text": ""}))
@@ -518,6 +523,60 @@ def host_field_names(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None
     line.marks.add(mark)
 
 
+#: How a case-folded twin spells a field's name: ``Text``, ``Input_Tokens`` (each word's
+#: first letter up), or ``TEXT``, ``INPUT_TOKENS``.
+TWIN_CASES = ("title", "upper")
+#: The types a twin's run holds, added where it lacks them: what readers read.
+_TWIN_TYPES = ("text_delta", "text", "step_usage")
+
+
+def twin_name(name: str, how: str) -> str:
+    """``name`` spelled another way in case only (``how``: one of :data:`TWIN_CASES`)."""
+    if how == "upper":
+        return name.upper()
+    return "_".join(word[:1].upper() + word[1:] for word in name.split("_"))
+
+
+def _twin_value(f: Field, value: Any) -> Any:
+    """A valid value of the field's class that differs from ``value`` (None: no twin)."""
+    if f.string and isinstance(value, str):
+        return f"CASE VARIANT {value}"
+    if f.integer and isinstance(value, int) and not isinstance(value, bool):
+        return value + 1 if value < (f.maximum if f.maximum is not None else _U64) else value - 1
+    return None
+
+
+def case_folded_twins(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
+    """Beside each top-level string or integer field of every known event, after it, an
+    unknown field named the same but for case, holding another value of its class; a
+    text_delta, a text and a step_usage are added where the run lacks them."""
+    mark = "case-folded-twins"
+    how = choose_at(draw, "twin-case", TWIN_CASES)
+    present = frozenset(stream.lines[i].obj["type"] for i in stream.event_indexes(vocab))
+    at = max(0, len(stream.lines) - 1)  # before the run's last line, its terminator
+    for tag in _TWIN_TYPES:
+        if tag in vocab.written and tag not in present:
+            stream.lines.insert(at, Line(_event_of(draw, vocab, tag)))
+            at += 1
+    fields = [f for f in fields_of(vocab) if len(f.path) == 1 and f.plain]
+    for index in stream.event_indexes(vocab):
+        line = stream.lines[index]
+        event = json_copy(line.obj)
+        changed = False
+        for f in (f for f in fields if f.tag == event["type"]):
+            twin, value = twin_name(f.path[0], how), _twin_value(f, event.get(f.path[0]))
+            if value is None or twin in event or twin.lower() != f.path[0]:
+                continue
+            event[twin] = value
+            if _fits(vocab, event):
+                changed = True
+            else:
+                del event[twin]
+        if changed:
+            line.obj = event
+            line.marks.add(mark)
+
+
 EDGES: tuple[Mutation, ...] = (
     Mutation(
         "edge-values",
@@ -544,6 +603,13 @@ EDGES: tuple[Mutation, ...] = (
         "R5",
         "unknown fields named constructor, __proto__, toString, __class__, then ...",
         host_field_names,
+    ),
+    Mutation(
+        "case-folded-twins",
+        "R5",
+        "Text beside text, Input_Tokens beside input_tokens: unknown fields that a reader "
+        "matching keys without regard to case (Go's encoding/json) reads instead",
+        case_folded_twins,
     ),
 )
 EDGES_REJECTING = frozenset({"bad-edge-values"})
@@ -597,6 +663,7 @@ EDGE_STRATA: Mapping[str, tuple[Mapping[str, int], ...]] = {
     "bad-edge-values": tuple({"edge-cell": k} for k in range(1, len(BAD_CELLS))),
     "host-type-names": tuple({"host-names": k} for k in range(1, len(NAME_GROUPS))),
     "host-field-names": tuple({"host-names": k} for k in range(1, len(NAME_GROUPS))),
+    "case-folded-twins": tuple({"twin-case": k} for k in range(1, len(TWIN_CASES))),
 }
 #: Per envelope variant, the strata besides its simplest document.
 ENVELOPE_EDGE_STRATA: Mapping[str, tuple[Mapping[str, int], ...]] = {
@@ -635,8 +702,21 @@ def cells_in(obj: Mapping[str, Any], vocab: Vocabulary | None = None) -> frozens
         group = _HOST.get(tag)
         return frozenset({f"names.type.{group}"} if group else ())
     found = {f"names.field.{_HOST[k]}" for k in obj if k in _HOST}
+    if _twinned(obj, vocab):
+        found.add(TWIN_CELL)
     own = [f for f in fields_of(vocab) if f.tag == tag]
     return frozenset(found | held_cells(obj, own, _fits(vocab, dict(obj))))
+
+
+#: The cell of a known event holding a case-folded twin of one of its fields.
+TWIN_CELL = "names.field.case-folded"
+
+
+def _twinned(obj: Mapping[str, Any], vocab: Vocabulary) -> bool:
+    """Whether a key of the known event differs from one of its type's fields in case only."""
+    own = {f.path[0] for f in fields_of(vocab) if f.tag == obj.get("type") and len(f.path) == 1}
+    folded = {name.lower() for name in own}
+    return any(isinstance(k, str) and k not in own and k.lower() in folded for k in obj)
 
 
 def held_cells(obj: Mapping[str, Any], fields: Iterable[Field], fits: bool) -> set[str]:
@@ -664,6 +744,7 @@ CELLS: Mapping[str, str] = {
         for g, n in HOST_NAMES.items()
     },
     **{f"names.field.{g}": f"an unknown field named {', '.join(n)}" for g, n in HOST_NAMES.items()},
+    TWIN_CELL: "an unknown field named as a known one but for case (Text beside text)",
 }
 
 
@@ -677,12 +758,15 @@ __all__ = [
     "ENVELOPE_EDGE_STRATA",
     "ENVELOPE_VARIANTS",
     "HOST_NAMES",
+    "TWIN_CASES",
+    "TWIN_CELL",
     "VALID_CELLS",
     "Cell",
     "Field",
     "cells_in",
     "fields_of",
     "held_cells",
+    "twin_name",
     "walk",
     "write",
 ]

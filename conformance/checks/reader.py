@@ -298,7 +298,7 @@ READER: tuple[Check, ...] = (
             "extra-key-beside-arm",
             "case-variant-keys",
         ),
-        strata=("host-field-names",),
+        strata=("host-field-names", "case-folded-twins"),
         why="Ignores unknown fields on events it does recognize.",
     ),
     Check(

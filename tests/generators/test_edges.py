@@ -5,6 +5,7 @@ stratum of the checks that grade it, in the reach audit's terms (grammar.scan)."
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +20,7 @@ from stella_conform.generators.edges import (
     CELLS,
     ENVELOPE_CELLS,
     HOST_NAMES,
+    TWIN_CELL,
     VALID_CELLS,
     cells_in,
     fields_of,
@@ -26,7 +28,7 @@ from stella_conform.generators.edges import (
 from stella_conform.generators.grammar import BY_ID as PRODUCTIONS
 from stella_conform.generators.hazards import bad_options
 from stella_conform.generators.journal_edges import JOURNAL_CELLS
-from stella_conform.oracle.decoder import Kind, decode
+from stella_conform.oracle.decoder import Kind, decode, summarize
 from stella_conform.oracle.readings import read_stream
 from stella_conform.schemas.vocabulary import Vocabulary
 
@@ -48,7 +50,13 @@ def _strata(check_id: str) -> list[Any]:
 
 
 def _edge_strata() -> list[tuple[str, Case]]:
-    mine = {"edge-values", "bad-edge-values", "host-type-names", "host-field-names"}
+    mine = {
+        "edge-values",
+        "bad-edge-values",
+        "host-type-names",
+        "host-field-names",
+        "case-folded-twins",
+    }
     return [
         (check_id, case)
         for check_id in EDGE_CHECKS
@@ -95,6 +103,9 @@ def test_cells_are_found_where_they_are_and_only_there() -> None:
     assert "edge.u64-max" not in cells_in({**USAGE, "tool_calls": 2**64})  # bad, not an edge
     assert cells_in({"type": "constructor"}) == {"names.type.js-object-prototype"}
     assert cells_in({"type": "text", "text": "a", "__class__": 1}) == {"names.field.python-special"}
+    assert cells_in({"type": "text", "text": "a", "TEXT": "b"}) == {TWIN_CELL}
+    assert TWIN_CELL in cells_in({**USAGE, "Input_Tokens": 1})
+    assert TWIN_CELL not in cells_in({"type": "text", "text": "a", "delta": "b"})
 
 
 @pytest.mark.parametrize("check_id", EDGE_CHECKS)
@@ -108,7 +119,7 @@ def test_every_cell_is_a_stratum_of_its_check(check_id: str) -> None:
         "R1.valid-runs-accepted": {c.id for c in VALID_CELLS},
         "R4.bad-body-rejected": {c.id for c in BAD_CELLS},
         "R3.unknown-type-inert": {f"names.type.{g}" for g in HOST_NAMES},
-        "R5.unknown-fields-ignored": {f"names.field.{g}" for g in HOST_NAMES},
+        "R5.unknown-fields-ignored": {f"names.field.{g}" for g in HOST_NAMES} | {TWIN_CELL},
     }[check_id]
     assert not wanted - found, sorted(wanted - found)
 
@@ -196,11 +207,70 @@ def _host_fields(case: Case, base: dict[str, Any], got: dict[str, Any]) -> None:
     }
 
 
+def _without_twins(stream: bytes) -> bytes:
+    """The stream with every key that differs from a known field in case only removed."""
+    vocab = Vocabulary.default()
+    own = {(f.tag, f.path[0]) for f in fields_of(vocab) if len(f.path) == 1}
+    lines = []
+    for raw in stream.split(b"\n"):
+        if not raw.strip():
+            lines.append(raw)
+            continue
+        obj = json.loads(raw)
+        tag = obj.get("type")
+        folded = {name.lower() for t, name in own if t == tag}
+        kept = {k: v for k, v in obj.items() if (tag, k) in own or k.lower() not in folded}
+        lines.append(json.dumps(kept, separators=(",", ":")).encode())
+    return b"\n".join(lines)
+
+
+def _twins(case: Case, base: dict[str, Any], got: dict[str, Any]) -> None:
+    """The stream reads as it reads without its twins: they are unknown fields."""
+    assert got["verdict"] == "accept"
+    assert case.marks["case-folded-twins"]
+    plain = _without_twins(case.stream)
+    assert plain != case.stream
+    assert summarize(plain).to_json() == got
+
+
 EDGE_INTENTS: dict[str, Callable[[Case, dict[str, Any], dict[str, Any]], None]] = {
     "edge-values": _edge_values,
     "host-type-names": _host_types,
     "host-field-names": _host_fields,
+    "case-folded-twins": _twins,
 }
+
+
+@pytest.mark.parametrize(
+    ("check_id", "field"), [("D.text-replaces-preview", "texts"), ("D.integers-exact", "usage")]
+)
+def test_a_case_folded_twin_is_a_stratum_where_its_value_is_compared(
+    check_id: str, field: str
+) -> None:
+    """Text beside text and Input_Tokens beside input_tokens, each spelling, in every run
+    of the checks that compare the text and the usage: the reference decoder reads the
+    fields, never their twins (which hold other values)."""
+    cases = [c for c in _strata(check_id) if "case-folded-twins" in c.mutations]
+    assert len(cases) == 2
+    spellings = set()
+    for case in cases:
+        events = [json.loads(line) for line in case.stream.splitlines()]
+        text = next(e for e in events if e["type"] == "text")
+        usage = next(e for e in events if e["type"] == "step_usage")
+        twin = next(k for k in text if k != "text" and k.lower() == "text")
+        spellings.add(twin)
+        assert text[twin] != text["text"]
+        assert (
+            usage[twin.replace("TEXT", "INPUT_TOKENS").replace("Text", "Input_Tokens")]
+            != (usage["input_tokens"])
+        )
+        assert list(text).index(twin) > list(text).index("text")  # the last key wins in Go
+        expected = case.expected.to_json()
+        assert expected["verdict"] == "accept"
+        assert expected[field] == summarize(_without_twins(case.stream)).to_json()[field]
+        assert expected["texts"] == [text["text"]]
+        assert expected["usage"]["input_tokens"] == usage["input_tokens"]
+    assert spellings == {"Text", "TEXT"}
 
 
 def test_an_envelope_s_events_hold_its_cells_in_every_run() -> None:

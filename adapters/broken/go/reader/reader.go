@@ -38,6 +38,9 @@ type Reader struct {
 	// Fit decides whether a known event's body fits, given the template's answer (why:
 	// "" when it fits); a client may decode the line's bytes its own way.
 	Fit func(tag string, raw []byte, event map[string]interface{}, why string) string
+	// UsageOf reads a step_usage event's token counts and duration (the keys of the
+	// summary's usage); a client may read them its own way from the line's bytes.
+	UsageOf func(raw []byte, event map[string]interface{}) map[string]*big.Int
 	// Shown sees each known event that fits once the reader has folded it in, with the
 	// texts and the preview it shows: a client may show them its own way.
 	Shown func(tag string, texts, preview *[]string)
@@ -185,8 +188,15 @@ func (r *Reader) fold(tag string, event map[string]interface{}, raw []byte) {
 		if r.usage == nil {
 			r.usage = map[string]*big.Int{"input_tokens": {}, "output_tokens": {}, "duration_ms": {}}
 		}
+		var counts map[string]*big.Int
+		if r.UsageOf != nil {
+			counts = r.UsageOf(raw, event)
+		}
 		for key, sum := range r.usage {
-			n, _ := new(big.Int).SetString(string(event[key].(json.Number)), 10)
+			n, ok := counts[key]
+			if !ok {
+				n, _ = new(big.Int).SetString(string(event[key].(json.Number)), 10)
+			}
 			sum.Add(sum, n)
 		}
 	}

@@ -213,8 +213,7 @@ def line_separators(draw: st.DrawFn, stream: Stream, vocab: Vocabulary) -> None:
 
 
 UNICODE_EDGE_KINDS = ("astral", "chunk-edge", "surrogate-escapes", "nul")
-#: The read-buffer sizes a character is split across: 4, 8 and 16 KiB (the buffers of
-#: C's stdio, Go's bufio and Rust's BufReader, Python's io), 64 KiB (a pipe's, Node.js's).
+#: Read buffers a character is split across: stdio, bufio, BufReader, io's; a pipe's, Node's.
 CHUNK_BOUNDARIES = (4096, 8192, 16384, 65536)
 
 
@@ -456,9 +455,8 @@ def bad_read_values(reads: Sequence[str] = DASHBOARD_READS) -> Apply:
 
 
 def bad_options(vocab: Vocabulary, event: Event, name: str, types: list[str]) -> list[Any]:
-    """The values of :func:`_bad_values` that break the event's body in field ``name``:
-    a value of another JSON type, or of its type but out of the schema's bounds (``-1``
-    where the integer is unsigned)."""
+    """The values of :func:`_bad_values` that break the event's body in field ``name``: of
+    another JSON type, or of its type but out of bounds (``-1`` where it is unsigned)."""
     out = []
     for value in _bad_values(types, event.get(name)):
         if not _fits_type(value, types):

@@ -103,18 +103,9 @@ def replay(
     as_check = check_id is not None or case.suffix == ".json"
     # what the case's expectation holds, read (and refused) before the client starts
     held, disagreements = ((), []) if as_check else held_fields(case, stream, stella)
-    if parser_spec is not None:
-        if command:
-            raise SetupError("give either --parser or a command after '--', not both")
-        client = _inprocess_client(parser_spec, reject_specs)
-    elif reject_specs:
-        raise SetupError("--reject only applies to an in-process --parser")
-    elif client_cwd is not None:
-        with _in_directory(client_cwd):  # a relative program path is relative to it
-            client = make_client(command, mode, timeout, line_timeout)
-        client = dataclasses.replace(client, cwd=os.fspath(client_cwd.resolve()))
-    else:
-        client = make_client(command, mode, timeout, line_timeout)
+    client = _replay_client(
+        command, mode, timeout, line_timeout, parser_spec, reject_specs, client_cwd
+    )
     mode = client.mode
     hello = None
     if client.function is None:
@@ -150,15 +141,8 @@ def replay(
     column = "correct client" + (f" (reading {shown.reading_id})" if shown.reading_id else "")
     width = max(28, len(column) + 1)
     say(f"{'line':>5}  {column:<{width}} client")
-    for outcome in shown.outcomes:
-        seen = obs.lines.get(outcome.line)
-        right = outcome.kind.value + (f" {outcome.tag}" if outcome.tag else "")
-        got = (
-            (seen["outcome"] + (f" {seen.get('type')}" if seen.get("type") else ""))
-            if seen
-            else ("-" if mode == "exit" else "(no observation)")
-        )
-        say(f"{outcome.line:>5}  {right:<{width}} {got}")
+    for row in _line_rows(shown, obs, mode, width):
+        say(row)
     differing = _differing_fields(shown, obs, fields)
     if differing:
         say("\nsummary, where it differs (expected against the client's):")
@@ -169,6 +153,45 @@ def replay(
     _echo_stderr(obs)
     say(f"judgment: {verdict.verdict}" + (f": {verdict.message}" if verdict.message else ""))
     sys.exit(PASSED if verdict.verdict == "pass" else FAILED)
+
+
+def _replay_client(
+    command: tuple[str, ...],
+    mode: str,
+    timeout: float,
+    line_timeout: float,
+    parser_spec: str | None,
+    reject_specs: tuple[str, ...],
+    client_cwd: Path | None,
+) -> Any:
+    """The client the case is played to: an in-process parser, or the command (started in
+    ``client_cwd``, where a matrix's replay line names the config's folder)."""
+    if parser_spec is not None:
+        if command:
+            raise SetupError("give either --parser or a command after '--', not both")
+        return _inprocess_client(parser_spec, reject_specs)
+    if reject_specs:
+        raise SetupError("--reject only applies to an in-process --parser")
+    if client_cwd is None:
+        return make_client(command, mode, timeout, line_timeout)
+    with _in_directory(client_cwd):  # a relative program path is relative to it
+        client = make_client(command, mode, timeout, line_timeout)
+    return dataclasses.replace(client, cwd=os.fspath(client_cwd.resolve()))
+
+
+def _line_rows(shown: Any, obs: Any, mode: str, width: int) -> list[str]:
+    """Each line's outcome for a correct client beside what the client said of it."""
+    rows = []
+    for outcome in shown.outcomes:
+        seen = obs.lines.get(outcome.line)
+        right = outcome.kind.value + (f" {outcome.tag}" if outcome.tag else "")
+        got = (
+            (seen["outcome"] + (f" {seen.get('type')}" if seen.get("type") else ""))
+            if seen
+            else ("-" if mode == "exit" else "(no observation)")
+        )
+        rows.append(f"{outcome.line:>5}  {right:<{width}} {got}")
+    return rows
 
 
 def _differing_fields(shown: Any, obs: Any, fields: tuple[str, ...]) -> list[str]:

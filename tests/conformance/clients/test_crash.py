@@ -337,7 +337,7 @@ def test_the_stderr_tail_reaches_the_matrix_json(tmp_path: Path) -> None:
     # the matrix's renderings read it as the client's failure, apart from the kit's errors
     md, page = to_markdown(doc), to_html(doc)
     assert (
-        "💥 1 crash" in md
+        "💥 1 graded · 1 failed (1 crash)" in md
         and "💥 crash" in md
         and "error" not in md.split("### checks")[1].split("### failures")[0]
     )

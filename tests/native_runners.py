@@ -131,3 +131,21 @@ __all__ = [
     "run",
     "said_in_order",
 ]
+
+
+#: A client command that does not exist: the kit's setup error (exit 2), and what it says.
+NO_CLIENT = ("./no-such-client",)
+SETUP_ERROR_SAID = ("exit 2: a setup error", "client not found: ./no-such-client")
+#: What a runner says when the kit itself cannot be started.
+MISSING_KIT_SAID = ("the kit was not found", "STELLA_CONFORM_KIT")
+
+
+def one_failing_kit_test(
+    out: subprocess.CompletedProcess[str], tests: dict[str, str], said: tuple[str, ...]
+) -> None:
+    """A run the kit could not grade is one failing ``stella-conform`` test, never a list of
+    checks, and the runner's output says why."""
+    assert out.returncode != 0, out.stdout
+    assert tests == {"stella-conform": "fail"}
+    for words in said:
+        assert words in out.stdout

@@ -19,11 +19,15 @@ import pytest
 from conftest import REPO
 from native_runners import (
     BROKEN_CLIENT,
+    MISSING_KIT_SAID,
+    NO_CLIENT,
     REFERENCE_CLIENT,
+    SETUP_ERROR_SAID,
     copy_runner,
     environment,
     kit_report,
     must_fail,
+    one_failing_kit_test,
     outcomes,
     run,
     said_in_order,
@@ -118,21 +122,15 @@ def test_a_broken_client_fails_its_checks_with_the_kit_s_failure_text(
 
 @pytest.mark.parametrize("script", ["test:node", "test:vitest"])
 def test_a_client_the_kit_cannot_grade_is_one_failing_test(example: Path, script: str) -> None:
-    out = run(["npm", "run", script], example, environment(("./no-such-client",)))
-    assert out.returncode != 0, out.stdout
+    out = run(["npm", "run", script], example, environment(NO_CLIENT))
     node, vitest = listed(out.stdout)
-    assert (node if script == "test:node" else vitest) == {"stella-conform": "fail"}
-    assert "exit 2: a setup error" in out.stdout
-    assert "client not found: ./no-such-client" in out.stdout
+    one_failing_kit_test(out, node if script == "test:node" else vitest, SETUP_ERROR_SAID)
 
 
 def test_a_missing_kit_is_one_failing_test_that_says_how_to_name_it(example: Path) -> None:
     env = environment(STELLA_CONFORM_KIT=str(example / "no-such-kit"))
     out = run(["npm", "run", "test:node"], example, env)
-    assert out.returncode != 0, out.stdout
-    node, _ = listed(out.stdout)
-    assert node == {"stella-conform": "fail"}
-    assert "the kit was not found" in out.stdout and "STELLA_CONFORM_KIT" in out.stdout
+    one_failing_kit_test(out, listed(out.stdout)[0], MISSING_KIT_SAID)
 
 
 def test_the_package_s_own_tests_of_every_way_the_kit_ends(example: Path) -> None:

@@ -17,11 +17,15 @@ from pathlib import Path
 import pytest
 from native_runners import (
     BROKEN_CLIENT,
+    MISSING_KIT_SAID,
+    NO_CLIENT,
     REFERENCE_CLIENT,
+    SETUP_ERROR_SAID,
     copy_runner,
     environment,
     kit_report,
     must_fail,
+    one_failing_kit_test,
     outcomes,
     run,
     said_in_order,
@@ -94,18 +98,13 @@ def test_a_name_filter_lists_only_the_checks_it_names(example: Path) -> None:
 
 
 def test_a_client_the_kit_cannot_grade_is_one_failing_test(example: Path) -> None:
-    out = run(TEST, example, cargo_env(("./no-such-client",)))
-    assert out.returncode != 0, out.stdout
-    assert listed(out.stdout) == {"stella-conform": "fail"}
-    assert "exit 2: a setup error" in out.stdout
-    assert "client not found: ./no-such-client" in out.stdout
+    out = run(TEST, example, cargo_env(NO_CLIENT))
+    one_failing_kit_test(out, listed(out.stdout), SETUP_ERROR_SAID)
 
 
 def test_a_missing_kit_is_one_failing_test_that_says_how_to_name_it(example: Path) -> None:
     out = run(TEST, example, cargo_env(STELLA_CONFORM_KIT=str(example / "no-such-kit")))
-    assert out.returncode != 0, out.stdout
-    assert listed(out.stdout) == {"stella-conform": "fail"}
-    assert "the kit was not found" in out.stdout and "STELLA_CONFORM_KIT" in out.stdout
+    one_failing_kit_test(out, listed(out.stdout), MISSING_KIT_SAID)
 
 
 def test_the_crate_s_own_tests_of_every_way_the_kit_ends(example: Path) -> None:
